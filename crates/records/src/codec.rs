@@ -24,7 +24,15 @@ pub enum ReadError {
     /// `ByteUtils.illegalVarintException` reports.
     #[error("varint is too long")]
     VarintTooLong,
+    /// A length, count or value that Java's generated readers reject (for example a string
+    /// over 0x7fff bytes, an array longer than the bytes left, invalid UTF-8).
+    #[error("malformed field: {0}")]
+    Malformed(&'static str),
 }
+
+/// Longest string (in UTF-8 bytes) Kafka messages may carry: Java's generated code refuses to
+/// write or read longer ones ("string field had invalid length").
+pub const MAX_STRING_BYTES: usize = 0x7fff;
 
 /// Appends a zig-zag encoded 32-bit varint (`ByteUtils.writeVarint`).
 pub fn put_varint(out: &mut Vec<u8>, value: i32) {
@@ -49,6 +57,50 @@ pub fn put_uvarint(out: &mut Vec<u8>, value: u32) {
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+/// Appends a compact (flexible-version) string: unsigned varint length + 1 (0 = null), then
+/// UTF-8. Fails for strings over [`MAX_STRING_BYTES`], as Java's generated writers do.
+pub fn put_compact_string(out: &mut Vec<u8>, value: Option<&str>) -> Result<(), ReadError> {
+    match value {
+        None => put_uvarint(out, 0),
+        Some(s) if s.len() > MAX_STRING_BYTES => {
+            return Err(ReadError::Malformed("string longer than 0x7fff bytes"))
+        }
+        Some(s) => {
+            put_uvarint(out, s.len() as u32 + 1);
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Appends compact (flexible-version) bytes: unsigned varint length + 1 (0 = null), then data.
+pub fn put_compact_bytes(out: &mut Vec<u8>, value: Option<&[u8]>) {
+    match value {
+        None => put_uvarint(out, 0),
+        Some(b) => {
+            put_uvarint(out, b.len() as u32 + 1);
+            out.extend_from_slice(b);
+        }
+    }
+}
+
+/// Appends a compact array length: unsigned varint count + 1 (0 = null).
+pub fn put_compact_len(out: &mut Vec<u8>, len: Option<usize>) {
+    put_uvarint(out, len.map_or(0, |n| n as u32 + 1));
+}
+
+/// Appends a UUID as 16 big-endian bytes (most significant half first).
+pub fn put_uuid(out: &mut Vec<u8>, value: &uuid::Uuid) {
+    out.extend_from_slice(value.as_bytes());
+}
+
+/// Appends one tagged field: unsigned varint tag, unsigned varint size, data.
+pub fn put_tagged_field(out: &mut Vec<u8>, tag: u32, data: &[u8]) {
+    put_uvarint(out, tag);
+    put_uvarint(out, data.len() as u32);
+    out.extend_from_slice(data);
 }
 
 /// Encoded size in bytes of [`put_uvarint`]`(value)`: 1..=5.
@@ -172,6 +224,66 @@ impl<'a> Reader<'a> {
             }
         }
         Err(ReadError::VarintTooLong)
+    }
+
+    /// A UUID (16 bytes).
+    pub fn uuid(&mut self) -> Result<uuid::Uuid, ReadError> {
+        Ok(uuid::Uuid::from_bytes(self.array()?))
+    }
+
+    /// A compact length prefix (unsigned varint n; `None` when n = 0, else n − 1).
+    fn compact_len(&mut self) -> Result<Option<usize>, ReadError> {
+        let n = self.uvarint()?;
+        Ok(if n == 0 { None } else { Some(n as usize - 1) })
+    }
+
+    /// A compact nullable string. Lengths over 0x7fff are rejected like Java; invalid UTF-8 is
+    /// rejected too (Java would substitute U+FFFD, which no Kafka writer produces).
+    pub fn compact_string(&mut self) -> Result<Option<String>, ReadError> {
+        match self.compact_len()? {
+            None => Ok(None),
+            Some(n) if n > MAX_STRING_BYTES => Err(ReadError::Malformed("string length over 0x7fff")),
+            Some(n) => {
+                let b = self.bytes(n)?;
+                let s = std::str::from_utf8(b).map_err(|_| ReadError::Malformed("invalid UTF-8"))?;
+                Ok(Some(s.to_owned()))
+            }
+        }
+    }
+
+    /// Compact nullable bytes.
+    pub fn compact_bytes(&mut self) -> Result<Option<&'a [u8]>, ReadError> {
+        match self.compact_len()? {
+            None => Ok(None),
+            Some(n) => self.bytes(n).map(Some),
+        }
+    }
+
+    /// A compact nullable array length. Like Java ("Tried to allocate a collection of size
+    /// N, but there are only M bytes remaining"), a count above the bytes left is rejected, so
+    /// callers may preallocate it.
+    pub fn compact_array_len(&mut self) -> Result<Option<usize>, ReadError> {
+        match self.compact_len()? {
+            Some(n) if n > self.remaining() => {
+                Err(ReadError::Malformed("array longer than the remaining bytes"))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// A tagged-field section: count, then (tag, size, data) entries, returned in wire order.
+    pub fn tagged_fields(&mut self) -> Result<Vec<(u32, &'a [u8])>, ReadError> {
+        let count = self.uvarint()? as usize;
+        if count > self.remaining() {
+            return Err(ReadError::Malformed("more tagged fields than bytes"));
+        }
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            let tag = self.uvarint()?;
+            let size = self.uvarint()? as usize;
+            out.push((tag, self.bytes(size)?));
+        }
+        Ok(out)
     }
 }
 
