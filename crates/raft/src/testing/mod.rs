@@ -1,0 +1,34 @@
+//! Test doubles for the storage traits and the conformance suite every
+//! [`ReplicatedLog`](crate::ReplicatedLog) implementation must pass.
+//!
+//! - [`MemLog`]: in-memory log that loses unflushed data on a simulated crash (Kafka `MockLog`),
+//!   with torn-write injection for the simulation;
+//! - [`MemQuorumStateStore`]: in-memory election state that survives a simulated crash;
+//! - [`suite`]: the conformance cases, run against `MemLog` here and against the segment log in
+//!   `kraftwerk-log` ([`log_conformance_tests!`](crate::log_conformance_tests)).
+//!
+//! This module is compiled into the normal library (no `cfg(test)`, no dev-only dependencies)
+//! because `kraftwerk-sim` and `kraftwerk-log`'s tests use it.
+
+mod mem_log;
+mod mem_quorum_state;
+pub mod suite;
+
+pub use mem_log::MemLog;
+pub use mem_quorum_state::MemQuorumStateStore;
+pub use suite::CrashableLog;
+
+impl CrashableLog for MemLog {
+    fn crash_and_reopen(mut self) -> Self {
+        self.crash();
+        self
+    }
+
+    fn crash_torn_and_reopen(mut self, rng_value: u64) -> Self {
+        self.crash_torn(rng_value);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests;
