@@ -1,1 +1,1131 @@
-//! (being written)
+//! `metadata.version` and the other finalized features, as data kraftwerk owns.
+//!
+//! Follows Kafka 4.1.2's `org.apache.kafka.server.common.MetadataVersion` and `Feature`
+//! (`server-common`), checked entry by entry against those classes (see the tests, whose
+//! expected tables were printed by running the 4.1.2 jars). A metadata.version (MV) is one
+//! feature level; each level fixes which metadata record versions a controller writes and which
+//! record types it may write at all. The supported range is 3.3-IV3 (level 7, Kafka 4.x's
+//! `MINIMUM_VERSION`, KAFKA-18601) to 4.2-IV1 (level 29, 4.1.2's `latestTesting`); 4.1-IV1 (27)
+//! is the latest production level, as in Kafka 4.1.2. Levels that newer Kafka releases added
+//! (4.3-IV0 … 4.4-IV2, established from the 4.4.0 jar) are listed in [`LATER_METADATA_VERSIONS`]
+//! so errors can name them, but are not [`MetadataVersion`] values: this controller cannot write
+//! their records (RegisterBrokerRecord v4, …).
+//!
+//! The other features (`transaction.version`, `group.version`, …) are [`Feature`]s; each has a
+//! default level per MV ([`Feature::default_level`]), which `kafka-storage format` writes into
+//! `bootstrap.checkpoint`. `kraft.version` is a feature too but lives in KRaftVersionRecord
+//! control records, never in a FeatureLevelRecord.
+
+use std::fmt;
+
+use thiserror::Error;
+
+/// The feature name of the metadata version (`MetadataVersion.FEATURE_NAME`).
+pub const METADATA_VERSION_FEATURE_NAME: &str = "metadata.version";
+
+/// Every supported metadata.version level (`MetadataVersion` in Kafka 4.1.2, the levels ≥ 7).
+///
+/// Ordered by feature level; `a < b` means `a` is older (`isLessThan`). The discriminant is the
+/// feature level.
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(i16)]
+pub enum MetadataVersion {
+    /// 3.3-IV3: RegisterBrokerRecord v1, the in-controlled-shutdown broker state. The oldest MV
+    /// Kafka 4.x accepts.
+    V3_3_IV3 = 7,
+    /// 3.4-IV0: RegisterBrokerRecord v2 (ZK-migration field), API forwarding.
+    V3_4_IV0 = 8,
+    /// 3.5-IV0: broker-side only (Fetch v14).
+    V3_5_IV0 = 9,
+    /// 3.5-IV1: broker-side only (Fetch v15).
+    V3_5_IV1 = 10,
+    /// 3.5-IV2: SCRAM credential records.
+    V3_5_IV2 = 11,
+    /// 3.6-IV0: no leader-epoch bump when the ISR shrinks.
+    V3_6_IV0 = 12,
+    /// 3.6-IV1: metadata transactions (Begin/End/AbortTransactionRecord).
+    V3_6_IV1 = 13,
+    /// 3.6-IV2: delegation tokens.
+    V3_6_IV2 = 14,
+    /// 3.7-IV0: controller registration (RegisterControllerRecord, KIP-919).
+    V3_7_IV0 = 15,
+    /// 3.7-IV1: no metadata change.
+    V3_7_IV1 = 16,
+    /// 3.7-IV2: JBOD directory assignment (KIP-858): RegisterBrokerRecord v3,
+    /// PartitionRecord/PartitionChangeRecord v1.
+    V3_7_IV2 = 17,
+    /// 3.7-IV3: no metadata change (was reserved for ELR).
+    V3_7_IV3 = 18,
+    /// 3.7-IV4: broker-side only (Fetch v16).
+    V3_7_IV4 = 19,
+    /// 3.8-IV0: no metadata change.
+    V3_8_IV0 = 20,
+    /// 3.9-IV0: kraft.version 1 possible (KIP-853); Fetch v17.
+    V3_9_IV0 = 21,
+    /// 4.0-IV0: group.version 1 by default.
+    V4_0_IV0 = 22,
+    /// 4.0-IV1: eligible leader replicas (KIP-966): PartitionRecord/PartitionChangeRecord v2.
+    V4_0_IV1 = 23,
+    /// 4.0-IV2: transaction.version 2 by default.
+    V4_0_IV2 = 24,
+    /// 4.0-IV3: broker-side only (ListOffsets v10).
+    V4_0_IV3 = 25,
+    /// 4.1-IV0: eligible.leader.replicas.version 1 by default.
+    V4_1_IV0 = 26,
+    /// 4.1-IV1: broker-side only (Fetch v18). Latest production level of Kafka 4.1.
+    V4_1_IV1 = 27,
+    /// 4.2-IV0 (not production in 4.1.2): share.version 1 by default.
+    V4_2_IV0 = 28,
+    /// 4.2-IV1 (not production in 4.1.2): streams.version 1 by default.
+    V4_2_IV1 = 29,
+}
+
+/// Why a metadata.version could not be resolved.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum MetadataVersionError {
+    /// A release/version string that names no supported level (`fromVersionString`).
+    #[error(
+        "Version {0} is not a valid version. The minimum version is {min} and the maximum \
+         version is {max}",
+        min = MetadataVersion::MINIMUM,
+        max = MetadataVersion::LATEST_TESTING
+    )]
+    UnknownVersionString(String),
+    /// A level newer Kafka releases define but this controller cannot write.
+    #[error(
+        "metadata.version {name} (feature level {level}) is newer than this controller \
+         supports; the maximum is {max}",
+        max = MetadataVersion::LATEST_TESTING
+    )]
+    NewerThanSupported {
+        /// The Kafka name of that level, e.g. `4.3-IV0`.
+        name: &'static str,
+        /// Its feature level.
+        level: i16,
+    },
+    /// A feature level that is not a supported metadata.version (`fromFeatureLevel`).
+    #[error(
+        "No MetadataVersion with feature level {0} (supported: {min_level} ({min}) to \
+         {max_level} ({max}))",
+        min_level = MetadataVersion::MINIMUM.feature_level(),
+        min = MetadataVersion::MINIMUM,
+        max_level = MetadataVersion::LATEST_TESTING.feature_level(),
+        max = MetadataVersion::LATEST_TESTING
+    )]
+    UnknownFeatureLevel(i16),
+}
+
+/// The two kinds of BrokerRegistrationChangeRecord a controller writes, whose record versions
+/// differ (`ReplicationControlManager` in 4.1.2: fence/unfence v0, controlled shutdown v1,
+/// offline log dirs v2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BrokerRegistrationChange {
+    /// `Fenced` set to FENCE (1) or UNFENCE (-1).
+    Fencing,
+    /// `InControlledShutdown` set to IN_CONTROLLED_SHUTDOWN (1).
+    ControlledShutdown,
+    /// `LogDirs` replaced (a broker reported offline directories; MV ≥ 3.7-IV2 only).
+    LogDirs,
+}
+
+impl MetadataVersion {
+    /// Every supported level, oldest first (`MetadataVersion.VERSIONS` from 3.3-IV3 on).
+    pub const ALL: [MetadataVersion; 23] = [
+        Self::V3_3_IV3,
+        Self::V3_4_IV0,
+        Self::V3_5_IV0,
+        Self::V3_5_IV1,
+        Self::V3_5_IV2,
+        Self::V3_6_IV0,
+        Self::V3_6_IV1,
+        Self::V3_6_IV2,
+        Self::V3_7_IV0,
+        Self::V3_7_IV1,
+        Self::V3_7_IV2,
+        Self::V3_7_IV3,
+        Self::V3_7_IV4,
+        Self::V3_8_IV0,
+        Self::V3_9_IV0,
+        Self::V4_0_IV0,
+        Self::V4_0_IV1,
+        Self::V4_0_IV2,
+        Self::V4_0_IV3,
+        Self::V4_1_IV0,
+        Self::V4_1_IV1,
+        Self::V4_2_IV0,
+        Self::V4_2_IV1,
+    ];
+
+    /// The oldest level a Kafka 4.x node (and kraftwerk) accepts (`MINIMUM_VERSION`).
+    pub const MINIMUM: MetadataVersion = Self::V3_3_IV3;
+    /// The newest production level (`LATEST_PRODUCTION` of Kafka 4.1.2): the default of
+    /// `format` and the top of the range kraftwerk advertises.
+    pub const LATEST_PRODUCTION: MetadataVersion = Self::V4_1_IV1;
+    /// The newest level known at all (`latestTesting()` of Kafka 4.1.2); levels above
+    /// [`Self::LATEST_PRODUCTION`] need `unstable.feature.versions.enable`.
+    pub const LATEST_TESTING: MetadataVersion = Self::V4_2_IV1;
+
+    /// The feature level stored in FeatureLevelRecord(`metadata.version`) and sent in
+    /// ApiVersions/BrokerRegistration feature ranges.
+    pub const fn feature_level(self) -> i16 {
+        self as i16
+    }
+
+    /// The level with this feature level (`MetadataVersion.fromFeatureLevel`).
+    ///
+    /// Errors: [`MetadataVersionError::NewerThanSupported`] for a level a newer Kafka defines
+    /// (30 = 4.3-IV0 …), [`MetadataVersionError::UnknownFeatureLevel`] otherwise (including the
+    /// pre-3.3-IV3 levels 1..=6, which Kafka 4.x no longer supports either).
+    pub fn from_feature_level(level: i16) -> Result<MetadataVersion, MetadataVersionError> {
+        if let Some(mv) = Self::ALL
+            .iter()
+            .copied()
+            .find(|mv| mv.feature_level() == level)
+        {
+            return Ok(mv);
+        }
+        match LATER_METADATA_VERSIONS
+            .iter()
+            .find(|later| later.feature_level == level)
+        {
+            Some(later) => Err(MetadataVersionError::NewerThanSupported {
+                name: later.name,
+                level,
+            }),
+            None => Err(MetadataVersionError::UnknownFeatureLevel(level)),
+        }
+    }
+
+    /// The Kafka name, `<release>-IV<n>` (`MetadataVersion.version()`), e.g. `4.1-IV1`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::V3_3_IV3 => "3.3-IV3",
+            Self::V3_4_IV0 => "3.4-IV0",
+            Self::V3_5_IV0 => "3.5-IV0",
+            Self::V3_5_IV1 => "3.5-IV1",
+            Self::V3_5_IV2 => "3.5-IV2",
+            Self::V3_6_IV0 => "3.6-IV0",
+            Self::V3_6_IV1 => "3.6-IV1",
+            Self::V3_6_IV2 => "3.6-IV2",
+            Self::V3_7_IV0 => "3.7-IV0",
+            Self::V3_7_IV1 => "3.7-IV1",
+            Self::V3_7_IV2 => "3.7-IV2",
+            Self::V3_7_IV3 => "3.7-IV3",
+            Self::V3_7_IV4 => "3.7-IV4",
+            Self::V3_8_IV0 => "3.8-IV0",
+            Self::V3_9_IV0 => "3.9-IV0",
+            Self::V4_0_IV0 => "4.0-IV0",
+            Self::V4_0_IV1 => "4.0-IV1",
+            Self::V4_0_IV2 => "4.0-IV2",
+            Self::V4_0_IV3 => "4.0-IV3",
+            Self::V4_1_IV0 => "4.1-IV0",
+            Self::V4_1_IV1 => "4.1-IV1",
+            Self::V4_2_IV0 => "4.2-IV0",
+            Self::V4_2_IV1 => "4.2-IV1",
+        }
+    }
+
+    /// The release part of the name (`shortVersion()`), e.g. `4.1`.
+    pub fn release(self) -> &'static str {
+        let name = self.name();
+        &name[..name.find('-').expect("every name is <release>-IV<n>")]
+    }
+
+    /// Whether the level is production-ready (`isProduction`): at most
+    /// [`Self::LATEST_PRODUCTION`]. `format` refuses a non-production level unless unstable
+    /// feature versions are enabled.
+    pub fn is_production(self) -> bool {
+        self <= Self::LATEST_PRODUCTION
+    }
+
+    /// Whether moving to this level from the previous one changed the metadata format
+    /// (`didMetadataChange`); a downgrade across such a level loses information.
+    pub const fn did_metadata_change(self) -> bool {
+        matches!(
+            self,
+            Self::V3_3_IV3
+                | Self::V3_4_IV0
+                | Self::V3_5_IV2
+                | Self::V3_6_IV1
+                | Self::V3_6_IV2
+                | Self::V3_7_IV0
+                | Self::V3_7_IV2
+                | Self::V4_0_IV1
+        )
+    }
+
+    /// Parses a release version the way `kafka-storage format --release-version` does
+    /// (`MetadataVersion.fromVersionString` in 4.1.2): either an exact name (`4.0-IV1`) or a
+    /// release (`4.1`, `3.9`), which maps to the newest *production* level of that release
+    /// (`4.0` → 4.0-IV3). Anything after the second dot-separated segment is ignored, as in
+    /// Java (`4.1.2` → `4.1` → 4.1-IV1). A release without a production level (`4.2` here) is
+    /// rejected; name its levels explicitly.
+    ///
+    /// Errors: [`MetadataVersionError::NewerThanSupported`] for a later Kafka's level
+    /// (`4.3-IV0`, `4.4`), [`MetadataVersionError::UnknownVersionString`] otherwise.
+    pub fn from_version_string(version: &str) -> Result<MetadataVersion, MetadataVersionError> {
+        let segments: Vec<&str> = version.split('.').collect();
+        let key = if segments.len() > 2 {
+            segments[..2].join(".")
+        } else {
+            version.to_owned()
+        };
+        if let Some(mv) = Self::ALL.iter().copied().find(|mv| mv.name() == key) {
+            return Ok(mv);
+        }
+        if let Some(mv) = Self::ALL
+            .iter()
+            .rev()
+            .copied()
+            .find(|mv| mv.is_production() && mv.release() == key)
+        {
+            return Ok(mv);
+        }
+        let later = LATER_METADATA_VERSIONS
+            .iter()
+            .rev()
+            .find(|later| later.name == key || later.name.split('-').next() == Some(key.as_str()));
+        match later {
+            Some(later) => Err(MetadataVersionError::NewerThanSupported {
+                name: later.name,
+                level: later.feature_level,
+            }),
+            None => Err(MetadataVersionError::UnknownVersionString(
+                version.to_owned(),
+            )),
+        }
+    }
+
+    // --- Record versions this MV requires the controller to write. ---
+
+    /// RegisterBrokerRecord version (`registerBrokerRecordVersion`): 1 at 3.3-IV3, 2 from
+    /// 3.4-IV0, 3 from 3.7-IV2 (LogDirs).
+    pub fn register_broker_record_version(self) -> i16 {
+        if self >= Self::V3_7_IV2 {
+            3
+        } else if self >= Self::V3_4_IV0 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// RegisterControllerRecord version (`registerControllerRecordVersion`): 0 from 3.7-IV0,
+    /// `None` before (Java throws; controllers must not register below 3.7-IV0).
+    pub fn register_controller_record_version(self) -> Option<i16> {
+        self.is_controller_registration_supported().then_some(0)
+    }
+
+    /// PartitionRecord version (`partitionRecordVersion`): 0, 1 from 3.7-IV2 (Directories),
+    /// 2 from 4.0-IV1 (ELR fields).
+    pub fn partition_record_version(self) -> i16 {
+        if self.is_elr_supported() {
+            2
+        } else if self.is_directory_assignment_supported() {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// PartitionChangeRecord version (`partitionChangeRecordVersion`): same steps as
+    /// [`Self::partition_record_version`].
+    pub fn partition_change_record_version(self) -> i16 {
+        self.partition_record_version()
+    }
+
+    /// BrokerRegistrationChangeRecord version for one kind of change. Fencing and controlled
+    /// shutdown go through this record at every supported MV (it exists from 3.3-IV2 and the
+    /// in-controlled-shutdown field from 3.3-IV3), so FenceBrokerRecord/UnfenceBrokerRecord are
+    /// never written.
+    pub fn broker_registration_change_record_version(
+        self,
+        change: BrokerRegistrationChange,
+    ) -> i16 {
+        match change {
+            BrokerRegistrationChange::Fencing => 0,
+            BrokerRegistrationChange::ControlledShutdown => 1,
+            BrokerRegistrationChange::LogDirs => 2,
+        }
+    }
+
+    // --- Feature gates (`is*Supported`). ---
+
+    /// NoOpRecord may be written (`isNoOpRecordSupported`, from 3.3-IV1): always, in range.
+    pub const fn is_no_op_record_supported(self) -> bool {
+        true
+    }
+
+    /// Fence/unfence via BrokerRegistrationChangeRecord (`isBrokerRegistrationChangeRecordSupported`,
+    /// from 3.3-IV2): always, in range.
+    pub const fn is_broker_registration_change_record_supported(self) -> bool {
+        true
+    }
+
+    /// The controlled-shutdown broker state exists (`isInControlledShutdownStateSupported`,
+    /// from 3.3-IV3): always, in range.
+    pub const fn is_in_controlled_shutdown_state_supported(self) -> bool {
+        true
+    }
+
+    /// Bootstrap writes ZkMigrationStateRecord in Kafka 3.x (`isMigrationSupported`, from
+    /// 3.4-IV0). Kafka 4.x removed ZK migration and no longer writes it; kept as a fact only.
+    pub fn is_migration_supported(self) -> bool {
+        self >= Self::V3_4_IV0
+    }
+
+    /// UserScramCredentialRecord allowed (`isScramSupported`, from 3.5-IV2).
+    pub fn is_scram_supported(self) -> bool {
+        self >= Self::V3_5_IV2
+    }
+
+    /// Shrinking an ISR must bump the leader epoch (`isLeaderEpochBumpRequiredOnIsrShrink`,
+    /// before 3.6-IV0).
+    pub fn is_leader_epoch_bump_required_on_isr_shrink(self) -> bool {
+        self < Self::V3_6_IV0
+    }
+
+    /// Begin/End/AbortTransactionRecord allowed (`isMetadataTransactionSupported`, from 3.6-IV1).
+    pub fn is_metadata_transaction_supported(self) -> bool {
+        self >= Self::V3_6_IV1
+    }
+
+    /// DelegationTokenRecord allowed (`isDelegationTokenSupported`, from 3.6-IV2).
+    pub fn is_delegation_token_supported(self) -> bool {
+        self >= Self::V3_6_IV2
+    }
+
+    /// Controllers register (RegisterControllerRecord; `isControllerRegistrationSupported`,
+    /// from 3.7-IV0).
+    pub fn is_controller_registration_supported(self) -> bool {
+        self >= Self::V3_7_IV0
+    }
+
+    /// JBOD directory assignment (`isDirectoryAssignmentSupported`, from 3.7-IV2).
+    pub fn is_directory_assignment_supported(self) -> bool {
+        self >= Self::V3_7_IV2
+    }
+
+    /// Eligible leader replicas fields exist (`isElrSupported`, from 4.0-IV1).
+    pub fn is_elr_supported(self) -> bool {
+        self >= Self::V4_0_IV1
+    }
+}
+
+impl fmt::Display for MetadataVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A metadata.version level defined by a Kafka release newer than 4.1 (from the 4.4.0 jar's
+/// `MetadataVersion`), known by name only: kraftwerk cannot write its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaterMetadataVersion {
+    /// Kafka name, e.g. `4.3-IV0`.
+    pub name: &'static str,
+    /// Feature level.
+    pub feature_level: i16,
+    /// RegisterBrokerRecord version at this level (4 from 4.3-IV0: cordoned log dirs, KIP-1066).
+    pub register_broker_record_version: i16,
+    /// Cordoned log directories (`isCordonedLogDirsSupported`, from 4.3-IV0).
+    pub cordoned_log_dirs: bool,
+    /// CIDR ACLs (`isCidrAclSupported`, from 4.4-IV1).
+    pub cidr_acl: bool,
+    /// Controller unregistration (`isControllerUnregistrationSupported`, from 4.4-IV2).
+    pub controller_unregistration: bool,
+    /// Default share.version at this level (2 from 4.4-IV0).
+    pub default_share_version: i16,
+}
+
+/// Levels after [`MetadataVersion::LATEST_TESTING`] that Kafka 4.4.0 defines, all production
+/// there (4.4.0's `LATEST_PRODUCTION` is 4.4-IV2; its testing-only 4.5-IV0 = 34 is left out
+/// because unstable levels still change). Also in 4.4.0, 4.2-IV0/IV1 became production.
+pub const LATER_METADATA_VERSIONS: [LaterMetadataVersion; 4] = [
+    LaterMetadataVersion {
+        name: "4.3-IV0",
+        feature_level: 30,
+        register_broker_record_version: 4,
+        cordoned_log_dirs: true,
+        cidr_acl: false,
+        controller_unregistration: false,
+        default_share_version: 1,
+    },
+    LaterMetadataVersion {
+        name: "4.4-IV0",
+        feature_level: 31,
+        register_broker_record_version: 4,
+        cordoned_log_dirs: true,
+        cidr_acl: false,
+        controller_unregistration: false,
+        default_share_version: 2,
+    },
+    LaterMetadataVersion {
+        name: "4.4-IV1",
+        feature_level: 32,
+        register_broker_record_version: 4,
+        cordoned_log_dirs: true,
+        cidr_acl: true,
+        controller_unregistration: false,
+        default_share_version: 2,
+    },
+    LaterMetadataVersion {
+        name: "4.4-IV2",
+        feature_level: 33,
+        register_broker_record_version: 4,
+        cordoned_log_dirs: true,
+        cidr_acl: true,
+        controller_unregistration: true,
+        default_share_version: 2,
+    },
+];
+
+/// A finalized feature other than metadata.version (`org.apache.kafka.server.common.Feature`,
+/// its production features in Kafka 4.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Feature {
+    /// `kraft.version` (KIP-853): 1 = dynamic quorum (KRaftVersionRecord/VotersRecord). Never
+    /// written as a FeatureLevelRecord.
+    KraftVersion,
+    /// `transaction.version` (KIP-890/KIP-1228 transactions v2).
+    TransactionVersion,
+    /// `group.version` (KIP-848 consumer groups).
+    GroupVersion,
+    /// `eligible.leader.replicas.version` (KIP-966).
+    EligibleLeaderReplicasVersion,
+    /// `share.version` (KIP-932 share groups).
+    ShareVersion,
+    /// `streams.version` (KIP-1071 streams groups).
+    StreamsVersion,
+}
+
+/// One level of a [`Feature`]: the MV from which it becomes the default
+/// (`FeatureVersion.bootstrapMetadataVersion`) and the MV it requires, if any
+/// (`FeatureVersion.dependencies`; in 4.1.2 only metadata.version dependencies exist).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FeatureLevelInfo {
+    level: i16,
+    bootstrap_metadata_version: MetadataVersion,
+    requires_metadata_version: Option<MetadataVersion>,
+}
+
+const fn lvl(level: i16, bootstrap: MetadataVersion) -> FeatureLevelInfo {
+    FeatureLevelInfo {
+        level,
+        bootstrap_metadata_version: bootstrap,
+        requires_metadata_version: None,
+    }
+}
+
+/// Why a feature level was refused (`Feature.fromFeatureLevel`, `Feature.validateVersion`,
+/// `Formatter.calculateEffectiveFeatureLevels`).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum FeatureError {
+    /// A feature name kraftwerk does not know.
+    #[error("Unsupported feature: {0}. Supported features are: {names}", names = Feature::names_joined())]
+    UnknownFeature(String),
+    /// A level outside the feature's known levels, or above its production level while
+    /// unstable feature versions are disabled.
+    #[error("No feature:{feature} with feature level {level} (supported: 0 to {max})")]
+    UnsupportedLevel {
+        /// Feature name.
+        feature: &'static str,
+        /// Requested level.
+        level: i16,
+        /// Highest level accepted with the current unstable setting.
+        max: i16,
+    },
+    /// The level needs a newer metadata.version.
+    #[error("{feature} could not be set to {level} because it depends on metadata.version level {required}")]
+    DependencyNotMet {
+        /// Feature name.
+        feature: &'static str,
+        /// Requested level.
+        level: i16,
+        /// metadata.version feature level it needs.
+        required: i16,
+    },
+}
+
+impl Feature {
+    /// All features, in Kafka's declaration order.
+    pub const ALL: [Feature; 6] = [
+        Self::KraftVersion,
+        Self::TransactionVersion,
+        Self::GroupVersion,
+        Self::EligibleLeaderReplicasVersion,
+        Self::ShareVersion,
+        Self::StreamsVersion,
+    ];
+
+    /// The feature name used in FeatureLevelRecord, ApiVersions and `--feature name=level`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::KraftVersion => "kraft.version",
+            Self::TransactionVersion => "transaction.version",
+            Self::GroupVersion => "group.version",
+            Self::EligibleLeaderReplicasVersion => "eligible.leader.replicas.version",
+            Self::ShareVersion => "share.version",
+            Self::StreamsVersion => "streams.version",
+        }
+    }
+
+    /// The feature with this name, if known (`Feature.featureFromName`).
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Self::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    fn names_joined() -> String {
+        let mut names: Vec<&str> = Self::ALL.iter().map(|f| f.name()).collect();
+        names.sort_unstable();
+        names.join(", ")
+    }
+
+    /// Known levels above 0, oldest first (`featureVersions()` of 4.1.2).
+    fn levels(self) -> &'static [FeatureLevelInfo] {
+        use MetadataVersion as M;
+        const KRAFT: [FeatureLevelInfo; 1] = [lvl(1, M::V3_9_IV0)];
+        const TRANSACTION: [FeatureLevelInfo; 2] = [lvl(1, M::V4_0_IV2), lvl(2, M::V4_0_IV2)];
+        const GROUP: [FeatureLevelInfo; 1] = [lvl(1, M::V4_0_IV0)];
+        const ELR: [FeatureLevelInfo; 1] = [FeatureLevelInfo {
+            level: 1,
+            bootstrap_metadata_version: M::V4_1_IV0,
+            requires_metadata_version: Some(M::V4_0_IV1),
+        }];
+        const SHARE: [FeatureLevelInfo; 1] = [lvl(1, M::V4_2_IV0)];
+        const STREAMS: [FeatureLevelInfo; 1] = [lvl(1, M::V4_2_IV1)];
+        match self {
+            Self::KraftVersion => &KRAFT,
+            Self::TransactionVersion => &TRANSACTION,
+            Self::GroupVersion => &GROUP,
+            Self::EligibleLeaderReplicasVersion => &ELR,
+            Self::ShareVersion => &SHARE,
+            Self::StreamsVersion => &STREAMS,
+        }
+    }
+
+    /// Lowest level (`minimumProduction`): 0 for every feature (0 = disabled).
+    pub const fn minimum_level(self) -> i16 {
+        0
+    }
+
+    /// Highest production-ready level (`latestProduction` in 4.1.2).
+    pub fn latest_production(self) -> i16 {
+        match self {
+            // streams.version 1 is not production-ready in 4.1.
+            Self::StreamsVersion => 0,
+            _ => self.latest_testing(),
+        }
+    }
+
+    /// Highest known level (`latestTesting` in 4.1.2).
+    pub fn latest_testing(self) -> i16 {
+        self.levels().last().map_or(0, |l| l.level)
+    }
+
+    /// The level `format` (and a controller bootstrapping without a bootstrap file) uses at a
+    /// metadata.version (`Feature.defaultLevel`): the highest level whose bootstrap MV is ≤ `mv`.
+    /// For `kraft.version` this is Kafka's table value; `format` itself writes 0 unless a
+    /// dynamic quorum is requested (`Formatter.effectiveKRaftFeatureLevel`).
+    pub fn default_level(self, mv: MetadataVersion) -> i16 {
+        self.levels()
+            .iter()
+            .filter(|l| l.bootstrap_metadata_version <= mv)
+            .map(|l| l.level)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The metadata.version a level needs (`FeatureVersion.dependencies`), if any.
+    pub fn required_metadata_version(self, level: i16) -> Option<MetadataVersion> {
+        self.levels()
+            .iter()
+            .find(|l| l.level == level)
+            .and_then(|l| l.requires_metadata_version)
+    }
+
+    /// Checks `level` the way `format` and UpdateFeatures do: it must be a known level, at most
+    /// [`Self::latest_production`] unless `allow_unstable`, and its metadata.version dependency
+    /// must be met by `mv`.
+    pub fn validate_level(
+        self,
+        level: i16,
+        allow_unstable: bool,
+        mv: MetadataVersion,
+    ) -> Result<(), FeatureError> {
+        let max = if allow_unstable {
+            self.latest_testing()
+        } else {
+            self.latest_production()
+        };
+        if level < 0 || level > max {
+            return Err(FeatureError::UnsupportedLevel {
+                feature: self.name(),
+                level,
+                max,
+            });
+        }
+        if let Some(required) = self.required_metadata_version(level) {
+            if mv < required {
+                return Err(FeatureError::DependencyNotMet {
+                    feature: self.name(),
+                    level,
+                    required: required.feature_level(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `[min, max]` feature range a node supports, as sent in ApiVersions `SupportedFeatures`
+/// and ControllerRegistration/BrokerRegistration `Features`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SupportedFeatureRange {
+    /// Feature name (`metadata.version`, `kraft.version`, …).
+    pub name: &'static str,
+    /// Lowest supported level.
+    pub min_level: i16,
+    /// Highest supported level.
+    pub max_level: i16,
+}
+
+/// The feature ranges a kraftwerk controller supports, sorted by name
+/// (`QuorumFeatures.defaultSupportedFeatureMap` of 4.1.2): metadata.version
+/// [3.3-IV3, latest production] (or latest testing with `enable_unstable`), then every feature
+/// whose maximum is above 0 as `[0, latest production]` (or latest testing). Without unstable
+/// versions `streams.version` is absent, exactly as Java leaves it out.
+pub fn controller_supported_features(enable_unstable: bool) -> Vec<SupportedFeatureRange> {
+    let max_mv = if enable_unstable {
+        MetadataVersion::LATEST_TESTING
+    } else {
+        MetadataVersion::LATEST_PRODUCTION
+    };
+    let mut ranges = vec![SupportedFeatureRange {
+        name: METADATA_VERSION_FEATURE_NAME,
+        min_level: MetadataVersion::MINIMUM.feature_level(),
+        max_level: max_mv.feature_level(),
+    }];
+    for feature in Feature::ALL {
+        let max = if enable_unstable {
+            feature.latest_testing()
+        } else {
+            feature.latest_production()
+        };
+        if max > 0 {
+            ranges.push(SupportedFeatureRange {
+                name: feature.name(),
+                min_level: feature.minimum_level(),
+                max_level: max,
+            });
+        }
+    }
+    ranges.sort_by_key(|r| r.name);
+    ranges
+}
+
+/// The finalized levels `format` writes for `mv` with no `--feature` overrides: every feature
+/// except `kraft.version` with its [`Feature::default_level`] when above 0, sorted by name
+/// (`BootstrapMetadata.fromVersions` order). `metadata.version` itself is not included.
+pub fn default_feature_levels(mv: MetadataVersion) -> Vec<(Feature, i16)> {
+    let mut levels: Vec<(Feature, i16)> = Feature::ALL
+        .iter()
+        .copied()
+        .filter(|f| *f != Feature::KraftVersion)
+        .map(|f| (f, f.default_level(mv)))
+        .filter(|(_, level)| *level > 0)
+        .collect();
+    levels.sort_by_key(|(f, _)| f.name());
+    levels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Printed by running Kafka 4.1.2's `MetadataVersion`/`Feature` (a Java 17 single-file
+    /// program over `/tmp/kfetch/libs/*`, one line per level). Columns: level, name, release,
+    /// isProduction, didMetadataChange, registerBrokerRecordVersion,
+    /// registerControllerRecordVersion (-1 = throws), partitionRecordVersion,
+    /// partitionChangeRecordVersion, isScramSupported, isLeaderEpochBumpRequiredOnIsrShrink,
+    /// isMetadataTransactionSupported, isDelegationTokenSupported,
+    /// isControllerRegistrationSupported, isDirectoryAssignmentSupported, isElrSupported,
+    /// isMigrationSupported, then defaultLevel of transaction.version, group.version,
+    /// eligible.leader.replicas.version, share.version, streams.version, kraft.version.
+    const KAFKA_4_1_2: &str = "\
+7 3.3-IV3 3.3 1 1 1 -1 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0
+8 3.4-IV0 3.4 1 1 2 -1 0 0 0 1 0 0 0 0 0 1 0 0 0 0 0 0
+9 3.5-IV0 3.5 1 0 2 -1 0 0 0 1 0 0 0 0 0 1 0 0 0 0 0 0
+10 3.5-IV1 3.5 1 0 2 -1 0 0 0 1 0 0 0 0 0 1 0 0 0 0 0 0
+11 3.5-IV2 3.5 1 1 2 -1 0 0 1 1 0 0 0 0 0 1 0 0 0 0 0 0
+12 3.6-IV0 3.6 1 0 2 -1 0 0 1 0 0 0 0 0 0 1 0 0 0 0 0 0
+13 3.6-IV1 3.6 1 1 2 -1 0 0 1 0 1 0 0 0 0 1 0 0 0 0 0 0
+14 3.6-IV2 3.6 1 1 2 -1 0 0 1 0 1 1 0 0 0 1 0 0 0 0 0 0
+15 3.7-IV0 3.7 1 1 2 0 0 0 1 0 1 1 1 0 0 1 0 0 0 0 0 0
+16 3.7-IV1 3.7 1 0 2 0 0 0 1 0 1 1 1 0 0 1 0 0 0 0 0 0
+17 3.7-IV2 3.7 1 1 3 0 1 1 1 0 1 1 1 1 0 1 0 0 0 0 0 0
+18 3.7-IV3 3.7 1 0 3 0 1 1 1 0 1 1 1 1 0 1 0 0 0 0 0 0
+19 3.7-IV4 3.7 1 0 3 0 1 1 1 0 1 1 1 1 0 1 0 0 0 0 0 0
+20 3.8-IV0 3.8 1 0 3 0 1 1 1 0 1 1 1 1 0 1 0 0 0 0 0 0
+21 3.9-IV0 3.9 1 0 3 0 1 1 1 0 1 1 1 1 0 1 0 0 0 0 0 1
+22 4.0-IV0 4.0 1 0 3 0 1 1 1 0 1 1 1 1 0 1 0 1 0 0 0 1
+23 4.0-IV1 4.0 1 1 3 0 2 2 1 0 1 1 1 1 1 1 0 1 0 0 0 1
+24 4.0-IV2 4.0 1 0 3 0 2 2 1 0 1 1 1 1 1 1 2 1 0 0 0 1
+25 4.0-IV3 4.0 1 0 3 0 2 2 1 0 1 1 1 1 1 1 2 1 0 0 0 1
+26 4.1-IV0 4.1 1 0 3 0 2 2 1 0 1 1 1 1 1 1 2 1 1 0 0 1
+27 4.1-IV1 4.1 1 0 3 0 2 2 1 0 1 1 1 1 1 1 2 1 1 0 0 1
+28 4.2-IV0 4.2 0 0 3 0 2 2 1 0 1 1 1 1 1 1 2 1 1 1 0 1
+29 4.2-IV1 4.2 0 0 3 0 2 2 1 0 1 1 1 1 1 1 2 1 1 1 1 1";
+
+    struct Row {
+        cols: Vec<String>,
+    }
+
+    impl Row {
+        fn int(&self, i: usize) -> i16 {
+            self.cols[i].parse().unwrap()
+        }
+        fn flag(&self, i: usize) -> bool {
+            self.int(i) == 1
+        }
+    }
+
+    fn rows() -> Vec<(MetadataVersion, Row)> {
+        KAFKA_4_1_2
+            .lines()
+            .map(|line| {
+                let cols: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+                assert_eq!(cols.len(), 23, "{line}");
+                let level: i16 = cols[0].parse().unwrap();
+                (
+                    MetadataVersion::from_feature_level(level).unwrap(),
+                    Row { cols },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn table_covers_exactly_kafka_4_1_2_levels_in_order() {
+        let levels: Vec<i16> = rows().iter().map(|(mv, _)| mv.feature_level()).collect();
+        let ours: Vec<i16> = MetadataVersion::ALL
+            .iter()
+            .map(|mv| mv.feature_level())
+            .collect();
+        assert_eq!(levels, ours);
+        assert!(MetadataVersion::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn names_releases_and_production_match_java() {
+        for (mv, row) in rows() {
+            assert_eq!(
+                mv.name(),
+                row.cols[1],
+                "name of level {}",
+                mv.feature_level()
+            );
+            assert_eq!(mv.to_string(), row.cols[1]);
+            assert_eq!(mv.release(), row.cols[2], "release of {mv}");
+            assert_eq!(mv.is_production(), row.flag(3), "isProduction of {mv}");
+            assert_eq!(
+                mv.did_metadata_change(),
+                row.flag(4),
+                "didMetadataChange of {mv}"
+            );
+        }
+        assert_eq!(MetadataVersion::LATEST_PRODUCTION.feature_level(), 27);
+        assert_eq!(MetadataVersion::MINIMUM.feature_level(), 7);
+    }
+
+    #[test]
+    fn record_versions_match_java() {
+        for (mv, row) in rows() {
+            assert_eq!(
+                mv.register_broker_record_version(),
+                row.int(5),
+                "RegisterBrokerRecord at {mv}"
+            );
+            let rcr = mv.register_controller_record_version().unwrap_or(-1);
+            assert_eq!(rcr, row.int(6), "RegisterControllerRecord at {mv}");
+            assert_eq!(
+                mv.partition_record_version(),
+                row.int(7),
+                "PartitionRecord at {mv}"
+            );
+            assert_eq!(
+                mv.partition_change_record_version(),
+                row.int(8),
+                "PartitionChangeRecord at {mv}"
+            );
+        }
+    }
+
+    #[test]
+    fn gates_match_java() {
+        for (mv, row) in rows() {
+            assert_eq!(mv.is_scram_supported(), row.flag(9), "scram at {mv}");
+            assert_eq!(
+                mv.is_leader_epoch_bump_required_on_isr_shrink(),
+                row.flag(10),
+                "bump at {mv}"
+            );
+            assert_eq!(
+                mv.is_metadata_transaction_supported(),
+                row.flag(11),
+                "txn at {mv}"
+            );
+            assert_eq!(
+                mv.is_delegation_token_supported(),
+                row.flag(12),
+                "dt at {mv}"
+            );
+            assert_eq!(
+                mv.is_controller_registration_supported(),
+                row.flag(13),
+                "creg at {mv}"
+            );
+            assert_eq!(
+                mv.is_directory_assignment_supported(),
+                row.flag(14),
+                "dirs at {mv}"
+            );
+            assert_eq!(mv.is_elr_supported(), row.flag(15), "elr at {mv}");
+            assert_eq!(
+                mv.is_migration_supported(),
+                row.flag(16),
+                "migration at {mv}"
+            );
+            // Gates whose threshold lies below the 4.x minimum hold everywhere.
+            assert!(mv.is_no_op_record_supported());
+            assert!(mv.is_broker_registration_change_record_supported());
+            assert!(mv.is_in_controlled_shutdown_state_supported());
+        }
+    }
+
+    #[test]
+    fn broker_registration_change_versions_match_replication_control_manager() {
+        // 4.1.2 bytecode of ReplicationControlManager: iconst_0 for setFenced, iconst_1 for
+        // setInControlledShutdown, iconst_2 for setLogDirs.
+        for mv in MetadataVersion::ALL {
+            assert_eq!(
+                mv.broker_registration_change_record_version(BrokerRegistrationChange::Fencing),
+                0
+            );
+            assert_eq!(
+                mv.broker_registration_change_record_version(
+                    BrokerRegistrationChange::ControlledShutdown
+                ),
+                1
+            );
+            assert_eq!(
+                mv.broker_registration_change_record_version(BrokerRegistrationChange::LogDirs),
+                2
+            );
+        }
+    }
+
+    #[test]
+    fn feature_defaults_match_java() {
+        let order = [
+            Feature::TransactionVersion,
+            Feature::GroupVersion,
+            Feature::EligibleLeaderReplicasVersion,
+            Feature::ShareVersion,
+            Feature::StreamsVersion,
+            Feature::KraftVersion,
+        ];
+        for (mv, row) in rows() {
+            for (i, feature) in order.iter().enumerate() {
+                assert_eq!(
+                    feature.default_level(mv),
+                    row.int(17 + i),
+                    "default {feature} at {mv}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn version_strings_parse_like_format_release_version() {
+        // Results printed by Kafka 4.1.2's MetadataVersion.fromVersionString.
+        let ok = [
+            ("3.3", "3.3-IV3"),
+            ("3.5", "3.5-IV2"),
+            ("3.7", "3.7-IV4"),
+            ("3.8", "3.8-IV0"),
+            ("3.9", "3.9-IV0"),
+            ("4.0", "4.0-IV3"),
+            ("4.1", "4.1-IV1"),
+            ("4.1-IV0", "4.1-IV0"),
+            ("4.1-IV1", "4.1-IV1"),
+            ("3.3-IV3", "3.3-IV3"),
+            ("4.2-IV1", "4.2-IV1"),
+            ("4.1.2", "4.1-IV1"),
+        ];
+        for (input, expected) in ok {
+            assert_eq!(
+                MetadataVersion::from_version_string(input).unwrap().name(),
+                expected,
+                "{input}"
+            );
+        }
+        for bad in ["3.2", "3.3-IV0", "4.2", "", "banana", "4"] {
+            let err = MetadataVersion::from_version_string(bad).unwrap_err();
+            assert_eq!(
+                err,
+                MetadataVersionError::UnknownVersionString(bad.to_owned()),
+                "{bad}"
+            );
+            assert!(
+                err.to_string().contains("minimum version is 3.3-IV3"),
+                "{err}"
+            );
+        }
+        for (later, level) in [("4.3-IV0", 30), ("4.4", 33), ("4.4-IV1", 32)] {
+            match MetadataVersion::from_version_string(later) {
+                Err(MetadataVersionError::NewerThanSupported { level: l, .. }) => {
+                    assert_eq!(l, level)
+                }
+                other => panic!("{later}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn feature_levels_resolve_or_explain() {
+        for mv in MetadataVersion::ALL {
+            assert_eq!(
+                MetadataVersion::from_feature_level(mv.feature_level()),
+                Ok(mv)
+            );
+        }
+        assert_eq!(
+            MetadataVersion::from_feature_level(6),
+            Err(MetadataVersionError::UnknownFeatureLevel(6))
+        );
+        assert_eq!(
+            MetadataVersion::from_feature_level(31),
+            Err(MetadataVersionError::NewerThanSupported {
+                name: "4.4-IV0",
+                level: 31
+            })
+        );
+        assert_eq!(
+            MetadataVersion::from_feature_level(99),
+            Err(MetadataVersionError::UnknownFeatureLevel(99))
+        );
+    }
+
+    #[test]
+    fn later_versions_follow_on_from_latest_testing() {
+        // From the Kafka 4.4.0 jar: 4.3-IV0 = 30 … 4.4-IV2 = 33, contiguous after 29.
+        let levels: Vec<i16> = LATER_METADATA_VERSIONS
+            .iter()
+            .map(|l| l.feature_level)
+            .collect();
+        assert_eq!(levels, vec![30, 31, 32, 33]);
+        assert!(LATER_METADATA_VERSIONS
+            .iter()
+            .all(|l| l.register_broker_record_version == 4));
+        assert_eq!(
+            MetadataVersion::LATEST_TESTING.feature_level() + 1,
+            levels[0]
+        );
+    }
+
+    #[test]
+    fn feature_latest_levels_match_java() {
+        // 4.1.2 Feature: latestProduction / latestTesting.
+        let expected = [
+            (Feature::KraftVersion, 1, 1),
+            (Feature::TransactionVersion, 2, 2),
+            (Feature::GroupVersion, 1, 1),
+            (Feature::EligibleLeaderReplicasVersion, 1, 1),
+            (Feature::ShareVersion, 1, 1),
+            (Feature::StreamsVersion, 0, 1),
+        ];
+        for (feature, prod, testing) in expected {
+            assert_eq!(feature.latest_production(), prod, "{feature}");
+            assert_eq!(feature.latest_testing(), testing, "{feature}");
+            assert_eq!(Feature::from_name(feature.name()), Some(feature));
+        }
+        assert_eq!(Feature::from_name("metadata.version"), None);
+    }
+
+    fn render(ranges: &[SupportedFeatureRange]) -> String {
+        ranges
+            .iter()
+            .map(|r| format!("{}={}-{}", r.name, r.min_level, r.max_level))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    #[test]
+    fn supported_features_match_quorum_features() {
+        // QuorumFeatures.defaultSupportedFeatureMap(false/true) of 4.1.2, as a sorted map.
+        assert_eq!(
+            render(&controller_supported_features(false)),
+            "eligible.leader.replicas.version=0-1, group.version=0-1, kraft.version=0-1, \
+             metadata.version=7-27, share.version=0-1, transaction.version=0-2"
+        );
+        assert_eq!(
+            render(&controller_supported_features(true)),
+            "eligible.leader.replicas.version=0-1, group.version=0-1, kraft.version=0-1, \
+             metadata.version=7-29, share.version=0-1, streams.version=0-1, transaction.version=0-2"
+        );
+    }
+
+    #[test]
+    fn default_feature_levels_are_what_format_writes() {
+        // `kafka-storage format` at 4.1-IV1 wrote eligible.leader.replicas.version=1,
+        // group.version=1, transaction.version=2 (in this order) after metadata.version.
+        let levels: Vec<(&str, i16)> = default_feature_levels(MetadataVersion::V4_1_IV1)
+            .iter()
+            .map(|(f, l)| (f.name(), *l))
+            .collect();
+        assert_eq!(
+            levels,
+            vec![
+                ("eligible.leader.replicas.version", 1),
+                ("group.version", 1),
+                ("transaction.version", 2)
+            ]
+        );
+        assert!(default_feature_levels(MetadataVersion::V3_3_IV3).is_empty());
+    }
+
+    #[test]
+    fn validate_level_applies_production_limit_and_dependencies() {
+        let f = Feature::StreamsVersion;
+        assert!(f
+            .validate_level(1, false, MetadataVersion::V4_1_IV1)
+            .is_err());
+        assert!(f.validate_level(1, true, MetadataVersion::V4_1_IV1).is_ok());
+        let elr = Feature::EligibleLeaderReplicasVersion;
+        assert_eq!(
+            elr.validate_level(1, false, MetadataVersion::V4_0_IV0),
+            Err(FeatureError::DependencyNotMet {
+                feature: "eligible.leader.replicas.version",
+                level: 1,
+                required: 23
+            })
+        );
+        assert!(elr
+            .validate_level(1, false, MetadataVersion::V4_0_IV1)
+            .is_ok());
+        assert!(Feature::TransactionVersion
+            .validate_level(3, true, MetadataVersion::LATEST_TESTING)
+            .is_err());
+        assert!(Feature::GroupVersion
+            .validate_level(-1, true, MetadataVersion::LATEST_TESTING)
+            .is_err());
+    }
+}
