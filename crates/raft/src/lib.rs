@@ -1,11 +1,24 @@
 //! Sans-I/O KRaft consensus core (KIP-595).
 //!
-//! Inputs are Raft RPCs, their responses and the clock; outputs are messages to send and
-//! notifications (high watermark, leader changes). Storage is reached through the traits in
-//! [`storage`]; the core never opens a file or a socket, never reads a clock and never uses a
-//! global RNG, so the simulation in `kraftwerk-sim` drives it deterministically.
+//! Inputs are Raft RPCs, their responses and the clock; outputs are messages to send. Storage is
+//! reached through the traits in [`storage`]; the core never opens a file or a socket, never
+//! reads a clock and never uses a global RNG, so the simulation in `kraftwerk-sim` drives it
+//! deterministically. Start at [`RaftCore`].
 
+pub mod config;
+mod core;
+pub mod errors;
+pub mod io;
+mod leader;
+pub mod quorum;
+mod requests;
+pub mod role;
 pub mod storage;
 pub mod testing;
 
+pub use crate::core::{AppendError, LeaderAndEpoch, RaftCore, RaftError};
+pub use config::{Endpoint, RaftConfig};
+pub use io::{InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure};
+pub use leader::ReplicaProgress;
+pub use role::RoleKind;
 pub use storage::{ElectionState, LogAppendInfo, LogError, OffsetAndEpoch, QuorumStateStore, ReplicatedLog};

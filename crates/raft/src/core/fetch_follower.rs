@@ -1,0 +1,178 @@
+//! The follower side of Fetch: building requests, appending what the leader returns, truncating
+//! on divergence, and the follower's high watermark (Kafka `handleFetchResponse`).
+
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ReplicaState};
+use kafka_protocol::messages::{FetchRequest, FetchResponse};
+use kafka_protocol::protocol::StrBytes;
+use kraftwerk_records::batch::valid_prefix;
+use rand::seq::IteratorRandom;
+use tracing::{info, warn};
+
+use super::{RaftCore, RaftError};
+use crate::config::{FETCH_MAX_WAIT_MS, MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME};
+use crate::errors;
+use crate::io::RaftRequest;
+use crate::role::Role;
+use crate::storage::{OffsetAndEpoch, QuorumStateStore, ReplicatedLog};
+
+impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
+    pub(crate) fn build_fetch_request(&self) -> RaftRequest {
+        let end = self.log.end_offset();
+        let partition = FetchPartition::default()
+            .with_partition(METADATA_PARTITION)
+            .with_current_leader_epoch(self.epoch)
+            .with_fetch_offset(end.offset)
+            .with_last_fetched_epoch(end.epoch)
+            .with_log_start_offset(-1)
+            .with_partition_max_bytes(0)
+            .with_replica_directory_id(self.config.directory_id)
+            .with_high_watermark(self.high_watermark.unwrap_or(i64::MAX));
+        RaftRequest::Fetch(
+            FetchRequest::default()
+                .with_cluster_id(self.cluster_id_field())
+                .with_replica_id(self.config.node_id.into())
+                .with_replica_state(ReplicaState::default().with_replica_id(self.config.node_id.into()).with_replica_epoch(-1))
+                .with_max_wait_ms(FETCH_MAX_WAIT_MS)
+                .with_min_bytes(0)
+                .with_max_bytes(MAX_FETCH_BYTES as i32)
+                .with_isolation_level(0)
+                .with_session_id(0)
+                .with_session_epoch(-1)
+                .with_topics(vec![FetchTopic::default()
+                    .with_topic(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
+                    .with_topic_id(METADATA_TOPIC_ID)
+                    .with_partitions(vec![partition])]),
+        )
+    }
+
+    /// Observers (and voters that lost the leader) discover the leader by fetching from any
+    /// voter; the answer names the current leader.
+    pub(crate) fn send_fetch_to_any_voter(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let me = self.config.node_id;
+        let ready: Vec<i32> = self
+            .config
+            .voters
+            .keys()
+            .copied()
+            .filter(|&v| v != me && self.requests.is_ready(v, now_ms))
+            .collect();
+        if ready.len() + 1 < self.config.voters.len() {
+            return Ok(()); // one discovery fetch at a time
+        }
+        if let Some(target) = ready.into_iter().choose(&mut self.rng) {
+            let request = self.build_fetch_request();
+            self.send(target, now_ms, request);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn handle_fetch_response(&mut self, now_ms: u64, source: i32, response: FetchResponse) -> Result<bool, RaftError> {
+        if response.error_code != errors::NONE {
+            warn!(source, error = response.error_code, "fetch failed with a top-level error");
+            return Ok(false);
+        }
+        let partition = match response.responses.as_slice() {
+            [t] if t.topic_id == METADATA_TOPIC_ID => match t.partitions.as_slice() {
+                [p] if p.partition_index == METADATA_PARTITION => p.clone(),
+                _ => return Ok(false),
+            },
+            _ => return Ok(false),
+        };
+        let leader = (partition.current_leader.leader_id.0 >= 0).then_some(partition.current_leader.leader_id.0);
+        let response_epoch = partition.current_leader.leader_epoch;
+        if let Some(handled) = self.handle_common_response(now_ms, partition.error_code, leader, response_epoch)? {
+            return Ok(handled);
+        }
+        if partition.error_code != errors::NONE {
+            warn!(source, error = partition.error_code, "fetch failed");
+            return Ok(false);
+        }
+        if !matches!(self.role, Role::Follower(_)) {
+            return Ok(true);
+        }
+        let diverging = &partition.diverging_epoch;
+        if diverging.epoch >= 0 {
+            let target = OffsetAndEpoch::new(diverging.end_offset, diverging.epoch);
+            if let Some(hw) = self.high_watermark {
+                if target.offset < hw {
+                    return Err(RaftError::TruncationBelowHighWatermark { offset: target.offset, high_watermark: hw });
+                }
+            }
+            let offset = self.truncate_to_end_offset(target)?;
+            info!(offset, leader_epoch = target.epoch, "truncated the log after a diverging fetch");
+        } else if partition.snapshot_id.epoch >= 0 || partition.snapshot_id.end_offset >= 0 {
+            warn!(
+                end_offset = partition.snapshot_id.end_offset,
+                epoch = partition.snapshot_id.epoch,
+                "leader asked for a snapshot fetch, which this version cannot do yet"
+            );
+            return Ok(false);
+        } else {
+            if let Some(records) = partition.records.as_ref().filter(|r| !r.is_empty()) {
+                self.append_fetched(records, response_epoch)?;
+            }
+            if partition.high_watermark >= 0 {
+                let hw = partition.high_watermark.min(self.log.end_offset().offset);
+                self.advance_high_watermark(hw);
+            }
+        }
+        if let Role::Follower(f) = &mut self.role {
+            f.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms;
+        }
+        Ok(true)
+    }
+
+    /// Appends the valid prefix of fetched batches: whole, CRC-valid, contiguous from our log
+    /// end offset, and written in an epoch no newer than the response's (case C03: a replica
+    /// that just lost leadership may send batches of a newer epoch or garbage). The rest is
+    /// dropped and fetched again. Voters flush before the next Fetch acknowledges the data.
+    fn append_fetched(&mut self, records: &[u8], response_epoch: i32) -> Result<(), RaftError> {
+        let end = self.log.end_offset().offset;
+        let prefix = valid_prefix(records);
+        let mut keep = 0usize;
+        for (i, h) in prefix.headers.iter().enumerate() {
+            if i == 0 && h.base_offset != end {
+                warn!(expected = end, found = h.base_offset, "fetched records do not start at our log end offset");
+                return Ok(());
+            }
+            if h.partition_leader_epoch > response_epoch {
+                warn!(offset = h.base_offset, batch_epoch = h.partition_leader_epoch, response_epoch, "dropping batches newer than the leader's epoch");
+                break;
+            }
+            keep += h.size_bytes();
+        }
+        if let Some(reason) = &prefix.stopped_because {
+            if prefix.bytes < records.len() && keep == prefix.bytes {
+                tracing::debug!(?reason, valid_bytes = prefix.bytes, total = records.len(), "ignoring the fetched tail");
+            }
+        }
+        if keep == 0 {
+            return Ok(());
+        }
+        self.log.append_as_follower(&records[..keep])?;
+        self.log.flush()?;
+        Ok(())
+    }
+
+    /// Kafka `ReplicatedLog.truncateToEndOffset`.
+    fn truncate_to_end_offset(&mut self, target: OffsetAndEpoch) -> Result<i64, RaftError> {
+        let offset = if target.epoch == 0 {
+            target.offset.min(self.log.end_offset().offset)
+        } else {
+            let local = self.log.end_offset_for_epoch(target.epoch);
+            if local.epoch == target.epoch {
+                local.offset.min(target.offset)
+            } else {
+                local.offset
+            }
+        };
+        if let Some(hw) = self.high_watermark {
+            if offset < hw {
+                return Err(RaftError::TruncationBelowHighWatermark { offset, high_watermark: hw });
+            }
+        }
+        self.log.truncate_to(offset)?;
+        self.log.flush()?;
+        Ok(offset)
+    }
+}

@@ -1,0 +1,299 @@
+//! The leader side of Fetch: validation, divergence detection, reads, long polling, replica
+//! progress (Kafka `handleFetchRequest` / `tryCompleteFetchRequest`), and FetchSnapshot.
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_request::FetchPartition;
+use kafka_protocol::messages::fetch_response::{
+    EpochEndOffset, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
+};
+use kafka_protocol::messages::fetch_snapshot_response::{
+    LeaderIdAndEpoch as SnapshotLeader, PartitionSnapshot, TopicSnapshot,
+};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::{RaftCore, RaftError};
+use crate::config::{MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME};
+use crate::errors;
+use crate::io::{InboundId, Output, RaftResponse};
+use crate::leader::ParkedFetch;
+use crate::role::Role;
+use crate::storage::{OffsetAndEpoch, QuorumStateStore, ReplicatedLog};
+
+/// Outcome of validating a fetch position against the log (`ValidOffsetAndEpoch`).
+enum Position {
+    Valid,
+    Diverging(OffsetAndEpoch),
+}
+
+/// Extracts the single metadata partition of a Fetch request: by topic id from v13, by name
+/// before (Kafka `RaftUtil.hasValidTopicPartition`).
+pub(crate) fn fetch_partition(request: &FetchRequest, api_version: i16) -> Option<&FetchPartition> {
+    match request.topics.as_slice() {
+        [t] => {
+            let topic_ok = if api_version >= 13 {
+                t.topic_id == METADATA_TOPIC_ID
+            } else {
+                t.topic.0.as_str() == METADATA_TOPIC_NAME
+            };
+            match t.partitions.as_slice() {
+                [p] if topic_ok && p.partition == METADATA_PARTITION => Some(p),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The id a fetcher identifies itself with: `ReplicaState.ReplicaId` from v15, the legacy
+/// top-level `ReplicaId` before.
+pub(crate) fn fetch_replica_id(request: &FetchRequest, api_version: i16) -> i32 {
+    if api_version >= 15 {
+        request.replica_state.replica_id.0
+    } else {
+        request.replica_id.0
+    }
+}
+
+impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
+    fn fetch_response(&self, top_error: i16, partition: PartitionData, api_version: i16) -> FetchResponse {
+        let mut response = FetchResponse::default().with_error_code(top_error).with_responses(vec![
+            FetchableTopicResponse::default()
+                .with_topic(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
+                .with_topic_id(METADATA_TOPIC_ID)
+                .with_partitions(vec![partition]),
+        ]);
+        if api_version >= 17 {
+            if let Some((id, e)) = self.leader_endpoint() {
+                response.node_endpoints = vec![NodeEndpoint::default()
+                    .with_node_id(id.into())
+                    .with_host(StrBytes::from_string(e.host.clone()))
+                    .with_port(e.port as i32)];
+            }
+        }
+        response
+    }
+
+    fn partition_response(&self, error: i16) -> PartitionData {
+        PartitionData::default()
+            .with_partition_index(METADATA_PARTITION)
+            .with_error_code(error)
+            .with_high_watermark(-1)
+            .with_log_start_offset(self.log.start_offset())
+            .with_current_leader(
+                LeaderIdAndEpoch::default()
+                    .with_leader_id(self.leader_id().unwrap_or(-1).into())
+                    .with_leader_epoch(self.epoch),
+            )
+            .with_records(Some(Bytes::new()))
+    }
+
+    /// Kafka `validateLeaderOnlyRequest`.
+    pub(crate) fn leader_only_error(&self, request_epoch: i32) -> Option<i16> {
+        if request_epoch < self.epoch {
+            Some(errors::FENCED_LEADER_EPOCH)
+        } else if request_epoch > self.epoch {
+            Some(errors::UNKNOWN_LEADER_EPOCH)
+        } else if !matches!(self.role, Role::Leader(_)) {
+            Some(errors::NOT_LEADER_OR_FOLLOWER)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn handle_fetch_request(
+        &mut self,
+        now_ms: u64,
+        id: InboundId,
+        api_version: i16,
+        request: FetchRequest,
+    ) -> Result<(), RaftError> {
+        if !self.cluster_id_matches(&request.cluster_id) {
+            let r = FetchResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID);
+            self.emit(Output::Respond { id, response: RaftResponse::Fetch(r) });
+            return Ok(());
+        }
+        let Some(p) = fetch_partition(&request, api_version).cloned() else {
+            let r = FetchResponse::default().with_error_code(errors::INVALID_REQUEST);
+            self.emit(Output::Respond { id, response: RaftResponse::Fetch(r) });
+            return Ok(());
+        };
+        if request.max_wait_ms < 0
+            || p.fetch_offset < 0
+            || p.last_fetched_epoch < 0
+            || p.last_fetched_epoch > p.current_leader_epoch
+        {
+            let r = self.fetch_response(errors::NONE, self.partition_response(errors::INVALID_REQUEST), api_version);
+            self.emit(Output::Respond { id, response: RaftResponse::Fetch(r) });
+            return Ok(());
+        }
+        let replica_id = fetch_replica_id(&request, api_version);
+        let response = self.try_complete_fetch(now_ms, api_version, replica_id, &p)?;
+        let part = &response.responses[0].partitions[0];
+        let answer_now = part.error_code != errors::NONE
+            || part.records.as_ref().is_some_and(|r| !r.is_empty())
+            || request.max_wait_ms == 0
+            || part.diverging_epoch.epoch != -1
+            || part.diverging_epoch.end_offset != -1
+            || part.snapshot_id.epoch != -1
+            || part.snapshot_id.end_offset != -1
+            // KIP-1166 (Fetch v18): a fetcher whose high watermark is behind learns at once.
+            || (api_version >= 18 && part.high_watermark >= 0 && p.high_watermark < part.high_watermark);
+        if answer_now {
+            self.emit(Output::Respond { id, response: RaftResponse::Fetch(response) });
+        } else if let Role::Leader(l) = &mut self.role {
+            l.parked.push(ParkedFetch {
+                id,
+                api_version,
+                fetch_offset: p.fetch_offset,
+                fetcher_high_watermark: if api_version >= 18 { p.high_watermark } else { i64::MAX },
+                deadline_ms: now_ms + request.max_wait_ms as u64,
+                request,
+            });
+        }
+        Ok(())
+    }
+
+    /// Builds the answer to a fetch now (Kafka `tryCompleteFetchRequest`), updating the
+    /// fetcher's progress when the position is valid.
+    fn try_complete_fetch(
+        &mut self,
+        now_ms: u64,
+        api_version: i16,
+        replica_id: i32,
+        p: &FetchPartition,
+    ) -> Result<FetchResponse, RaftError> {
+        if let Some(error) = self.leader_only_error(p.current_leader_epoch) {
+            return Ok(self.fetch_response(errors::NONE, self.partition_response(error), api_version));
+        }
+        let position = self.validate_fetch_position(p.fetch_offset, p.last_fetched_epoch);
+        let mut partition = self.partition_response(errors::NONE);
+        match position {
+            Position::Diverging(end) => {
+                partition.diverging_epoch = EpochEndOffset::default().with_epoch(end.epoch).with_end_offset(end.offset);
+            }
+            Position::Valid => {
+                let records = self.log.read(p.fetch_offset, MAX_FETCH_BYTES)?;
+                let leader_end = self.log.end_offset().offset;
+                let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+                let moved = match &mut self.role {
+                    Role::Leader(l) => {
+                        let moved = l.update_replica_on_fetch(
+                            replica_id,
+                            p.replica_directory_id,
+                            p.fetch_offset,
+                            leader_end,
+                            now_ms,
+                        );
+                        l.update_check_quorum(now_ms, check_quorum_ms);
+                        moved
+                    }
+                    _ => false,
+                };
+                if moved {
+                    self.on_leader_high_watermark_moved();
+                    self.complete_parked_fetches(now_ms, true)?;
+                }
+                partition.records = Some(records);
+            }
+        }
+        if let Role::Leader(l) = &self.role {
+            partition.high_watermark = l.high_watermark.unwrap_or(-1);
+        }
+        Ok(self.fetch_response(errors::NONE, partition, api_version))
+    }
+
+    /// Kafka `ReplicatedLog.validateOffsetAndEpoch` (no snapshots yet: the log starts at 0).
+    fn validate_fetch_position(&self, fetch_offset: i64, last_fetched_epoch: i32) -> Position {
+        if self.log.start_offset() == 0 && fetch_offset == 0 {
+            return Position::Valid;
+        }
+        let end = self.log.end_offset_for_epoch(last_fetched_epoch);
+        if end.epoch != last_fetched_epoch || end.offset < fetch_offset {
+            Position::Diverging(end)
+        } else {
+            Position::Valid
+        }
+    }
+
+    /// Answers parked fetches that can complete: new data past their offset, or (Fetch v18)
+    /// a high watermark beyond theirs when `high_watermark_moved`.
+    pub(crate) fn complete_parked_fetches(&mut self, now_ms: u64, high_watermark_moved: bool) -> Result<(), RaftError> {
+        let end = self.log.end_offset().offset;
+        let Role::Leader(l) = &mut self.role else { return Ok(()) };
+        let hw = l.high_watermark.unwrap_or(-1);
+        let (ready, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) = std::mem::take(&mut l.parked)
+            .into_iter()
+            .partition(|f| f.fetch_offset < end || (high_watermark_moved && f.fetcher_high_watermark < hw));
+        l.parked = waiting;
+        self.answer_parked(now_ms, ready)
+    }
+
+    pub(crate) fn expire_parked_fetches(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Leader(l) = &mut self.role else { return Ok(()) };
+        let (due, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) =
+            std::mem::take(&mut l.parked).into_iter().partition(|f| now_ms >= f.deadline_ms);
+        l.parked = waiting;
+        self.answer_parked(now_ms, due)
+    }
+
+    /// Answers fetches parked by a leadership that just ended (they get the new epoch/leader).
+    pub(crate) fn reanswer_parked(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let parked = std::mem::take(&mut self.pending_reanswer);
+        self.answer_parked(now_ms, parked)
+    }
+
+    fn answer_parked(&mut self, now_ms: u64, fetches: Vec<ParkedFetch>) -> Result<(), RaftError> {
+        for f in fetches {
+            let Some(p) = fetch_partition(&f.request, f.api_version).cloned() else { continue };
+            let replica_id = fetch_replica_id(&f.request, f.api_version);
+            let response = self.try_complete_fetch(now_ms, f.api_version, replica_id, &p)?;
+            self.emit(Output::Respond { id: f.id, response: RaftResponse::Fetch(response) });
+        }
+        Ok(())
+    }
+
+    /// FetchSnapshot (KIP-630). This node does not produce snapshots yet, so a valid request
+    /// to the leader gets `SNAPSHOT_NOT_FOUND`; the checks before it follow Kafka's order.
+    pub(crate) fn handle_fetch_snapshot_request(
+        &mut self,
+        now_ms: u64,
+        _api_version: i16,
+        request: FetchSnapshotRequest,
+    ) -> FetchSnapshotResponse {
+        if !self.cluster_id_matches(&request.cluster_id) {
+            return FetchSnapshotResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID);
+        }
+        let p = match request.topics.as_slice() {
+            [t] if t.name.0.as_str() == METADATA_TOPIC_NAME && t.partitions.len() == 1
+                && t.partitions[0].partition == METADATA_PARTITION => t.partitions[0].clone(),
+            _ => return FetchSnapshotResponse::default().with_error_code(errors::INVALID_REQUEST),
+        };
+        let error = self.leader_only_error(p.current_leader_epoch).unwrap_or(errors::SNAPSHOT_NOT_FOUND);
+        if error == errors::SNAPSHOT_NOT_FOUND {
+            let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+            if let Role::Leader(l) = &mut self.role {
+                if l.voters.contains_key(&request.replica_id.0) {
+                    l.fetched_voters.insert(request.replica_id.0);
+                    l.update_check_quorum(now_ms, check_quorum_ms);
+                }
+            }
+        }
+        let partition = PartitionSnapshot::default()
+            .with_index(METADATA_PARTITION)
+            .with_error_code(error)
+            .with_snapshot_id(
+                kafka_protocol::messages::fetch_snapshot_response::SnapshotId::default()
+                    .with_end_offset(p.snapshot_id.end_offset)
+                    .with_epoch(p.snapshot_id.epoch),
+            )
+            .with_current_leader(
+                SnapshotLeader::default()
+                    .with_leader_id(self.leader_id().unwrap_or(-1).into())
+                    .with_leader_epoch(self.epoch),
+            );
+        FetchSnapshotResponse::default().with_topics(vec![TopicSnapshot::default()
+            .with_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
+            .with_partitions(vec![partition])])
+    }
+}

@@ -1,0 +1,780 @@
+//! [`RaftCore`]: the single-threaded KRaft state machine (Kafka `KafkaRaftClient` + `QuorumState`).
+//!
+//! Contract with the driver:
+//! 1. Call [`RaftCore::handle`] for every input and [`RaftCore::poll`] when
+//!    [`RaftCore::next_deadline_ms`] is reached (or any time; polling early is harmless).
+//! 2. After each call, deliver [`RaftCore::take_outputs`]. Every write a message depends on
+//!    (log append, `quorum-state`) was made durable before the message was queued.
+//! 3. Read committed batches from [`RaftCore::log`] up to [`RaftCore::high_watermark`].
+//!
+//! Any `Err(RaftError)` is fatal: the node must stop (storage failures, or a peer claiming a
+//! different leader for an epoch we already know, which Kafka also treats as fatal).
+
+mod describe;
+mod epoch_change;
+mod fetch_follower;
+mod fetch_leader;
+mod vote;
+
+use std::collections::BTreeSet;
+
+use bytes::Bytes;
+use kafka_protocol::messages::leader_change_message::Voter;
+use kafka_protocol::messages::LeaderChangeMessage;
+use kraftwerk_records::batch::{BatchBuilder, MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH};
+use kraftwerk_records::control::{control_batch, ControlRecord};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tracing::info;
+
+use crate::config::RaftConfig;
+use crate::io::{Input, Output, RaftRequest, RaftResponse, SendFailure};
+use crate::leader::{LeaderState, ParkedFetch};
+use crate::requests::RequestManager;
+use crate::role::{Candidate, Follower, Resigned, Role, RoleKind, Unattached};
+use crate::storage::{ElectionState, LogError, QuorumStateStore, ReplicatedLog};
+
+/// Kafka `RETRY_BACKOFF_BASE_MS` for election backoff, in ms.
+const ELECTION_BACKOFF_BASE_MS: u64 = 100;
+
+/// A fatal error: the node must stop.
+#[derive(Debug, thiserror::Error)]
+pub enum RaftError {
+    /// The log or the quorum-state store failed.
+    #[error("storage failure: {0}")]
+    Storage(#[from] LogError),
+    /// A peer named a different leader for an epoch whose leader we know (or named us).
+    #[error("inconsistent leader for epoch {epoch}: known {known:?}, received {received}")]
+    InconsistentLeader {
+        /// The epoch.
+        epoch: i32,
+        /// The leader we know for it.
+        known: Option<i32>,
+        /// The leader the peer claimed.
+        received: i32,
+    },
+    /// The leader asked us to truncate below our high watermark (would lose committed data).
+    #[error("leader requested truncation to {offset}, below the high watermark {high_watermark}")]
+    TruncationBelowHighWatermark {
+        /// Requested truncation offset.
+        offset: i64,
+        /// Our high watermark.
+        high_watermark: i64,
+    },
+}
+
+/// Why [`RaftCore::append`] refused records.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppendError {
+    /// Only the leader appends (and not while resigning).
+    #[error("not the leader")]
+    NotLeader,
+    /// An atomic append must fit one batch: at most 10,000 records and 8 MiB.
+    #[error("batch too large: {records} records, {bytes} bytes")]
+    TooLarge {
+        /// Records offered.
+        records: usize,
+        /// Their total size.
+        bytes: usize,
+    },
+}
+
+/// Current leader and epoch as this node knows them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaderAndEpoch {
+    /// Leader id, if known.
+    pub leader_id: Option<i32>,
+    /// Quorum epoch.
+    pub epoch: i32,
+}
+
+/// The Raft core. `L` is the metadata log, `Q` the `quorum-state` store.
+pub struct RaftCore<L, Q> {
+    pub(crate) config: RaftConfig,
+    pub(crate) log: L,
+    store: Q,
+    rng: SmallRng,
+    pub(crate) epoch: i32,
+    pub(crate) role: Role,
+    /// Committed offset known to this node (exclusive); never decreases.
+    pub(crate) high_watermark: Option<i64>,
+    pub(crate) requests: RequestManager,
+    outputs: Vec<Output>,
+    shutting_down: bool,
+    /// Set when leadership is gained; cleared by [`RaftCore::take_leadership_event`].
+    became_leader: bool,
+    /// Fetches parked by a leadership we just left, answered once the new role is in place.
+    pending_reanswer: Vec<ParkedFetch>,
+}
+
+impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
+    /// Starts a node from its log and `quorum-state` (Kafka `QuorumState.initialize`): a node
+    /// whose file says it led an epoch comes back Resigned in that epoch, a stored self-vote
+    /// resumes the candidacy, a known leader makes it a follower.
+    pub fn new(config: RaftConfig, log: L, store: Q, seed: u64, now_ms: u64) -> Result<Self, RaftError> {
+        let stored = store.read()?.unwrap_or_default();
+        let log_end = log.end_offset();
+        let mut core = Self {
+            config,
+            log,
+            store,
+            rng: SmallRng::seed_from_u64(seed),
+            epoch: stored.epoch,
+            role: Role::Unattached(Unattached { voted: None, leader_hint: None, election_deadline_ms: None }),
+            high_watermark: None,
+            requests: RequestManager::default(),
+            outputs: Vec::new(),
+            shutting_down: false,
+            became_leader: false,
+            pending_reanswer: Vec::new(),
+        };
+        let id = core.config.node_id;
+        if stored.epoch < log_end.epoch {
+            info!(stored_epoch = stored.epoch, log_epoch = log_end.epoch, "quorum-state is behind the log");
+            core.transition_to_unattached(log_end.epoch, now_ms)?;
+        } else if stored.leader_id == Some(id) {
+            // Never lead the same epoch twice: unflushed data may be lost, so offsets+epoch
+            // would no longer identify one batch.
+            let deadline = core.random_election_deadline(now_ms);
+            core.role = Role::Resigned(Resigned {
+                election_deadline_ms: deadline,
+                unacked: BTreeSet::new(),
+                preferred_successors: Vec::new(),
+            });
+        } else if stored.voted_id == Some(id) && core.config.is_voter() {
+            let deadline = core.random_election_deadline(now_ms);
+            core.role = Role::Candidate(Candidate {
+                retries: 1,
+                granted: BTreeSet::from([id]),
+                rejected: BTreeSet::new(),
+                election_deadline_ms: deadline,
+                backoff_deadline_ms: None,
+            });
+        } else if let Some(leader) = stored.leader_id.filter(|l| core.config.voters.contains_key(l)) {
+            core.role = Role::Follower(Follower {
+                leader_id: leader,
+                fetch_deadline_ms: now_ms + core.config.fetch_timeout_ms,
+                voted: stored.voted_id,
+            });
+        } else {
+            let deadline = core.config.is_voter().then(|| core.random_election_deadline(now_ms));
+            core.role = Role::Unattached(Unattached {
+                voted: stored.voted_id,
+                leader_hint: stored.leader_id,
+                election_deadline_ms: deadline,
+            });
+        }
+        info!(node_id = id, epoch = core.epoch, role = %core.role.kind(), log_end_offset = log_end.offset, "raft initialized");
+        if core.config.voters.len() == 1 && core.config.is_voter() && !matches!(core.role, Role::Leader(_)) {
+            core.transition_to_candidate(now_ms)?;
+        }
+        Ok(core)
+    }
+
+    // ----- queries -------------------------------------------------------------------------
+
+    /// The log (read access for the state machine: committed batches are those below
+    /// [`high_watermark`](Self::high_watermark)).
+    pub fn log(&self) -> &L {
+        &self.log
+    }
+
+    /// Stops the core and hands back its storage (the simulation crashes and restarts nodes).
+    pub fn into_parts(self) -> (L, Q) {
+        (self.log, self.store)
+    }
+
+    /// This node's configuration.
+    pub fn config(&self) -> &RaftConfig {
+        &self.config
+    }
+
+    /// Current role.
+    pub fn role(&self) -> RoleKind {
+        self.role.kind()
+    }
+
+    /// Current epoch.
+    pub fn epoch(&self) -> i32 {
+        self.epoch
+    }
+
+    /// Leader and epoch as known locally.
+    pub fn leader_and_epoch(&self) -> LeaderAndEpoch {
+        LeaderAndEpoch { leader_id: self.leader_id(), epoch: self.epoch }
+    }
+
+    pub(crate) fn leader_id(&self) -> Option<i32> {
+        match &self.role {
+            Role::Leader(_) | Role::Resigned(_) => Some(self.config.node_id),
+            Role::Follower(f) => Some(f.leader_id),
+            Role::Unattached(_) | Role::Candidate(_) => None,
+        }
+    }
+
+    /// True if this node leads the current epoch and accepts appends.
+    pub fn is_leader(&self) -> bool {
+        matches!(self.role, Role::Leader(_))
+    }
+
+    /// Exclusive offset below which everything is committed, if known. Never decreases.
+    pub fn high_watermark(&self) -> Option<i64> {
+        self.high_watermark
+    }
+
+    /// Offset of the LeaderChange record that opened this node's leadership, if leader.
+    pub fn epoch_start_offset(&self) -> Option<i64> {
+        match &self.role {
+            Role::Leader(l) => Some(l.epoch_start_offset),
+            _ => None,
+        }
+    }
+
+    /// True once since the last call if this node became leader (for controller activation).
+    pub fn take_leadership_event(&mut self) -> bool {
+        std::mem::take(&mut self.became_leader)
+    }
+
+    /// Messages to deliver, in order.
+    pub fn take_outputs(&mut self) -> Vec<Output> {
+        std::mem::take(&mut self.outputs)
+    }
+
+    pub(crate) fn emit(&mut self, output: Output) {
+        self.outputs.push(output);
+    }
+
+    /// Earliest time at which [`poll`](Self::poll) has work to do, in ms.
+    pub fn next_deadline_ms(&self) -> u64 {
+        let role_deadline = match &self.role {
+            Role::Unattached(u) => u.election_deadline_ms.unwrap_or(u64::MAX),
+            Role::Candidate(c) => c.backoff_deadline_ms.unwrap_or(c.election_deadline_ms),
+            Role::Follower(f) => f.fetch_deadline_ms,
+            Role::Resigned(r) => r.election_deadline_ms,
+            Role::Leader(l) => {
+                let mut d = l.begin_quorum_epoch_deadline_ms;
+                if !l.check_quorum_disabled() {
+                    d = d.min(l.check_quorum_deadline_ms);
+                }
+                if let Some(opened) = l.accumulator.opened_ms {
+                    d = d.min(opened + self.config.append_linger_ms);
+                }
+                if !l.accumulator.closed.is_empty() {
+                    d = 0;
+                }
+                l.parked.iter().map(|p| p.deadline_ms).fold(d, u64::min)
+            }
+        };
+        role_deadline.min(self.requests.next_deadline_ms().unwrap_or(u64::MAX))
+    }
+
+    // ----- inputs ----------------------------------------------------------------------------
+
+    /// Handles one input at time `now_ms`.
+    pub fn handle(&mut self, now_ms: u64, input: Input) -> Result<(), RaftError> {
+        match input {
+            Input::Request { id, api_version, request } => match request {
+                RaftRequest::Vote(r) => {
+                    let resp = self.handle_vote_request(now_ms, r)?;
+                    self.emit(Output::Respond { id, response: RaftResponse::Vote(resp) });
+                }
+                RaftRequest::BeginQuorumEpoch(r) => {
+                    let resp = self.handle_begin_quorum_epoch_request(now_ms, r)?;
+                    self.emit(Output::Respond { id, response: RaftResponse::BeginQuorumEpoch(resp) });
+                }
+                RaftRequest::EndQuorumEpoch(r) => {
+                    let resp = self.handle_end_quorum_epoch_request(now_ms, r)?;
+                    self.emit(Output::Respond { id, response: RaftResponse::EndQuorumEpoch(resp) });
+                }
+                RaftRequest::Fetch(r) => self.handle_fetch_request(now_ms, id, api_version, r)?,
+                RaftRequest::FetchSnapshot(r) => {
+                    let resp = self.handle_fetch_snapshot_request(now_ms, api_version, r);
+                    self.emit(Output::Respond { id, response: RaftResponse::FetchSnapshot(resp) });
+                }
+                RaftRequest::DescribeQuorum(r) => {
+                    let resp = self.handle_describe_quorum_request(now_ms, api_version, r);
+                    self.emit(Output::Respond { id, response: RaftResponse::DescribeQuorum(resp) });
+                }
+            },
+            Input::Response { id, response } => {
+                let Some(source) = self.requests.complete(id) else {
+                    return Ok(()); // stale: timed out or sent before a state transition
+                };
+                let handled = match response {
+                    RaftResponse::Vote(r) => self.handle_vote_response(now_ms, source, r)?,
+                    RaftResponse::BeginQuorumEpoch(r) => self.handle_begin_quorum_epoch_response(now_ms, source, r)?,
+                    RaftResponse::EndQuorumEpoch(r) => self.handle_end_quorum_epoch_response(now_ms, source, r)?,
+                    RaftResponse::Fetch(r) => self.handle_fetch_response(now_ms, source, r)?,
+                    RaftResponse::FetchSnapshot(_) | RaftResponse::DescribeQuorum(_) => true,
+                };
+                if !handled {
+                    self.requests.backoff(source, now_ms, self.config.retry_backoff_ms);
+                }
+            }
+            Input::SendFailed { id, failure } => {
+                if let Some(destination) = self.requests.complete(id) {
+                    if failure != SendFailure::Timeout {
+                        tracing::debug!(destination, ?failure, "request failed");
+                    }
+                    self.requests.backoff(destination, now_ms, self.config.retry_backoff_ms);
+                }
+            }
+        }
+        self.poll(now_ms)
+    }
+
+    /// Runs timers: elections, fetch timeouts, BeginQuorumEpoch heartbeats, check quorum,
+    /// batch linger, parked fetch expiry, request timeouts, and sends what is due.
+    pub fn poll(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        self.requests.expire(now_ms, self.config.retry_backoff_ms);
+        match self.role.kind() {
+            RoleKind::Leader => self.poll_leader(now_ms),
+            RoleKind::Candidate => self.poll_candidate(now_ms),
+            RoleKind::Follower => self.poll_follower(now_ms),
+            RoleKind::Unattached => self.poll_unattached(now_ms),
+            RoleKind::Resigned => self.poll_resigned(now_ms),
+        }
+    }
+
+    // ----- leader writes ---------------------------------------------------------------------
+
+    /// Offset the next appended record will get (leader only).
+    pub fn next_offset(&self) -> Option<i64> {
+        match &self.role {
+            Role::Leader(l) => {
+                let a = &l.accumulator;
+                let closed: usize = a.closed.iter().map(|(_, r)| r.len()).sum();
+                let base = a.closed.first().map(|(b, _)| *b).unwrap_or(a.base_offset);
+                Some(base + (closed + a.records.len()) as i64)
+            }
+            _ => None,
+        }
+    }
+
+    /// Appends record values (already framed metadata records) as leader. All of them land in
+    /// one batch, in order, so the call is atomic. Returns the offset of the first record; the
+    /// rest follow contiguously. Written after `controller.quorum.append.linger.ms` or when
+    /// the batch is full.
+    pub fn append(&mut self, now_ms: u64, records: Vec<Bytes>) -> Result<i64, AppendError> {
+        let linger_ms = self.config.append_linger_ms;
+        let Role::Leader(leader) = &mut self.role else {
+            return Err(AppendError::NotLeader);
+        };
+        let bytes: usize = records.iter().map(|r| r.len() + 16).sum();
+        if records.is_empty() || records.len() > MAX_RECORDS_PER_BATCH || bytes > MAX_BATCH_BYTES - 256 {
+            return Err(AppendError::TooLarge { records: records.len(), bytes });
+        }
+        let acc = &mut leader.accumulator;
+        if acc.records.len() + records.len() > MAX_RECORDS_PER_BATCH
+            || acc.size_bytes + bytes > MAX_BATCH_BYTES - 256
+        {
+            let base = acc.base_offset;
+            let closed = std::mem::take(&mut acc.records);
+            acc.base_offset = base + closed.len() as i64;
+            acc.closed.push((base, closed));
+            acc.size_bytes = 0;
+            acc.opened_ms = None;
+        }
+        let first = acc.base_offset + acc.records.len() as i64;
+        acc.records.extend(records);
+        acc.size_bytes += bytes;
+        acc.opened_ms.get_or_insert(now_ms);
+        if linger_ms == 0 {
+            if let Err(e) = self.flush_accumulator(now_ms) {
+                // Storage failures surface from the next poll as well; keep the error visible.
+                tracing::error!(error = %e, "append failed");
+                return Err(AppendError::NotLeader);
+            }
+        }
+        Ok(first)
+    }
+
+    /// Gives up leadership gracefully (Kafka `resign`): the node becomes Resigned and sends
+    /// EndQuorumEpoch with the other voters as preferred successors, most caught up first.
+    /// With `shutting_down`, it then stays out of elections until the driver stops it.
+    pub fn resign(&mut self, now_ms: u64, shutting_down: bool) -> Result<(), RaftError> {
+        self.shutting_down |= shutting_down;
+        if matches!(self.role, Role::Leader(_)) {
+            self.transition_to_resigned(now_ms)?;
+        }
+        self.poll(now_ms)
+    }
+
+    /// True when a graceful shutdown may finish: another node leads, or this node neither
+    /// leads nor resigned an epoch others still wait on.
+    pub fn shutdown_may_complete(&self) -> bool {
+        match &self.role {
+            Role::Leader(_) => false,
+            Role::Resigned(r) => r.unacked.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// Writes the batches waiting in the accumulator to the log, flushes, and updates the
+    /// leader's own progress (which may move the high watermark and complete parked fetches).
+    pub(crate) fn flush_accumulator(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let epoch = self.epoch;
+        let Role::Leader(leader) = &mut self.role else { return Ok(()) };
+        let acc = &mut leader.accumulator;
+        let mut batches = std::mem::take(&mut acc.closed);
+        if !acc.records.is_empty() {
+            let base = acc.base_offset;
+            let records = std::mem::take(&mut acc.records);
+            acc.base_offset = base + records.len() as i64;
+            batches.push((base, records));
+        }
+        acc.size_bytes = 0;
+        acc.opened_ms = None;
+        if batches.is_empty() {
+            return Ok(());
+        }
+        for (base, records) in batches {
+            let mut builder = BatchBuilder::new(base, epoch, now_ms as i64);
+            for r in &records {
+                builder.append(None, r);
+            }
+            let bytes = builder.build();
+            self.log.append_as_leader(&bytes, epoch)?;
+        }
+        self.after_leader_append(now_ms)
+    }
+
+    pub(crate) fn after_leader_append(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        self.log.flush()?;
+        let end = self.log.end_offset().offset;
+        let moved = match &mut self.role {
+            Role::Leader(l) => l.update_local_end_offset(end, now_ms),
+            _ => false,
+        };
+        if moved {
+            self.on_leader_high_watermark_moved();
+        }
+        self.complete_parked_fetches(now_ms, false)
+    }
+
+    pub(crate) fn on_leader_high_watermark_moved(&mut self) {
+        if let Role::Leader(l) = &self.role {
+            if let Some(hw) = l.high_watermark {
+                self.advance_high_watermark(hw);
+            }
+        }
+    }
+
+    pub(crate) fn advance_high_watermark(&mut self, hw: i64) {
+        if self.high_watermark.is_none_or(|cur| hw > cur) {
+            self.high_watermark = Some(hw);
+        }
+    }
+
+    // ----- timers per role -------------------------------------------------------------------
+
+    fn poll_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+        let Role::Leader(l) = &self.role else { unreachable!() };
+        if self.shutting_down || (!l.check_quorum_disabled() && now_ms >= l.check_quorum_deadline_ms) {
+            if !self.shutting_down {
+                info!(epoch = self.epoch, timeout_ms = check_quorum_ms, "no fetch from a majority of voters: resigning");
+            }
+            self.transition_to_resigned(now_ms)?;
+            return self.poll_resigned(now_ms);
+        }
+        let linger_due = l.accumulator.opened_ms.is_some_and(|t| now_ms >= t + self.config.append_linger_ms)
+            || !l.accumulator.closed.is_empty();
+        if linger_due {
+            self.flush_accumulator(now_ms)?;
+        }
+        self.expire_parked_fetches(now_ms)?;
+        let Role::Leader(l) = &self.role else { return Ok(()) };
+        if now_ms >= l.begin_quorum_epoch_deadline_ms {
+            let targets: Vec<i32> =
+                self.config.voters.keys().copied().filter(|&v| v != self.config.node_id).collect();
+            for voter in targets {
+                if self.requests.is_ready(voter, now_ms) {
+                    let request = self.build_begin_quorum_epoch_request(voter);
+                    self.send(voter, now_ms, request);
+                }
+            }
+            let half_fetch_timeout = self.config.fetch_timeout_ms / 2;
+            if let Role::Leader(l) = &mut self.role {
+                l.begin_quorum_epoch_deadline_ms = now_ms + half_fetch_timeout;
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_candidate(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Candidate(c) = &self.role else { unreachable!() };
+        if let Some(backoff) = c.backoff_deadline_ms {
+            if now_ms >= backoff && !self.shutting_down {
+                info!(epoch = self.epoch, "re-running the election after backoff");
+                return self.transition_to_candidate(now_ms);
+            }
+            return Ok(());
+        }
+        if now_ms >= c.election_deadline_ms && !self.shutting_down {
+            let retries = c.retries;
+            let backoff = self.election_backoff_ms(retries);
+            info!(epoch = self.epoch, backoff_ms = backoff, "election timed out");
+            if let Role::Candidate(c) = &mut self.role {
+                c.backoff_deadline_ms = Some(now_ms + backoff);
+            }
+            return Ok(());
+        }
+        self.send_vote_requests(now_ms);
+        Ok(())
+    }
+
+    fn poll_follower(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Follower(f) = &self.role else { unreachable!() };
+        let leader = f.leader_id;
+        if now_ms >= f.fetch_deadline_ms {
+            if self.shutting_down {
+                return Ok(());
+            }
+            if self.config.is_voter() {
+                info!(epoch = self.epoch, leader, "fetch timeout: becoming a candidate");
+                return self.transition_to_candidate(now_ms);
+            }
+            // Observer: look for the leader through any voter.
+            return self.send_fetch_to_any_voter(now_ms);
+        }
+        if self.requests.is_ready(leader, now_ms) {
+            let request = self.build_fetch_request();
+            self.send(leader, now_ms, request);
+        }
+        Ok(())
+    }
+
+    fn poll_unattached(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Unattached(u) = &self.role else { unreachable!() };
+        match u.election_deadline_ms {
+            Some(deadline) if now_ms >= deadline && !self.shutting_down => self.transition_to_candidate(now_ms),
+            Some(_) => Ok(()),
+            None => self.send_fetch_to_any_voter(now_ms),
+        }
+    }
+
+    fn poll_resigned(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Resigned(r) = &self.role else { unreachable!() };
+        if !self.shutting_down && now_ms >= r.election_deadline_ms {
+            return if self.config.is_voter() {
+                self.transition_to_candidate(now_ms)
+            } else {
+                self.transition_to_unattached(self.epoch + 1, now_ms)
+            };
+        }
+        let targets: Vec<i32> = r.unacked.iter().copied().collect();
+        for voter in targets {
+            if self.requests.is_ready(voter, now_ms) {
+                let request = self.build_end_quorum_epoch_request();
+                self.send(voter, now_ms, request);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn send(&mut self, destination: i32, now_ms: u64, request: RaftRequest) {
+        let id = self.requests.on_send(destination, now_ms, self.config.request_timeout_ms);
+        self.emit(Output::Send { id, destination, request });
+    }
+
+    // ----- transitions -----------------------------------------------------------------------
+
+    fn random_election_deadline(&mut self, now_ms: u64) -> u64 {
+        let t = self.config.election_timeout_ms;
+        now_ms + if t == 0 { 0 } else { t + self.rng.gen_range(0..t) }
+    }
+
+    /// `min(100 ms × rand[0, 2^retries), election.backoff.max.ms)` (Kafka
+    /// `binaryExponentialElectionBackoffMs`).
+    fn election_backoff_ms(&mut self, retries: u32) -> u64 {
+        let bound = 1u64 << retries.clamp(1, 20);
+        (ELECTION_BACKOFF_BASE_MS * self.rng.gen_range(0..bound)).min(self.config.election_backoff_max_ms)
+    }
+
+    fn persist(&mut self, leader_id: Option<i32>, voted_id: Option<i32>) -> Result<(), RaftError> {
+        let state = ElectionState {
+            epoch: self.epoch,
+            leader_id,
+            voted_id,
+            voted_directory_id: None,
+            voters: self.config.voters.keys().copied().collect(),
+        };
+        self.store.write(&state)?;
+        Ok(())
+    }
+
+    /// Leaves the current role; answers parked fetches so no request is left hanging.
+    fn leave_role(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        self.requests.reset();
+        if let Role::Leader(l) = &mut self.role {
+            let parked = std::mem::take(&mut l.parked);
+            // Re-evaluated after the transition they get the new epoch/leader in an error.
+            self.pending_reanswer = parked;
+        }
+        let _ = now_ms;
+        Ok(())
+    }
+
+    pub(crate) fn transition_to_unattached(&mut self, epoch: i32, now_ms: u64) -> Result<(), RaftError> {
+        assert!(epoch >= self.epoch, "epoch must not go backwards: {} -> {epoch}", self.epoch);
+        // Keep the running election timer when coming from Candidate/Unattached (Kafka).
+        let keep = match &self.role {
+            Role::Candidate(c) => Some(c.election_deadline_ms),
+            Role::Unattached(u) => u.election_deadline_ms,
+            _ => None,
+        };
+        self.leave_role(now_ms)?;
+        self.epoch = epoch;
+        self.persist(None, None)?;
+        let deadline = if self.config.is_voter() {
+            Some(keep.unwrap_or_else(|| self.random_election_deadline(now_ms)))
+        } else {
+            None
+        };
+        self.role = Role::Unattached(Unattached { voted: None, leader_hint: None, election_deadline_ms: deadline });
+        info!(epoch, "transitioned to Unattached");
+        self.reanswer_parked(now_ms)
+    }
+
+    pub(crate) fn transition_to_unattached_voted(&mut self, candidate: i32, now_ms: u64) -> Result<(), RaftError> {
+        self.persist(None, Some(candidate))?;
+        let deadline = self.random_election_deadline(now_ms);
+        self.role = Role::Unattached(Unattached {
+            voted: Some(candidate),
+            leader_hint: None,
+            election_deadline_ms: Some(deadline),
+        });
+        info!(epoch = self.epoch, candidate, "voted");
+        Ok(())
+    }
+
+    pub(crate) fn transition_to_candidate(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        assert!(self.config.is_voter(), "only voters run elections");
+        let retries = match &self.role {
+            Role::Candidate(c) => c.retries + 1,
+            _ => 1,
+        };
+        self.leave_role(now_ms)?;
+        self.epoch += 1;
+        let id = self.config.node_id;
+        self.persist(None, Some(id))?;
+        let deadline = self.random_election_deadline(now_ms);
+        self.role = Role::Candidate(Candidate {
+            retries,
+            granted: BTreeSet::from([id]),
+            rejected: BTreeSet::new(),
+            election_deadline_ms: deadline,
+            backoff_deadline_ms: None,
+        });
+        info!(epoch = self.epoch, retries, "became candidate");
+        self.reanswer_parked(now_ms)?;
+        if self.config.majority() <= 1 {
+            return self.transition_to_leader(now_ms);
+        }
+        self.send_vote_requests(now_ms);
+        Ok(())
+    }
+
+    pub(crate) fn transition_to_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Candidate(c) = &self.role else { unreachable!("only a candidate becomes leader") };
+        let granting = c.granted.clone();
+        self.leave_role(now_ms)?;
+        let id = self.config.node_id;
+        self.persist(Some(id), Some(id))?;
+        let epoch_start_offset = self.log.end_offset().offset;
+        let leader = LeaderState::new(
+            id,
+            self.config.voters.keys().copied(),
+            epoch_start_offset,
+            now_ms,
+            self.config.fetch_timeout_ms * 3 / 2,
+        );
+        self.role = Role::Leader(Box::new(leader));
+        // The high watermark can only move once a record of this epoch is committed: write the
+        // LeaderChange control record right away (Kafka `appendStartOfEpochControlRecords`).
+        let message = LeaderChangeMessage::default()
+            .with_version(0)
+            .with_leader_id(id.into())
+            .with_voters(self.config.voters.keys().map(|&v| Voter::default().with_voter_id(v)).collect())
+            .with_granting_voters(granting.iter().map(|&v| Voter::default().with_voter_id(v)).collect());
+        let batch = control_batch(epoch_start_offset, self.epoch, now_ms as i64, &[ControlRecord::LeaderChange(message)]);
+        self.log.append_as_leader(&batch, self.epoch)?;
+        if let Role::Leader(l) = &mut self.role {
+            l.accumulator.base_offset = epoch_start_offset + 1;
+        }
+        self.became_leader = true;
+        info!(epoch = self.epoch, epoch_start_offset, "became leader");
+        self.after_leader_append(now_ms)?;
+        self.poll_leader(now_ms)
+    }
+
+    pub(crate) fn transition_to_follower(&mut self, epoch: i32, leader_id: i32, now_ms: u64) -> Result<(), RaftError> {
+        assert!(epoch >= self.epoch, "epoch must not go backwards");
+        assert!(leader_id != self.config.node_id, "cannot follow itself");
+        let voted = match &self.role {
+            Role::Unattached(u) if epoch == self.epoch => u.voted,
+            Role::Follower(f) if epoch == self.epoch => f.voted,
+            Role::Candidate(_) if epoch == self.epoch => Some(self.config.node_id),
+            _ => None,
+        };
+        self.leave_role(now_ms)?;
+        self.epoch = epoch;
+        self.persist(Some(leader_id), voted)?;
+        self.role = Role::Follower(Follower {
+            leader_id,
+            fetch_deadline_ms: now_ms + self.config.fetch_timeout_ms,
+            voted,
+        });
+        info!(epoch, leader_id, "became follower");
+        self.reanswer_parked(now_ms)?;
+        self.poll_follower(now_ms)
+    }
+
+    pub(crate) fn transition_to_resigned(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Leader(l) = &self.role else { return Ok(()) };
+        let successors = l.non_leader_voters_by_descending_end_offset();
+        // Records not yet written are dropped: their writers get NOT_CONTROLLER from the node.
+        self.leave_role(now_ms)?;
+        let deadline = self.random_election_deadline(now_ms);
+        self.role = Role::Resigned(Resigned {
+            election_deadline_ms: deadline,
+            unacked: successors.iter().copied().collect(),
+            preferred_successors: successors,
+        });
+        info!(epoch = self.epoch, "resigned");
+        self.reanswer_parked(now_ms)
+    }
+
+    /// Checks a leader claim against what we know (Kafka `maybeTransition` /
+    /// `hasConsistentLeader`) and moves to Follower/Unattached when it is news.
+    pub(crate) fn maybe_transition(&mut self, leader_id: Option<i32>, epoch: i32, now_ms: u64) -> Result<(), RaftError> {
+        if epoch == self.epoch {
+            if let Some(received) = leader_id {
+                let known = self.leader_id();
+                let inconsistent = match known {
+                    Some(k) => k != received,
+                    None => received == self.config.node_id,
+                };
+                if inconsistent {
+                    return Err(RaftError::InconsistentLeader { epoch, known, received });
+                }
+            }
+        }
+        if epoch > self.epoch {
+            match leader_id {
+                Some(l) if l != self.config.node_id => self.transition_to_follower(epoch, l, now_ms),
+                Some(l) => Err(RaftError::InconsistentLeader { epoch, known: None, received: l }),
+                None => self.transition_to_unattached(epoch, now_ms),
+            }
+        } else if let Some(l) = leader_id {
+            if self.leader_id().is_none() && l != self.config.node_id {
+                self.transition_to_follower(epoch, l, now_ms)
+            } else {
+                Ok(())
+            }
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The roles a node can be in, and what each one remembers.
+//!
+//! Legal transitions (Kafka `QuorumState`; the epoch lives in the core, not in the role):
+//!
+//! | from        | to                    | trigger                                                   |
+//! |-------------|-----------------------|-----------------------------------------------------------|
+//! | Unattached  | Unattached            | higher epoch seen, or a vote granted in this epoch        |
+//! | Unattached  | Candidate             | election timeout (voters only)                            |
+//! | Unattached  | Follower              | leader of an epoch ≥ ours learned                         |
+//! | Candidate   | Leader                | a majority granted (own vote counts)                      |
+//! | Candidate   | Candidate             | election timeout + backoff, or rejection + backoff        |
+//! | Candidate   | Unattached / Follower | higher epoch, or the leader of our epoch learned          |
+//! | Leader      | Resigned              | graceful shutdown, resign request, check-quorum expiry    |
+//! | Leader      | Unattached / Follower | higher epoch                                              |
+//! | Follower    | Candidate             | fetch timeout (voters only)                               |
+//! | Follower    | Follower / Unattached | higher epoch                                              |
+//! | Resigned    | Candidate             | election timeout (voters only)                            |
+//! | Resigned    | Unattached / Follower | higher epoch                                              |
+//!
+//! Every transition except to Resigned is persisted to `quorum-state` before it takes effect.
+
+use std::collections::BTreeSet;
+
+use crate::leader::LeaderState;
+
+/// The kind of role, for status reporting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoleKind {
+    /// Epoch known, leader unknown.
+    Unattached,
+    /// Running an election in the current epoch.
+    Candidate,
+    /// Leader of the current epoch (the active controller).
+    Leader,
+    /// Replicating from the known leader of the current epoch.
+    Follower,
+    /// Former leader of the current epoch that has given up leadership.
+    Resigned,
+}
+
+impl std::fmt::Display for RoleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            RoleKind::Unattached => "Unattached",
+            RoleKind::Candidate => "Candidate",
+            RoleKind::Leader => "Leader",
+            RoleKind::Follower => "Follower",
+            RoleKind::Resigned => "Resigned",
+        };
+        f.write_str(s)
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Unattached {
+    /// Candidate voted for in this epoch.
+    pub voted: Option<i32>,
+    /// Leader id known from `quorum-state` whose endpoint we cannot resolve (observers).
+    pub leader_hint: Option<i32>,
+    /// When to start an election; `None` for observers.
+    pub election_deadline_ms: Option<u64>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    /// Number of elections this node ran in a row (≥ 1); drives the backoff.
+    pub retries: u32,
+    pub granted: BTreeSet<i32>,
+    pub rejected: BTreeSet<i32>,
+    pub election_deadline_ms: u64,
+    /// Set once the election is lost or timed out: run the next one at this time.
+    pub backoff_deadline_ms: Option<u64>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Follower {
+    pub leader_id: i32,
+    /// Voters become candidates, observers look for the leader elsewhere, at this time.
+    pub fetch_deadline_ms: u64,
+    /// Candidate voted for in this epoch, kept so `quorum-state` keeps recording it.
+    pub voted: Option<i32>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Resigned {
+    pub election_deadline_ms: u64,
+    /// Voters that have not acknowledged our EndQuorumEpoch yet.
+    pub unacked: BTreeSet<i32>,
+    /// Other voters by descending fetch offset: the preferred successors.
+    pub preferred_successors: Vec<i32>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Role {
+    Unattached(Unattached),
+    Candidate(Candidate),
+    Leader(Box<LeaderState>),
+    Follower(Follower),
+    Resigned(Resigned),
+}
+
+impl Role {
+    pub fn kind(&self) -> RoleKind {
+        match self {
+            Role::Unattached(_) => RoleKind::Unattached,
+            Role::Candidate(_) => RoleKind::Candidate,
+            Role::Leader(_) => RoleKind::Leader,
+            Role::Follower(_) => RoleKind::Follower,
+            Role::Resigned(_) => RoleKind::Resigned,
+        }
+    }
+}
