@@ -10,3 +10,6 @@ pub mod codec;
 pub mod control;
 pub mod metadata;
 pub mod metadata_version;
+
+#[cfg(test)]
+mod java_vectors;

@@ -19,7 +19,7 @@ use crate::codec::{put_uvarint, ReadError, Reader};
 
 mod records;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 pub(crate) mod wire;
