@@ -15,6 +15,8 @@ mod epoch_change;
 mod fetch_follower;
 mod fetch_leader;
 mod vote;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 
