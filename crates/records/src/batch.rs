@@ -168,7 +168,10 @@ impl BatchHeader {
     /// magic ≠ 2. The CRC is not checked here (see [`verify_crc`]).
     pub fn parse(buf: &[u8]) -> Result<BatchHeader, BatchError> {
         if buf.len() < BATCH_HEADER_BYTES {
-            return Err(BatchError::Truncated { needed: BATCH_HEADER_BYTES, available: buf.len() });
+            return Err(BatchError::Truncated {
+                needed: BATCH_HEADER_BYTES,
+                available: buf.len(),
+            });
         }
         let length = be_i32(buf, LENGTH_OFFSET);
         check_length(length)?;
@@ -249,7 +252,10 @@ impl BatchHeader {
         let ok = self.base_offset >= 0
             && self.last_offset_delta >= 0
             && self.records_count as i64 == self.last_offset_delta as i64 + 1
-            && self.base_offset.checked_add(self.last_offset_delta as i64 + 1).is_some();
+            && self
+                .base_offset
+                .checked_add(self.last_offset_delta as i64 + 1)
+                .is_some();
         if ok {
             Ok(())
         } else {
@@ -271,11 +277,17 @@ pub fn verify_crc(batch: &[u8]) -> Result<(), BatchError> {
     let header = BatchHeader::parse(batch)?;
     let size = header.size_bytes();
     if batch.len() < size {
-        return Err(BatchError::Truncated { needed: size, available: batch.len() });
+        return Err(BatchError::Truncated {
+            needed: size,
+            available: batch.len(),
+        });
     }
     let actual = crc32c::crc32c(&batch[CRC_START..size]);
     if actual != header.crc {
-        return Err(BatchError::CrcMismatch { expected: header.crc, actual });
+        return Err(BatchError::CrcMismatch {
+            expected: header.crc,
+            actual,
+        });
     }
     Ok(())
 }
@@ -292,7 +304,11 @@ pub struct BatchIter<'a> {
 
 /// Iterates the complete batches in `buf`; see [`BatchIter`].
 pub fn batches(buf: &[u8]) -> BatchIter<'_> {
-    BatchIter { buf, pos: 0, failed: false }
+    BatchIter {
+        buf,
+        pos: 0,
+        failed: false,
+    }
 }
 
 impl<'a> BatchIter<'a> {
@@ -374,7 +390,10 @@ pub fn valid_prefix(buf: &[u8]) -> ValidPrefix {
                 } else {
                     be_i32(rest, LENGTH_OFFSET) as usize + LOG_OVERHEAD
                 };
-                break Some(BatchError::Truncated { needed, available: rest.len() });
+                break Some(BatchError::Truncated {
+                    needed,
+                    available: rest.len(),
+                });
             }
             Some(Err(e)) => break Some(e),
             Some(Ok(item)) => item,
@@ -393,20 +412,32 @@ pub fn valid_prefix(buf: &[u8]) -> ValidPrefix {
         bytes += batch.len();
         headers.push(header);
     };
-    ValidPrefix { bytes, headers, stopped_because }
+    ValidPrefix {
+        bytes,
+        headers,
+        stopped_because,
+    }
 }
 
 /// Rewrites the base offset of a batch in place. It lies outside the CRC, so the batch stays
 /// valid (Java: `DefaultRecordBatch.setLastOffset` on leader append). Panics under 61 bytes.
 pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
-    assert!(batch.len() >= BATCH_HEADER_BYTES, "not a batch: {} bytes", batch.len());
+    assert!(
+        batch.len() >= BATCH_HEADER_BYTES,
+        "not a batch: {} bytes",
+        batch.len()
+    );
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
 }
 
 /// Rewrites the partition leader epoch of a batch in place; outside the CRC
 /// (`DefaultRecordBatch.setPartitionLeaderEpoch`). Panics under 61 bytes.
 pub fn set_partition_leader_epoch(batch: &mut [u8], epoch: i32) {
-    assert!(batch.len() >= BATCH_HEADER_BYTES, "not a batch: {} bytes", batch.len());
+    assert!(
+        batch.len() >= BATCH_HEADER_BYTES,
+        "not a batch: {} bytes",
+        batch.len()
+    );
     batch[EPOCH_OFFSET..EPOCH_OFFSET + 4].copy_from_slice(&epoch.to_be_bytes());
 }
 
@@ -478,7 +509,10 @@ impl BatchBuilder {
     /// every value must be non-empty.
     pub fn try_append(&mut self, key: Option<&[u8]>, value: &[u8]) -> Result<(), BatchFull> {
         if self.control {
-            assert!(key.is_some_and(|k| !k.is_empty()), "control records need a non-empty key");
+            assert!(
+                key.is_some_and(|k| !k.is_empty()),
+                "control records need a non-empty key"
+            );
         } else {
             assert!(key.is_none(), "KRaft data records have no key");
         }
@@ -648,22 +682,32 @@ fn decode_record(header: &BatchHeader, index: usize, record: &[u8]) -> Result<Re
     // Java reads the header count as the record's single last byte.
     let (fields, last) = record.split_at(record.len() - 1);
     if last[0] != 0 {
-        return Err(invalid(format!("header count byte {} at offset index {index}, expected 0", last[0])));
+        return Err(invalid(format!(
+            "header count byte {} at offset index {index}, expected 0",
+            last[0]
+        )));
     }
     let mut r = Reader::new(fields);
     r.i8().map_err(|e| read_err("attributes", e))?; // unused, as in Java
     let timestamp_delta = r.varlong().map_err(|e| read_err("timestamp delta", e))?;
     if timestamp_delta != 0 {
-        return Err(invalid(format!("timestamp delta {timestamp_delta}, expected 0")));
+        return Err(invalid(format!(
+            "timestamp delta {timestamp_delta}, expected 0"
+        )));
     }
     let offset_delta = r.varint().map_err(|e| read_err("offset delta", e))?;
     if offset_delta as i64 != index as i64 {
-        return Err(invalid(format!("offset delta {offset_delta} at record index {index}")));
+        return Err(invalid(format!(
+            "offset delta {offset_delta} at record index {index}"
+        )));
     }
     let key = read_nullable_bytes(&mut r, "key")?;
     let value = read_nullable_bytes(&mut r, "value")?;
     if r.remaining() != 0 {
-        return Err(invalid(format!("{} unread bytes in record {index}", r.remaining())));
+        return Err(invalid(format!(
+            "{} unread bytes in record {index}",
+            r.remaining()
+        )));
     }
     match (&value, header.is_control()) {
         (None, _) => return Err(invalid("missing value")),
@@ -671,19 +715,28 @@ fn decode_record(header: &BatchHeader, index: usize, record: &[u8]) -> Result<Re
         _ => {}
     }
     if header.is_control() {
-        let k = key.as_deref().ok_or_else(|| invalid("control record without key"))?;
+        let k = key
+            .as_deref()
+            .ok_or_else(|| invalid("control record without key"))?;
         check_control_key(k)?;
     } else if key.is_some() {
         return Err(invalid("data record with a key"));
     }
-    Ok(Record { offset: header.base_offset + offset_delta as i64, key, value })
+    Ok(Record {
+        offset: header.base_offset + offset_delta as i64,
+        key,
+        value,
+    })
 }
 
 /// Checks a control record key the way `ControlRecordType.parse` + `RecordsIterator` do and
 /// returns the control type: ≥ 4 bytes, version ≥ 0 (versions > 0 are accepted), type 2..=6.
 pub fn check_control_key(key: &[u8]) -> Result<i16, BatchError> {
     if key.len() < 4 {
-        return Err(invalid(format!("control key of {} bytes, expected at least 4", key.len())));
+        return Err(invalid(format!(
+            "control key of {} bytes, expected at least 4",
+            key.len()
+        )));
     }
     let version = be_i16(key, 0);
     if version < 0 {
@@ -691,7 +744,9 @@ pub fn check_control_key(key: &[u8]) -> Result<i16, BatchError> {
     }
     let record_type = be_i16(key, 2);
     if !KRAFT_CONTROL_TYPES.contains(&record_type) {
-        return Err(invalid(format!("control record type {record_type} is not a KRaft type")));
+        return Err(invalid(format!(
+            "control record type {record_type} is not a KRaft type"
+        )));
     }
     Ok(record_type)
 }

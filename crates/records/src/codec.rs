@@ -146,7 +146,10 @@ impl<'a> Reader<'a> {
     /// The next `n` bytes, borrowed from the underlying slice.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
         if self.remaining() < n {
-            return Err(ReadError::Underflow { needed: n, remaining: self.remaining() });
+            return Err(ReadError::Underflow {
+                needed: n,
+                remaining: self.remaining(),
+            });
         }
         let slice = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -242,10 +245,13 @@ impl<'a> Reader<'a> {
     pub fn compact_string(&mut self) -> Result<Option<String>, ReadError> {
         match self.compact_len()? {
             None => Ok(None),
-            Some(n) if n > MAX_STRING_BYTES => Err(ReadError::Malformed("string length over 0x7fff")),
+            Some(n) if n > MAX_STRING_BYTES => {
+                Err(ReadError::Malformed("string length over 0x7fff"))
+            }
             Some(n) => {
                 let b = self.bytes(n)?;
-                let s = std::str::from_utf8(b).map_err(|_| ReadError::Malformed("invalid UTF-8"))?;
+                let s =
+                    std::str::from_utf8(b).map_err(|_| ReadError::Malformed("invalid UTF-8"))?;
                 Ok(Some(s.to_owned()))
             }
         }
@@ -264,9 +270,9 @@ impl<'a> Reader<'a> {
     /// callers may preallocate it.
     pub fn compact_array_len(&mut self) -> Result<Option<usize>, ReadError> {
         match self.compact_len()? {
-            Some(n) if n > self.remaining() => {
-                Err(ReadError::Malformed("array longer than the remaining bytes"))
-            }
+            Some(n) if n > self.remaining() => Err(ReadError::Malformed(
+                "array longer than the remaining bytes",
+            )),
             other => Ok(other),
         }
     }

@@ -62,7 +62,9 @@ impl ControlRecord {
     /// ids of the voters that granted the vote.
     pub fn leader_change(leader_id: i32, voters: &[i32], granting_voters: &[i32]) -> Self {
         let to_voters = |ids: &[i32]| {
-            ids.iter().map(|&id| LeaderChangeVoter::default().with_voter_id(id)).collect()
+            ids.iter()
+                .map(|&id| LeaderChangeVoter::default().with_voter_id(id))
+                .collect()
         };
         ControlRecord::LeaderChange(
             LeaderChangeMessage::default()
@@ -84,7 +86,9 @@ impl ControlRecord {
 
     /// `SnapshotFooterRecord` v0.
     pub fn snapshot_footer() -> Self {
-        ControlRecord::SnapshotFooter(SnapshotFooterRecord::default().with_version(CONTROL_VALUE_VERSION))
+        ControlRecord::SnapshotFooter(
+            SnapshotFooterRecord::default().with_version(CONTROL_VALUE_VERSION),
+        )
     }
 
     /// `KRaftVersionRecord` v0 carrying the kraft.version feature level.
@@ -127,7 +131,10 @@ impl ControlRecord {
             ControlRecord::Voters(m) => m.encode(&mut out, CONTROL_VALUE_VERSION),
         };
         if let Err(e) = result {
-            panic!("control record {:?} cannot be written at v0: {e}", self.record_type());
+            panic!(
+                "control record {:?} cannot be written at v0: {e}",
+                self.record_type()
+            );
         }
         Bytes::from(out)
     }
@@ -166,7 +173,12 @@ impl ControlRecord {
 /// One control batch holding `records` in order (attribute bit 5, offsets from
 /// `base_offset`, leader epoch `epoch`, append time `timestamp_ms`). Panics if `records` is
 /// empty or a value cannot be written at v0 (see [`ControlRecord::encode_value`]).
-pub fn control_batch(base_offset: i64, epoch: i32, timestamp_ms: i64, records: &[ControlRecord]) -> Bytes {
+pub fn control_batch(
+    base_offset: i64,
+    epoch: i32,
+    timestamp_ms: i64,
+    records: &[ControlRecord],
+) -> Bytes {
     let mut builder = BatchBuilder::new(base_offset, epoch, timestamp_ms).control();
     for record in records {
         builder.append(Some(&record.encode_key()), &record.encode_value());
@@ -179,10 +191,14 @@ pub fn control_batch(base_offset: i64, epoch: i32, timestamp_ms: i64, records: &
 ///
 /// Errors: anything `decode_batch` reports, or [`BatchError::InvalidControlRecord`] when the
 /// batch is not a control batch.
-pub fn decode_control_batch(batch: &[u8]) -> Result<(BatchHeader, Vec<(i64, ControlRecord)>), BatchError> {
+pub fn decode_control_batch(
+    batch: &[u8],
+) -> Result<(BatchHeader, Vec<(i64, ControlRecord)>), BatchError> {
     let (header, records) = decode_batch(batch)?;
     if !header.is_control() {
-        return Err(BatchError::InvalidControlRecord("not a control batch".into()));
+        return Err(BatchError::InvalidControlRecord(
+            "not a control batch".into(),
+        ));
     }
     let decoded = records
         .into_iter()
@@ -209,12 +225,16 @@ fn read_array<T>(
     r: &mut Reader<'_>,
     mut item: impl FnMut(&mut Reader<'_>) -> Result<T, ReadError>,
 ) -> Result<Vec<T>, ReadError> {
-    let n = r.compact_array_len()?.ok_or(ReadError::Malformed("null array"))?;
+    let n = r
+        .compact_array_len()?
+        .ok_or(ReadError::Malformed("null array"))?;
     (0..n).map(|_| item(r)).collect()
 }
 
 fn read_string(r: &mut Reader<'_>) -> Result<StrBytes, ReadError> {
-    let s = r.compact_string()?.ok_or(ReadError::Malformed("null string"))?;
+    let s = r
+        .compact_string()?
+        .ok_or(ReadError::Malformed("null string"))?;
     Ok(StrBytes::from_string(s))
 }
 

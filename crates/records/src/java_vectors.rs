@@ -19,7 +19,9 @@ use crate::metadata::testing::Rng;
 use crate::metadata::*;
 
 fn vectors_dir() -> std::path::PathBuf {
-    std::env::var_os("KRAFTWERK_JAVA_VECTORS").expect("set KRAFTWERK_JAVA_VECTORS to a directory").into()
+    std::env::var_os("KRAFTWERK_JAVA_VECTORS")
+        .expect("set KRAFTWERK_JAVA_VECTORS to a directory")
+        .into()
 }
 
 /// Record versions Kafka 4.1.2 reads (the 4.4 additions are left out).
@@ -42,10 +44,14 @@ pub(crate) fn fixed_voters() -> ControlRecord {
                 .with_host(StrBytes::from_string(format!("controller-{id}")))
                 .with_port(port)])
             .with_k_raft_version_feature(
-                KRaftVersionFeature::default().with_min_supported_version(0).with_max_supported_version(1),
+                KRaftVersionFeature::default()
+                    .with_min_supported_version(0)
+                    .with_max_supported_version(1),
             )
     };
-    ControlRecord::Voters(VotersRecord::default().with_voters(vec![voter(1, 0x11, 9093), voter(2, 0x22, 9094)]))
+    ControlRecord::Voters(
+        VotersRecord::default().with_voters(vec![voter(1, 0x11, 9093), voter(2, 0x22, 9094)]),
+    )
 }
 
 /// The fixed data records; the Java side asserts their field values one by one.
@@ -86,11 +92,22 @@ pub(crate) fn fixed_records() -> Vec<ApiMessageAndVersion> {
     };
     vec![
         ApiMessageAndVersion::new(
-            FeatureLevelRecord { name: "metadata.version".into(), feature_level: 27, ..Default::default() },
+            FeatureLevelRecord {
+                name: "metadata.version".into(),
+                feature_level: 27,
+                ..Default::default()
+            },
             0,
         ),
         ApiMessageAndVersion::new(broker, 3),
-        ApiMessageAndVersion::new(TopicRecord { name: "foo".into(), topic_id: Uuid::from_u128(0x7091c), ..Default::default() }, 0),
+        ApiMessageAndVersion::new(
+            TopicRecord {
+                name: "foo".into(),
+                topic_id: Uuid::from_u128(0x7091c),
+                ..Default::default()
+            },
+            0,
+        ),
         ApiMessageAndVersion::new(partition, 2),
         ApiMessageAndVersion::new(
             PartitionChangeRecord {
@@ -103,12 +120,22 @@ pub(crate) fn fixed_records() -> Vec<ApiMessageAndVersion> {
             2,
         ),
         ApiMessageAndVersion::new(
-            ConfigRecord { resource_type: 2, resource_name: "foo".into(), name: "retention.ms".into(), value: None, ..Default::default() },
+            ConfigRecord {
+                resource_type: 2,
+                resource_name: "foo".into(),
+                name: "retention.ms".into(),
+                value: None,
+                ..Default::default()
+            },
             0,
         ),
         ApiMessageAndVersion::new(
             ClientQuotaRecord {
-                entity: vec![EntityData { entity_type: "user".into(), entity_name: None, ..Default::default() }],
+                entity: vec![EntityData {
+                    entity_type: "user".into(),
+                    entity_name: None,
+                    ..Default::default()
+                }],
                 key: "producer_byte_rate".into(),
                 value: 1.5,
                 remove: false,
@@ -116,7 +143,15 @@ pub(crate) fn fixed_records() -> Vec<ApiMessageAndVersion> {
             },
             0,
         ),
-        ApiMessageAndVersion::new(BrokerRegistrationChangeRecord { broker_id: 1, broker_epoch: 100, fenced: -1, ..Default::default() }, 2),
+        ApiMessageAndVersion::new(
+            BrokerRegistrationChangeRecord {
+                broker_id: 1,
+                broker_epoch: 100,
+                fenced: -1,
+                ..Default::default()
+            },
+            2,
+        ),
         ApiMessageAndVersion::new(NoOpRecord::default(), 0),
     ]
 }
@@ -135,9 +170,15 @@ fn write_rust_vectors() {
     let mut log = Vec::new();
     let push = |log: &mut Vec<u8>, batch: Bytes| {
         log.extend_from_slice(&batch);
-        crate::batch::BatchHeader::parse(&batch).unwrap().next_offset()
+        crate::batch::BatchHeader::parse(&batch)
+            .unwrap()
+            .next_offset()
     };
-    let start = [ControlRecord::leader_change(1, &[1, 2, 3], &[1, 3]), ControlRecord::kraft_version(1), fixed_voters()];
+    let start = [
+        ControlRecord::leader_change(1, &[1, 2, 3], &[1, 3]),
+        ControlRecord::kraft_version(1),
+        fixed_voters(),
+    ];
     push(&mut log, control_batch(0, 5, 1000, &start));
     let mut next = push(&mut log, data_batch(3, &fixed_records()));
 
@@ -145,22 +186,38 @@ fn write_rust_vectors() {
     let mut random = Vec::new();
     for _ in 0..30 {
         for &(key, _, min, max) in METADATA_RECORD_TYPES {
-            let Some(max) = java_4_1_max_version(key, max) else { continue };
+            let Some(max) = java_4_1_max_version(key, max) else {
+                continue;
+            };
             for version in min..=max {
-                random.push(ApiMessageAndVersion::new(MetadataRecord::random(key, &mut rng, version), version));
+                random.push(ApiMessageAndVersion::new(
+                    MetadataRecord::random(key, &mut rng, version),
+                    version,
+                ));
             }
         }
     }
     for chunk in random.chunks(50) {
         next = push(&mut log, data_batch(next, chunk));
     }
-    next = push(&mut log, control_batch(next, 6, 3000, &[ControlRecord::snapshot_header(2999)]));
-    next = push(&mut log, control_batch(next, 6, 3000, &[ControlRecord::snapshot_footer()]));
+    next = push(
+        &mut log,
+        control_batch(next, 6, 3000, &[ControlRecord::snapshot_header(2999)]),
+    );
+    next = push(
+        &mut log,
+        control_batch(next, 6, 3000, &[ControlRecord::snapshot_footer()]),
+    );
 
     assert_eq!(valid_prefix(&log).bytes, log.len());
     let path = vectors_dir().join("rust.log");
     std::fs::write(&path, &log).unwrap();
-    eprintln!("wrote {} bytes, offsets 0..{next}, {} random records to {}", log.len(), random.len(), path.display());
+    eprintln!(
+        "wrote {} bytes, offsets 0..{next}, {} random records to {}",
+        log.len(),
+        random.len(),
+        path.display()
+    );
 }
 
 #[test]
@@ -168,7 +225,10 @@ fn write_rust_vectors() {
 fn read_java_vectors() {
     let log = std::fs::read(vectors_dir().join("java.log")).unwrap();
     let prefix = valid_prefix(&log);
-    assert_eq!((prefix.bytes, prefix.stopped_because.clone()), (log.len(), None));
+    assert_eq!(
+        (prefix.bytes, prefix.stopped_because.clone()),
+        (log.len(), None)
+    );
     let (mut data, mut control) = (0, 0);
     let mut fixed_seen = Vec::new();
     for (header, batch) in crate::batch::batches(&log).map(Result::unwrap) {
@@ -176,7 +236,10 @@ fn read_java_vectors() {
             for (_, record) in decode_control_batch(batch).unwrap().1 {
                 control += 1;
                 let value = record.encode_value();
-                assert_eq!(ControlRecord::decode(&record.encode_key(), &value).unwrap(), record);
+                assert_eq!(
+                    ControlRecord::decode(&record.encode_key(), &value).unwrap(),
+                    record
+                );
                 if let ControlRecord::LeaderChange(m) = &record {
                     assert_eq!(m.leader_id, BrokerId(1));
                 }
@@ -185,12 +248,31 @@ fn read_java_vectors() {
                 }
             }
             // Our control batch from the same records must equal Java's, byte for byte.
-            let records: Vec<_> = decode_control_batch(batch).unwrap().1.into_iter().map(|(_, r)| r).collect();
-            let ours = control_batch(header.base_offset, header.partition_leader_epoch, header.max_timestamp, &records);
-            assert_eq!(ours.as_ref(), batch, "control batch at {}", header.base_offset);
+            let records: Vec<_> = decode_control_batch(batch)
+                .unwrap()
+                .1
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect();
+            let ours = control_batch(
+                header.base_offset,
+                header.partition_leader_epoch,
+                header.max_timestamp,
+                &records,
+            );
+            assert_eq!(
+                ours.as_ref(),
+                batch,
+                "control batch at {}",
+                header.base_offset
+            );
         } else {
             let (_, records) = decode_batch(batch).unwrap();
-            let mut rebuilt = BatchBuilder::new(header.base_offset, header.partition_leader_epoch, header.max_timestamp);
+            let mut rebuilt = BatchBuilder::new(
+                header.base_offset,
+                header.partition_leader_epoch,
+                header.max_timestamp,
+            );
             for r in records {
                 data += 1;
                 let value = r.value.unwrap();
@@ -199,7 +281,12 @@ fn read_java_vectors() {
                 rebuilt.append(None, &value);
                 fixed_seen.push(decoded);
             }
-            assert_eq!(rebuilt.build().as_ref(), batch, "data batch at {}", header.base_offset);
+            assert_eq!(
+                rebuilt.build().as_ref(),
+                batch,
+                "data batch at {}",
+                header.base_offset
+            );
         }
     }
     // Java wrote the same fixed records first.

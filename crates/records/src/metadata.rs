@@ -6,7 +6,7 @@
 //! (`AbstractApiMessageSerde`, `MetadataRecordSerde`). Each record type is a plain Rust struct
 //! named after its JSON schema (`RegisterBrokerRecord`, ...) with snake_case fields, JSON
 //! defaults in `Default`, and `unknown_tagged_fields` so unknown tags survive a round trip.
-//! The codecs are our own ([`wire`] + [`records`]); kafka-protocol has no metadata records.
+//! The codecs are our own (modules `wire` and `records`); kafka-protocol has no metadata records.
 //!
 //! Versions cover Kafka 4.1.2 plus the 4.4 additions (RegisterBrokerRecord v4,
 //! BrokerRegistrationChangeRecord v3, UnregisterControllerRecord). A Kafka 4.1 peer rejects
@@ -109,8 +109,14 @@ pub enum RecordError {
 fn value_error(e: ValueError) -> RecordError {
     match e {
         ValueError::Nested(inner) => *inner,
-        ValueError::Read(reason) => RecordError::Malformed { field: "body", reason },
-        ValueError::Null => RecordError::NullNotAllowed { field: "body", version: -1 },
+        ValueError::Read(reason) => RecordError::Malformed {
+            field: "body",
+            reason,
+        },
+        ValueError::Null => RecordError::NullNotAllowed {
+            field: "body",
+            version: -1,
+        },
     }
 }
 
@@ -270,7 +276,10 @@ pub struct ApiMessageAndVersion {
 impl ApiMessageAndVersion {
     /// Pairs a record with a version (checked on [`encode`](Self::encode)).
     pub fn new(record: impl Into<MetadataRecord>, version: i16) -> Self {
-        ApiMessageAndVersion { record: record.into(), version }
+        ApiMessageAndVersion {
+            record: record.into(),
+            version,
+        }
     }
 
     /// Serializes as `AbstractApiMessageSerde.write` does: frame version 1, api key, version
@@ -294,9 +303,15 @@ impl ApiMessageAndVersion {
     pub fn decode(buf: &[u8]) -> Result<Self, RecordError> {
         let mut r = Reader::new(buf);
         let frame = |r: &mut Reader<'_>| -> Result<u32, RecordError> {
-            let v = r.uvarint().map_err(|reason| RecordError::Malformed { field: "frame", reason })?;
+            let v = r.uvarint().map_err(|reason| RecordError::Malformed {
+                field: "frame",
+                reason,
+            })?;
             if v > i16::MAX as u32 {
-                return Err(RecordError::Malformed { field: "frame", reason: ReadError::Malformed("value too large") });
+                return Err(RecordError::Malformed {
+                    field: "frame",
+                    reason: ReadError::Malformed("value too large"),
+                });
             }
             Ok(v)
         };
@@ -309,8 +324,14 @@ impl ApiMessageAndVersion {
         let version = frame(&mut r)?;
         let record = MetadataRecord::decode_body(api_key, version, &mut r)?;
         if r.remaining() != 0 {
-            return Err(RecordError::TrailingBytes { record: record.name(), count: r.remaining() });
+            return Err(RecordError::TrailingBytes {
+                record: record.name(),
+                count: r.remaining(),
+            });
         }
-        Ok(ApiMessageAndVersion { record, version: version as i16 })
+        Ok(ApiMessageAndVersion {
+            record,
+            version: version as i16,
+        })
     }
 }

@@ -41,13 +41,23 @@ fn builder_matches_the_documented_layout() {
     let built = builder.build();
     assert_eq!(built.as_ref(), hand_made_batch().as_slice());
     let h = BatchHeader::parse(&built).unwrap();
-    assert_eq!((h.base_offset, h.length, h.partition_leader_epoch), (5, 57, 3));
-    assert_eq!((h.last_offset(), h.next_offset(), h.size_bytes()), (5, 6, 69));
+    assert_eq!(
+        (h.base_offset, h.length, h.partition_leader_epoch),
+        (5, 57, 3)
+    );
+    assert_eq!(
+        (h.last_offset(), h.next_offset(), h.size_bytes()),
+        (5, 6, 69)
+    );
     assert!(!h.is_control());
     assert_eq!(h.compression(), 0);
     assert_eq!(
         decode_records(&built).unwrap(),
-        vec![Record { offset: 5, key: None, value: Some(Bytes::from_static(&[0xab])) }]
+        vec![Record {
+            offset: 5,
+            key: None,
+            value: Some(Bytes::from_static(&[0xab]))
+        }]
     );
 }
 
@@ -67,7 +77,10 @@ fn leader_epoch_and_base_offset_are_outside_the_crc() {
     assert_eq!((h.base_offset, h.partition_leader_epoch), (1 << 40, 77));
     // Any byte inside the CRC range is covered.
     b[30] ^= 1;
-    assert!(matches!(verify_crc(&b), Err(BatchError::CrcMismatch { .. })));
+    assert!(matches!(
+        verify_crc(&b),
+        Err(BatchError::CrcMismatch { .. })
+    ));
 }
 
 #[test]
@@ -83,7 +96,10 @@ fn control_batches_set_bit_5_and_require_kraft_types() {
     // ABORT (0) and COMMIT (1) are transaction markers, never valid in KRaft.
     let mut builder = BatchBuilder::new(0, 1, 0).control();
     builder.append(Some(&[0, 0, 0, 1]), &[1]);
-    assert!(matches!(decode_records(&builder.build()), Err(BatchError::InvalidRecord(_))));
+    assert!(matches!(
+        decode_records(&builder.build()),
+        Err(BatchError::InvalidRecord(_))
+    ));
 }
 
 #[test]
@@ -100,7 +116,10 @@ fn java_reader_rules_are_enforced() {
     assert!(patch(3, 0x02).is_err(), "offsetDelta 1 at index 0");
     assert!(patch(7, 0x02).is_err(), "one header");
     assert!(patch(5, 0x01).is_err(), "null value");
-    assert!(patch(5, 0x00).is_err(), "value length 0 leaves a stray byte");
+    assert!(
+        patch(5, 0x00).is_err(),
+        "value length 0 leaves a stray byte"
+    );
     assert!(patch(0, 0x00).is_err(), "record length 0");
     patch(1, 0x05).expect("record attributes are unused, as in Java");
 }
@@ -118,10 +137,16 @@ fn batch_iter_stops_at_incomplete_tail_and_reports_garbage() {
     }
     let mut bad = one.clone();
     bad[8..12].copy_from_slice(&10i32.to_be_bytes());
-    assert_eq!(batches(&bad).collect::<Vec<_>>(), vec![Err(BatchError::BadLength(10))]);
+    assert_eq!(
+        batches(&bad).collect::<Vec<_>>(),
+        vec![Err(BatchError::BadLength(10))]
+    );
     let mut bad = one.clone();
     bad[16] = 1;
-    assert_eq!(batches(&bad[..20]).collect::<Vec<_>>(), vec![Err(BatchError::BadMagic(1))]);
+    assert_eq!(
+        batches(&bad[..20]).collect::<Vec<_>>(),
+        vec![Err(BatchError::BadMagic(1))]
+    );
 }
 
 #[test]
@@ -141,14 +166,26 @@ fn valid_prefix_requires_contiguous_offsets() {
 
     let p = valid_prefix(&buf);
     assert_eq!(p.bytes, good_len);
-    assert_eq!(p.headers.iter().map(|h| h.base_offset).collect::<Vec<_>>(), vec![10, 12]);
-    assert_eq!(p.stopped_because, Some(BatchError::NonContiguous { expected: 13, found: 14 }));
+    assert_eq!(
+        p.headers.iter().map(|h| h.base_offset).collect::<Vec<_>>(),
+        vec![10, 12]
+    );
+    assert_eq!(
+        p.stopped_because,
+        Some(BatchError::NonContiguous {
+            expected: 13,
+            found: 14
+        })
+    );
 
     let p = valid_prefix(&buf[..good_len]);
     assert_eq!((p.bytes, p.stopped_because), (good_len, None));
     let p = valid_prefix(&buf[..good_len + 5]);
     assert_eq!(p.bytes, good_len);
-    assert!(matches!(p.stopped_because, Some(BatchError::Truncated { available: 5, .. })));
+    assert!(matches!(
+        p.stopped_because,
+        Some(BatchError::Truncated { available: 5, .. })
+    ));
 }
 
 #[test]
@@ -159,7 +196,10 @@ fn builder_enforces_record_and_size_bounds() {
     }
     assert!(!b.has_room_for(None, b"x"));
     assert!(b.try_append(None, b"x").is_err());
-    assert_eq!(decode_records(&b.build()).unwrap().len(), MAX_RECORDS_PER_BATCH);
+    assert_eq!(
+        decode_records(&b.build()).unwrap().len(),
+        MAX_RECORDS_PER_BATCH
+    );
 
     let mut b = BatchBuilder::new(0, 0, 0);
     let big = vec![7u8; MAX_BATCH_BYTES - 100];
@@ -167,7 +207,10 @@ fn builder_enforces_record_and_size_bounds() {
     assert!(b.try_append(None, &[1; 100]).is_err());
     let built = b.build();
     assert!(built.len() <= MAX_BATCH_BYTES);
-    assert_eq!(decode_records(&built).unwrap()[0].value.as_deref(), Some(&big[..]));
+    assert_eq!(
+        decode_records(&built).unwrap()[0].value.as_deref(),
+        Some(&big[..])
+    );
 }
 
 #[test]

@@ -9,7 +9,9 @@ use uuid::Uuid;
 use super::wire::message;
 
 message! {
-    /// `RegisterBrokerRecord` (api key 0, versions 0-4).
+    /// `RegisterBrokerRecord` (api key 0, versions 0-4): a broker registration accepted by the
+    /// controller. v1 adds `in_controlled_shutdown`, v2 `is_migrating_zk_broker`, v3 `log_dirs`
+    /// (tag 0, metadata.version 3.7-IV2+), v4 `cordoned_log_dirs` (tag 1, Kafka 4.3+ only).
     #[derive(Eq)]
     pub struct RegisterBrokerRecord {
         /// `BrokerId` (int32, v0+).
@@ -26,7 +28,8 @@ message! {
         features: Vec<BrokerFeature> = Vec::new(), versions 0..;
         /// `Rack` (string, v0+, nullable).
         rack: Option<String> = None, versions 0.., nullable 0..;
-        /// `Fenced` (bool, v0+).
+        /// `Fenced` (bool, v0+): a new registration starts fenced (the default) until the broker
+        /// has caught up with the metadata log.
         fenced: bool = true, versions 0..;
         /// `InControlledShutdown` (bool, v1+).
         in_controlled_shutdown: bool = false, versions 1..;
@@ -88,7 +91,8 @@ message! {
 }
 
 message! {
-    /// `PartitionRecord` (api key 3, versions 0-2).
+    /// `PartitionRecord` (api key 3, versions 0-2): the full state of a new partition. v1 adds
+    /// `directories`, v2 the ELR fields (tags 1, 2).
     #[derive(Eq)]
     pub struct PartitionRecord {
         /// `PartitionId` (int32, v0+).
@@ -103,15 +107,17 @@ message! {
         removing_replicas: Vec<i32> = Vec::new(), versions 0..;
         /// `AddingReplicas` ([]int32, v0+).
         adding_replicas: Vec<i32> = Vec::new(), versions 0..;
-        /// `Leader` (int32, v0+).
+        /// `Leader` (int32, v0+): broker id, -1 when there is no leader.
         leader: i32 = -1, versions 0..;
-        /// `LeaderRecoveryState` (int8, v0+, tag 0).
+        /// `LeaderRecoveryState` (int8, v0+, tag 0): 0 recovered, 1 recovering after an unclean
+        /// election.
         leader_recovery_state: i8 = 0, versions 0.., tagged 0.. tag 0;
         /// `LeaderEpoch` (int32, v0+).
         leader_epoch: i32 = -1, versions 0..;
         /// `PartitionEpoch` (int32, v0+).
         partition_epoch: i32 = -1, versions 0..;
-        /// `Directories` ([]uuid, v1+).
+        /// `Directories` ([]uuid, v1+): log directory of each replica, same length and order as
+        /// `replicas`.
         directories: Vec<Uuid> = Vec::new(), versions 1..;
         /// `EligibleLeaderReplicas` ([]int32, v2+, nullable, tag 1).
         eligible_leader_replicas: Option<Vec<i32>> = None, versions 2.., nullable 2.., tagged 2.. tag 1;
@@ -121,22 +127,25 @@ message! {
 }
 
 message! {
-    /// `ConfigRecord` (api key 4, versions 0).
+    /// `ConfigRecord` (api key 4, versions 0): a dynamic config set or deleted.
     #[derive(Eq)]
     pub struct ConfigRecord {
-        /// `ResourceType` (int8, v0+).
+        /// `ResourceType` (int8, v0+): `ConfigResource.Type` id (2 topic, 4 broker, 8 broker
+        /// logger, 16 client metrics, 32 group).
         resource_type: i8 = 0, versions 0..;
-        /// `ResourceName` (string, v0+).
+        /// `ResourceName` (string, v0+): "" for the cluster-wide broker default.
         resource_name: String = String::new(), versions 0..;
         /// `Name` (string, v0+).
         name: String = String::new(), versions 0..;
-        /// `Value` (string, v0+, nullable).
+        /// `Value` (string, v0+, nullable): `None` deletes the config.
         value: Option<String> = None, versions 0.., nullable 0..;
     }
 }
 
 message! {
-    /// `PartitionChangeRecord` (api key 5, versions 0-2).
+    /// `PartitionChangeRecord` (api key 5, versions 0-2): a change to a partition; every
+    /// optional field is null/-2/-1 when unchanged. It has no epoch fields: replay bumps the
+    /// partition epoch always and the leader epoch iff `leader` is not -2.
     #[derive(Eq)]
     pub struct PartitionChangeRecord {
         /// `PartitionId` (int32, v0+).
@@ -145,7 +154,7 @@ message! {
         topic_id: Uuid = Uuid::nil(), versions 0..;
         /// `Isr` ([]int32, v0+, nullable, tag 0).
         isr: Option<Vec<i32>> = None, versions 0.., nullable 0.., tagged 0.. tag 0;
-        /// `Leader` (int32, v0+, tag 1).
+        /// `Leader` (int32, v0+, tag 1): -2 unchanged, -1 no leader, else the new leader.
         leader: i32 = -2, versions 0.., tagged 0.. tag 1;
         /// `Replicas` ([]int32, v0+, nullable, tag 2).
         replicas: Option<Vec<i32>> = None, versions 0.., nullable 0.., tagged 0.. tag 2;
@@ -153,7 +162,7 @@ message! {
         removing_replicas: Option<Vec<i32>> = None, versions 0.., nullable 0.., tagged 0.. tag 3;
         /// `AddingReplicas` ([]int32, v0+, nullable, tag 4).
         adding_replicas: Option<Vec<i32>> = None, versions 0.., nullable 0.., tagged 0.. tag 4;
-        /// `LeaderRecoveryState` (int8, v0+, tag 5).
+        /// `LeaderRecoveryState` (int8, v0+, tag 5): -1 unchanged, 0 recovered, 1 recovering.
         leader_recovery_state: i8 = -1, versions 0.., tagged 0.. tag 5;
         /// `Directories` ([]uuid, v1+, nullable, tag 8).
         directories: Option<Vec<Uuid>> = None, versions 1.., nullable 1.., tagged 1.. tag 8;
@@ -241,7 +250,7 @@ message! {
     pub struct FeatureLevelRecord {
         /// `Name` (string, v0+).
         name: String = String::new(), versions 0..;
-        /// `FeatureLevel` (int16, v0+).
+        /// `FeatureLevel` (int16, v0+): the finalized level; 0 means the feature is not enabled.
         feature_level: i16 = 0, versions 0..;
     }
 }
@@ -279,7 +288,7 @@ message! {
         broker_id: i32 = 0, versions 0..;
         /// `BrokerEpoch` (int64, v0+).
         broker_epoch: i64 = -1, versions 0..;
-        /// `NextProducerId` (int64, v0+).
+        /// `NextProducerId` (int64, v0+): first producer id of the next block to hand out.
         next_producer_id: i64 = 0, versions 0..;
     }
 }
@@ -292,9 +301,9 @@ message! {
         broker_id: i32 = 0, versions 0..;
         /// `BrokerEpoch` (int64, v0+).
         broker_epoch: i64 = 0, versions 0..;
-        /// `Fenced` (int8, v0+, tag 0).
+        /// `Fenced` (int8, v0+, tag 0): -1 unfenced, 0 no change, 1 fenced.
         fenced: i8 = 0, versions 0.., tagged 0.. tag 0;
-        /// `InControlledShutdown` (int8, v1+, tag 1).
+        /// `InControlledShutdown` (int8, v1+, tag 1): 0 no change, 1 in controlled shutdown.
         in_controlled_shutdown: i8 = 0, versions 1.., tagged 1.. tag 1;
         /// `LogDirs` ([]uuid, v2+, tag 2).
         log_dirs: Vec<Uuid> = Vec::new(), versions 2.., tagged 2.. tag 2;
@@ -346,7 +355,7 @@ message! {
     /// `ZkMigrationStateRecord` (api key 21, versions 0).
     #[derive(Eq)]
     pub struct ZkMigrationStateRecord {
-        /// `ZkMigrationState` (int8, v0+).
+        /// `ZkMigrationState` (int8, v0+): 0 NONE (what a KRaft-only cluster writes).
         zk_migration_state: i8 = 0, versions 0..;
     }
 }
@@ -445,7 +454,7 @@ message! {
     /// `ClearElrRecord` (api key 28, versions 0).
     #[derive(Eq)]
     pub struct ClearElrRecord {
-        /// `TopicName` (string, v0+).
+        /// `TopicName` (string, v0+): "" clears the ELR of every topic.
         topic_name: String = String::new(), versions 0..;
     }
 }

@@ -86,14 +86,19 @@ impl RandomValue for String {
     fn random(rng: &mut Rng, _version: i16) -> Self {
         const CHARS: &[char] = &['a', 'Z', '0', '.', '-', '_', 'é', '✓', '𝄞'];
         let len = rng.below(12);
-        (0..len).map(|_| CHARS[rng.below(CHARS.len() as u64) as usize]).collect()
+        (0..len)
+            .map(|_| CHARS[rng.below(CHARS.len() as u64) as usize])
+            .collect()
     }
 }
 
 impl RandomValue for Bytes {
     fn random(rng: &mut Rng, _version: i16) -> Self {
         let len = rng.below(10);
-        (0..len).map(|_| rng.next_u64() as u8).collect::<Vec<u8>>().into()
+        (0..len)
+            .map(|_| rng.next_u64() as u8)
+            .collect::<Vec<u8>>()
+            .into()
     }
 }
 
@@ -138,7 +143,12 @@ impl<T: RandomValue> RandomField for Option<T> {
 
 /// A field value valid at `version`: the default when the field is absent, else random
 /// (tagged fields keep their default a third of the time, to exercise "not written").
-pub(crate) fn random_field<T: RandomField>(rng: &mut Rng, spec: &FieldSpec, version: i16, default: T) -> T {
+pub(crate) fn random_field<T: RandomField>(
+    rng: &mut Rng,
+    spec: &FieldSpec,
+    version: i16,
+    default: T,
+) -> T {
     if version < spec.min_version {
         return default;
     }

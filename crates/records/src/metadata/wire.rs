@@ -52,7 +52,10 @@ impl FieldSpec {
         self.nullable_min.is_some_and(|min| version >= min)
     }
     fn malformed(&self, e: ReadError) -> RecordError {
-        RecordError::Malformed { field: self.name, reason: e }
+        RecordError::Malformed {
+            field: self.name,
+            reason: e,
+        }
     }
 }
 
@@ -187,7 +190,12 @@ impl<T: Wire> NullableWire for Vec<T> {
 /// A struct field's Rust type: either a [`Wire`] value or `Option` of a [`NullableWire`].
 /// `nullable` says whether the version allows null.
 pub(crate) trait FieldValue: Sized + PartialEq {
-    fn write_value(&self, out: &mut Vec<u8>, version: i16, nullable: bool) -> Result<(), ValueError>;
+    fn write_value(
+        &self,
+        out: &mut Vec<u8>,
+        version: i16,
+        nullable: bool,
+    ) -> Result<(), ValueError>;
     fn read_value(r: &mut Reader<'_>, version: i16, nullable: bool) -> Result<Self, ValueError>;
 }
 
@@ -206,7 +214,12 @@ macro_rules! plain_field_value {
 plain_field_value!(i8, i16, u16, i32, i64, f64, bool, Uuid, String, Bytes);
 
 impl<T: Wire + PartialEq> FieldValue for Vec<T> {
-    fn write_value(&self, out: &mut Vec<u8>, version: i16, _nullable: bool) -> Result<(), ValueError> {
+    fn write_value(
+        &self,
+        out: &mut Vec<u8>,
+        version: i16,
+        _nullable: bool,
+    ) -> Result<(), ValueError> {
         self.write(out, version)
     }
     fn read_value(r: &mut Reader<'_>, version: i16, _nullable: bool) -> Result<Self, ValueError> {
@@ -215,7 +228,12 @@ impl<T: Wire + PartialEq> FieldValue for Vec<T> {
 }
 
 impl<T: NullableWire + PartialEq> FieldValue for Option<T> {
-    fn write_value(&self, out: &mut Vec<u8>, version: i16, nullable: bool) -> Result<(), ValueError> {
+    fn write_value(
+        &self,
+        out: &mut Vec<u8>,
+        version: i16,
+        nullable: bool,
+    ) -> Result<(), ValueError> {
         match self {
             Some(v) => v.write(out, version),
             None if nullable => {
@@ -235,7 +253,10 @@ impl<T: NullableWire + PartialEq> FieldValue for Option<T> {
 
 fn attach(spec: &FieldSpec, version: i16, e: ValueError) -> RecordError {
     match e {
-        ValueError::Null => RecordError::NullNotAllowed { field: spec.name, version },
+        ValueError::Null => RecordError::NullNotAllowed {
+            field: spec.name,
+            version,
+        },
         ValueError::Read(r) => spec.malformed(r),
         ValueError::Nested(inner) => *inner,
     }
@@ -253,17 +274,24 @@ pub(crate) fn write_field<T: FieldValue>(
 ) -> Result<(), RecordError> {
     if !spec.present(version) {
         if value != default {
-            return Err(RecordError::NonDefaultAtVersion { field: spec.name, version });
+            return Err(RecordError::NonDefaultAtVersion {
+                field: spec.name,
+                version,
+            });
         }
         return Ok(());
     }
     let nullable = spec.nullable_at(version);
     match spec.tagged_at(version) {
-        None => value.write_value(out, version, nullable).map_err(|e| attach(spec, version, e)),
+        None => value
+            .write_value(out, version, nullable)
+            .map_err(|e| attach(spec, version, e)),
         Some(tag) => {
             if value != default {
                 let mut data = Vec::new();
-                value.write_value(&mut data, version, nullable).map_err(|e| attach(spec, version, e))?;
+                value
+                    .write_value(&mut data, version, nullable)
+                    .map_err(|e| attach(spec, version, e))?;
                 tagged.push((tag, data));
             }
             Ok(())
@@ -302,8 +330,8 @@ pub(crate) fn read_tagged_field<T: FieldValue>(
         return Err(RecordError::TagNotValid { tag, version });
     }
     let mut r = Reader::new(data);
-    let value =
-        T::read_value(&mut r, version, spec.nullable_at(version)).map_err(|e| attach(spec, version, e))?;
+    let value = T::read_value(&mut r, version, spec.nullable_at(version))
+        .map_err(|e| attach(spec, version, e))?;
     if r.remaining() != 0 {
         return Err(spec.malformed(ReadError::Malformed("tagged field longer than its value")));
     }
@@ -354,10 +382,17 @@ pub(crate) fn read_tagged_section(
     r: &mut Reader<'_>,
     mut known: impl FnMut(u32, &[u8]) -> Result<bool, RecordError>,
 ) -> Result<BTreeMap<i32, Bytes>, RecordError> {
-    let fields = r.tagged_fields().map_err(|e| RecordError::Malformed { field: "_tagged_fields", reason: e })?;
+    let fields = r.tagged_fields().map_err(|e| RecordError::Malformed {
+        field: "_tagged_fields",
+        reason: e,
+    })?;
     let mut unknown = BTreeMap::new();
     for (tag, data) in fields {
-        if !known(tag, data)? && unknown.insert(tag as i32, Bytes::copy_from_slice(data)).is_some() {
+        if !known(tag, data)?
+            && unknown
+                .insert(tag as i32, Bytes::copy_from_slice(data))
+                .is_some()
+        {
             return Err(RecordError::DuplicateTag { tag });
         }
     }
