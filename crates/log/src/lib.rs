@@ -1,1 +1,47 @@
-//! placeholder
+//! The metadata log on disk, interchangeable with a Java controller's `metadata.log.dir`.
+//!
+//! ```text
+//! <metadata.log.dir>/
+//!   .lock                          fcntl lock, as Kafka's RaftManager.lockDataDir    (lock)
+//!   meta.properties                                                        (meta_properties)
+//!   bootstrap.checkpoint                                                   (bootstrap)
+//!   __cluster_metadata-0/
+//!     00000000000000000000.log     v2 record batches, Kafka's segment format (SegmentLog)
+//!     partition.metadata           topic id AAAAAAAAAAAAAAAAAAAAAQ
+//!     leader-epoch-checkpoint      Kafka's epoch cache file
+//!     quorum-state                 election state JSON            (FileQuorumStateStore)
+//!     kraftwerk-index/             RocksDB index, derived from the segments
+//! ```
+//!
+//! [`SegmentLog`] implements [`kraftwerk_raft::ReplicatedLog`] and [`FileQuorumStateStore`]
+//! implements [`kraftwerk_raft::QuorumStateStore`]. Segment files are the truth: the RocksDB
+//! index is checked against them on open and rebuilt when it disagrees (see [`recovery`]).
+//! Errors are [`StorageError`]s, converted to [`kraftwerk_raft::LogError`] at the trait boundary.
+
+pub mod bootstrap;
+pub mod meta_properties;
+
+mod epoch_cache;
+mod error;
+mod fsutil;
+mod index;
+mod lock;
+mod partition_metadata;
+mod quorum_state;
+pub mod recovery;
+mod segment;
+mod segment_log;
+mod validate;
+
+pub use epoch_cache::LEADER_EPOCH_CHECKPOINT;
+pub use error::StorageError;
+pub use index::INDEX_DIR_NAME;
+pub use lock::{DirLock, LOCK_FILE_NAME};
+pub use partition_metadata::{METADATA_TOPIC_ID, PARTITION_METADATA};
+pub use quorum_state::{FileQuorumStateStore, QUORUM_STATE_FILE};
+pub use recovery::{IndexRecovery, RecoveryReport, TailTruncation};
+pub use segment::{parse_segment_file_name, segment_file_name};
+pub use segment_log::{LogConfig, SegmentLog, DEFAULT_SEGMENT_BYTES, METADATA_PARTITION_DIR};
+
+#[cfg(test)]
+mod tests;

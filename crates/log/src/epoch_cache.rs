@@ -1,0 +1,181 @@
+//! The leader-epoch cache (Kafka `LeaderEpochFileCache`) and its `leader-epoch-checkpoint` file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::StorageError;
+use crate::fsutil::{read_if_exists, write_atomic};
+
+/// Name of Kafka's epoch checkpoint file in the partition directory.
+pub const LEADER_EPOCH_CHECKPOINT: &str = "leader-epoch-checkpoint";
+
+/// `epoch → start offset` of every leader epoch present in the log, both strictly increasing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EpochCache {
+    entries: BTreeMap<i32, i64>,
+}
+
+impl EpochCache {
+    /// Kafka `LeaderEpochFileCache.assign`: records that `epoch` starts at `start_offset` unless
+    /// the latest entry already is that epoch at an offset `<= start_offset`. Entries the new
+    /// one contradicts (epoch `>=` or start `>=`, walking back from the latest) are removed
+    /// first. Returns whether the cache changed. Panics on negative values, as Kafka throws.
+    pub fn assign(&mut self, epoch: i32, start_offset: i64) -> bool {
+        assert!(epoch >= 0 && start_offset >= 0, "invalid epoch entry ({epoch}, {start_offset})");
+        if let Some((latest_epoch, latest_start)) = self.latest() {
+            if latest_epoch == epoch && latest_start <= start_offset {
+                return false;
+            }
+        }
+        while let Some((&e, &s)) = self.entries.last_key_value() {
+            if e >= epoch || s >= start_offset {
+                self.entries.remove(&e);
+            } else {
+                break;
+            }
+        }
+        self.entries.insert(epoch, start_offset);
+        true
+    }
+
+    /// The latest `(epoch, start offset)`.
+    pub fn latest(&self) -> Option<(i32, i64)> {
+        self.entries.last_key_value().map(|(&e, &s)| (e, s))
+    }
+
+    /// The latest epoch, if any batch exists.
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.latest().map(|(e, _)| e)
+    }
+
+    /// Kafka `truncateFromEnd`: removes every entry starting at or after `end_offset`.
+    /// Returns the removed entries.
+    pub fn truncate_from_end(&mut self, end_offset: i64) -> Vec<(i32, i64)> {
+        let mut removed = Vec::new();
+        while let Some((&e, &s)) = self.entries.last_key_value() {
+            if s < end_offset {
+                break;
+            }
+            self.entries.remove(&e);
+            removed.push((e, s));
+        }
+        removed.reverse();
+        removed
+    }
+
+    /// Kafka `LeaderEpochFileCache.endOffsetFor(requestedEpoch, logEndOffset)`: the largest
+    /// epoch `<= requested` and the start offset of the next epoch (or the LEO for the latest).
+    /// `None` stands for Kafka's `(UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)`: requested `-1`, or
+    /// an epoch above every known one. A requested epoch below every known one answers itself
+    /// with the first epoch's start offset.
+    pub fn end_offset_for(&self, requested: i32, log_end_offset: i64) -> Option<(i32, i64)> {
+        if requested == -1 {
+            return None;
+        }
+        if self.latest_epoch() == Some(requested) {
+            return Some((requested, log_end_offset));
+        }
+        let (_, &higher_start) = self.entries.range(requested.saturating_add(1)..).next()?;
+        match self.entries.range(..=requested).next_back() {
+            None => Some((requested, higher_start)),
+            Some((&floor, _)) => Some((floor, higher_start)),
+        }
+    }
+
+    /// All entries, oldest first.
+    pub fn entries(&self) -> Vec<(i32, i64)> {
+        self.entries.iter().map(|(&e, &s)| (e, s)).collect()
+    }
+
+    /// The `leader-epoch-checkpoint` text (Kafka `CheckpointFile` v0: version line, count line,
+    /// then `<epoch> <start offset>` per entry, every line ending in `\n`).
+    pub fn checkpoint_text(&self) -> String {
+        let mut text = format!("0\n{}\n", self.entries.len());
+        for (epoch, start) in &self.entries {
+            text.push_str(&format!("{epoch} {start}\n"));
+        }
+        text
+    }
+
+    /// Rewrites `<dir>/leader-epoch-checkpoint` unless it already holds exactly this cache, so
+    /// that a Java controller reopening the directory starts from the right epochs (Java also
+    /// rebuilds them from the batches). Returns whether the file was written.
+    pub fn write_checkpoint_if_changed(&self, dir: &Path) -> Result<bool, StorageError> {
+        let path = dir.join(LEADER_EPOCH_CHECKPOINT);
+        let text = self.checkpoint_text();
+        if read_if_exists(&path)?.as_deref() == Some(text.as_bytes()) {
+            return Ok(false);
+        }
+        write_atomic(&path, text.as_bytes())?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(entries: &[(i32, i64)]) -> EpochCache {
+        let mut c = EpochCache::default();
+        for &(e, s) in entries {
+            c.assign(e, s);
+        }
+        c
+    }
+
+    #[test]
+    fn assign_keeps_first_offset_of_each_epoch() {
+        let mut c = cache(&[(1, 0), (1, 5), (3, 7)]);
+        assert_eq!(c.entries(), vec![(1, 0), (3, 7)]);
+        assert!(!c.assign(3, 9), "same epoch at a later offset is no change");
+        // Same epoch at an earlier offset replaces it (Kafka: startOffset < latest.startOffset).
+        assert!(c.assign(3, 6));
+        assert_eq!(c.entries(), vec![(1, 0), (3, 6)]);
+    }
+
+    #[test]
+    fn assign_truncates_non_monotonic_entries_like_kafka() {
+        // LeaderEpochFileCacheTest "shouldTruncateIfMatchingEpochButEarlierStartingOffset" and
+        // "shouldNotOverwriteOffsetForALeaderEpochOnceItHasBeenAssigned" style cases.
+        let mut c = cache(&[(2, 6), (3, 8), (4, 11)]);
+        assert!(c.assign(3, 9)); // epoch 3 again: removes 4@11 (epoch >=) and 3@8 (epoch >=)
+        assert_eq!(c.entries(), vec![(2, 6), (3, 9)]);
+        let mut c = cache(&[(2, 6), (3, 8)]);
+        assert!(c.assign(5, 7)); // start below 3@8: 3@8 removed, 2@6 kept
+        assert_eq!(c.entries(), vec![(2, 6), (5, 7)]);
+    }
+
+    #[test]
+    fn end_offset_for_matches_kafka() {
+        let c = cache(&[(1, 0), (3, 5), (4, 9)]);
+        let leo = 12;
+        assert_eq!(c.end_offset_for(-1, leo), None);
+        assert_eq!(c.end_offset_for(0, leo), Some((0, 0)));
+        assert_eq!(c.end_offset_for(1, leo), Some((1, 5)));
+        assert_eq!(c.end_offset_for(2, leo), Some((1, 5)));
+        assert_eq!(c.end_offset_for(3, leo), Some((3, 9)));
+        assert_eq!(c.end_offset_for(4, leo), Some((4, 12)));
+        assert_eq!(c.end_offset_for(5, leo), None);
+        assert_eq!(c.end_offset_for(i32::MAX, leo), None);
+        assert_eq!(EpochCache::default().end_offset_for(3, 0), None);
+    }
+
+    #[test]
+    fn truncate_from_end_removes_entries_at_or_after() {
+        let mut c = cache(&[(1, 0), (3, 5), (4, 9)]);
+        assert_eq!(c.truncate_from_end(10), vec![]);
+        assert_eq!(c.truncate_from_end(5), vec![(3, 5), (4, 9)]);
+        assert_eq!(c.entries(), vec![(1, 0)]);
+    }
+
+    #[test]
+    fn checkpoint_file_format_is_kafkas() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cache(&[(1, 0), (3, 5)]);
+        assert_eq!(c.checkpoint_text(), "0\n2\n1 0\n3 5\n");
+        assert_eq!(EpochCache::default().checkpoint_text(), "0\n0\n");
+        assert!(c.write_checkpoint_if_changed(dir.path()).unwrap());
+        assert!(!c.write_checkpoint_if_changed(dir.path()).unwrap());
+        assert_eq!(std::fs::read_to_string(dir.path().join(LEADER_EPOCH_CHECKPOINT)).unwrap(), "0\n2\n1 0\n3 5\n");
+    }
+}

@@ -1,0 +1,103 @@
+//! Errors of the storage layer, and their mapping to [`kraftwerk_raft::LogError`] at the trait
+//! boundary.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use kraftwerk_raft::LogError;
+
+/// Why opening, writing or recovering on-disk state failed.
+///
+/// Every error from a write, truncate or flush is fatal to the node (it must stop serving),
+/// as in Kafka, where a `KafkaStorageException` takes the log directory offline.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// An operating-system call failed.
+    #[error("I/O error on {}: {source}", path.display())]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// The `.lock` file of the metadata log directory is held by another process (or already by
+    /// this one), as Kafka's `RaftManager.lockDataDir` reports.
+    #[error(
+        "{} is locked {holder}: another kraftwerk or Kafka controller is using this metadata.log.dir",
+        path.display()
+    )]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// "by another process" or "by this process".
+        holder: &'static str,
+    },
+    /// The RocksDB index failed (the index is derived data; open rebuilds it on errors, so this
+    /// surfaces only when rebuilding fails too, or on a write).
+    #[error("RocksDB index at {}: {source}", path.display())]
+    Index {
+        /// The index directory.
+        path: PathBuf,
+        /// The RocksDB error.
+        #[source]
+        source: rocksdb::Error,
+    },
+    /// The directory holds something recovery must not repair by itself.
+    #[error("inconsistent log directory {}: {reason}", path.display())]
+    Inconsistent {
+        /// The directory or file involved.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file has a format we cannot read (`quorum-state`, `partition.metadata`).
+    #[error("cannot parse {}: {reason}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A configuration value is out of range.
+    #[error("invalid log configuration: {0}")]
+    Config(String),
+    /// An earlier write failed, so the in-memory state may not match the disk any more
+    /// (Kafka marks the log directory offline; the node must restart and recover).
+    #[error("the log at {} failed earlier and must be reopened: {reason}", path.display())]
+    Failed {
+        /// The partition directory.
+        path: PathBuf,
+        /// The first failure.
+        reason: String,
+    },
+}
+
+impl StorageError {
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: impl AsRef<Path>, source: io::Error) -> Self {
+        StorageError::Io { path: path.as_ref().to_path_buf(), source }
+    }
+
+    pub(crate) fn inconsistent(path: impl AsRef<Path>, reason: impl Into<String>) -> Self {
+        StorageError::Inconsistent { path: path.as_ref().to_path_buf(), reason: reason.into() }
+    }
+}
+
+/// `map_err` helper: `file.sync_all().map_err(io_at(&path))`.
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StorageError + '_ {
+    move |source| StorageError::io(path, source)
+}
+
+impl From<StorageError> for LogError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Io { path, source } => LogError::Io { path: path.display().to_string(), source },
+            StorageError::Locked { ref path, .. } => LogError::Io {
+                path: path.display().to_string(),
+                source: io::Error::new(io::ErrorKind::WouldBlock, e.to_string()),
+            },
+            other => LogError::Inconsistent(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! Opening a partition directory: list the segments, check the RocksDB index against them, scan
+//! and index whatever the index does not cover, and cut a torn or corrupt tail.
+//!
+//! Kafka's `LogLoader`/`LogSegment.recover` re-read and re-validate every batch on every start
+//! (`KafkaMetadataLog` passes recovery point 0). We keep its outcome but not its cost: the index
+//! only ever describes data that was fsynced before it was written, so when its last batch is
+//! still in the segment, byte for byte in its header, everything before it is trusted and only
+//! the tail after it is read and CRC-checked. When the index is missing (a directory written by
+//! a Java controller), unreadable, of another format, or disagrees with the files in any way, it
+//! is thrown away and rebuilt from the segments, which are the truth.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use kraftwerk_records::batch::{self, BatchHeader, BATCH_HEADER_BYTES, MAX_BATCH_BYTES};
+
+use crate::epoch_cache::EpochCache;
+use crate::error::{io_at, StorageError};
+use crate::fsutil::fsync_dir;
+use crate::index::{BatchEntry, Index, IndexWrite, SealedSegment, INDEX_DIR_NAME};
+use crate::segment::{parse_segment_file_name, Segment, SEGMENT_SUFFIX};
+
+/// Bytes read per step while scanning a segment: twice the largest batch, so that any batch
+/// cut by the end of one read starts inside it and is read whole by the next.
+const SCAN_CHUNK_BYTES: usize = 2 * MAX_BATCH_BYTES;
+
+/// Index entries buffered before a RocksDB write during a scan.
+const INDEX_WRITE_ENTRIES: usize = 16 * 1024;
+
+/// What opening the log found and did; logged at open and kept by the log for inspection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// How the index was used.
+    pub index: IndexRecovery,
+    /// Batches read from the segments and CRC-checked (those the index did not cover).
+    pub batches_scanned: u64,
+    /// Bytes of those batches.
+    pub bytes_scanned: u64,
+    /// The torn or invalid tail that was cut, if any.
+    pub truncation: Option<TailTruncation>,
+    /// Log end offset after recovery.
+    pub log_end_offset: i64,
+    /// Wall-clock time the recovery took, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// How the RocksDB index was used at open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexRecovery {
+    /// The index agreed with the segments; only the data after its last batch was scanned.
+    Verified,
+    /// The index was missing, unreadable or disagreed with the segments; it was rebuilt by
+    /// scanning every segment.
+    Rebuilt {
+        /// Why it could not be used.
+        reason: String,
+    },
+}
+
+/// A tail recovery removed, as Kafka's `LogLoader.recoverLog` does after a CRC or parse failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TailTruncation {
+    /// Segment that was cut (or, if its base offset did not continue the log, deleted).
+    pub segment_base: i64,
+    /// Byte position of the cut in that segment.
+    pub position: u64,
+    /// First offset no longer in the log (the log end offset afterwards).
+    pub first_dropped_offset: i64,
+    /// Bytes removed, including deleted segments.
+    pub dropped_bytes: u64,
+    /// Later segments deleted whole, by base offset.
+    pub deleted_segments: Vec<i64>,
+    /// Why the scan stopped there.
+    pub reason: String,
+}
+
+/// The recovered state handed to the log.
+#[derive(Debug)]
+pub(crate) struct Recovered {
+    pub segments: BTreeMap<i64, Segment>,
+    pub index: Index,
+    pub epochs: EpochCache,
+    pub log_end_offset: i64,
+    pub report: RecoveryReport,
+}
+
+/// Where scanning starts: right after the last batch the index vouches for.
+struct ScanStart {
+    segment_base: i64,
+    position: u64,
+    next_offset: i64,
+    /// Last offset held by the start segment before `position` (`-1` if none).
+    last_offset_in_segment: i64,
+    epochs: EpochCache,
+}
+
+/// Opens the segments and the index of partition directory `dir` and recovers them.
+pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
+    let started = Instant::now();
+    let mut segments = list_segments(dir)?;
+    if segments.is_empty() {
+        // Kafka creates the first (empty) segment when it creates the log.
+        segments.insert(0, Segment::create(dir, 0)?);
+        fsync_dir(dir)?;
+    }
+    let index_dir = dir.join(INDEX_DIR_NAME);
+    let (index, start, index_recovery) = match open_and_verify(&index_dir, &segments) {
+        Ok((index, Ok(start))) => (index, start, IndexRecovery::Verified),
+        Ok((_, Err(reason))) | Err(reason) => {
+            let index = Index::recreate(&index_dir)?;
+            (index, scan_everything(&segments), IndexRecovery::Rebuilt { reason })
+        }
+    };
+    let mut scan = Scan { dir, segments, index, report_batches: 0, report_bytes: 0 };
+    let (epochs, log_end_offset, truncation) = scan.run(start)?;
+    let Scan { segments, index, report_batches, report_bytes, .. } = scan;
+    let report = RecoveryReport {
+        index: index_recovery,
+        batches_scanned: report_batches,
+        bytes_scanned: report_bytes,
+        truncation,
+        log_end_offset,
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    Ok(Recovered { segments, index, epochs, log_end_offset, report })
+}
+
+/// Opens every `<20 digits>.log` file of `dir`. Other files (Kafka's `.index`, `.timeindex`,
+/// producer `.snapshot`s, `leader-epoch-checkpoint`, `*.checkpoint[.part|.deleted]` snapshots,
+/// `*.deleted` files, `quorum-state`) and sub-directories are left alone.
+///
+/// Errors: a `.swap` file (a Kafka segment replacement we cannot complete) or a `.log` file
+/// whose name is not a 20-digit offset (Java would load it as a segment) is
+/// [`StorageError::Inconsistent`].
+fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
+    let mut segments = BTreeMap::new();
+    for item in fs::read_dir(dir).map_err(io_at(dir))? {
+        let item = item.map_err(io_at(dir))?;
+        let path = item.path();
+        if !item.file_type().map_err(io_at(&path))?.is_file() {
+            continue;
+        }
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        if name.ends_with(".swap") {
+            return Err(StorageError::inconsistent(
+                &path,
+                "a Kafka .swap file is present: let a Java controller finish the segment swap first",
+            ));
+        }
+        if !name.ends_with(SEGMENT_SUFFIX) {
+            continue;
+        }
+        let Some(base) = parse_segment_file_name(&name) else {
+            return Err(StorageError::inconsistent(&path, "a .log file whose name is not a 20-digit base offset"));
+        };
+        segments.insert(base, Segment::open(path, base)?);
+    }
+    Ok(segments)
+}
+
+fn scan_everything(segments: &BTreeMap<i64, Segment>) -> ScanStart {
+    let first = *segments.keys().next().expect("at least one segment");
+    ScanStart { segment_base: first, position: 0, next_offset: first, last_offset_in_segment: -1, epochs: EpochCache::default() }
+}
+
+/// Opens the index and checks it against the segments. The outer error means the index cannot
+/// be opened or read; the inner one that it disagrees with the files. Both lead to a rebuild.
+fn open_and_verify(
+    index_dir: &Path,
+    segments: &BTreeMap<i64, Segment>,
+) -> Result<(Index, Result<ScanStart, String>), String> {
+    if !index_dir.exists() {
+        return Err("no index (first start, or a directory written by a Java controller)".into());
+    }
+    let index = Index::open(index_dir).map_err(|e| format!("cannot open: {e}"))?;
+    if !index.has_current_format().map_err(|e| e.to_string())? {
+        return Err("index has another format version".into());
+    }
+    let verdict = verify(&index, segments).map_err(|e| format!("cannot read: {e}"))?;
+    Ok((index, verdict))
+}
+
+fn read_header(segment: &Segment, position: u64) -> Result<Option<BatchHeader>, StorageError> {
+    if position + BATCH_HEADER_BYTES as u64 > segment.size_bytes() {
+        return Ok(None);
+    }
+    let bytes = segment.read_at(position, BATCH_HEADER_BYTES)?;
+    Ok(BatchHeader::parse(&bytes).ok())
+}
+
+/// Checks that the index describes a prefix of the segments: every segment before the index's
+/// last one is sealed with the recorded size and last batch, segments are contiguous, and the
+/// index's last batch is still where it says, with the same header.
+fn verify(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<Result<ScanStart, String>, StorageError> {
+    let sealed = index.sealed_segments()?;
+    let mut epochs = EpochCache::default();
+    for (epoch, start) in index.epochs()? {
+        epochs.assign(epoch, start);
+    }
+    let Some(last) = index.last_batch()? else {
+        if !sealed.is_empty() || epochs.latest().is_some() {
+            return Ok(Err("index has segments or epochs but no batches".into()));
+        }
+        return Ok(Ok(scan_everything(segments)));
+    };
+    let Some(end_segment) = segments.get(&last.segment_base) else {
+        return Ok(Err(format!("segment {} of the last indexed batch is missing", last.segment_base)));
+    };
+    if let Some(base) = sealed.keys().find(|&&b| b > last.segment_base || !segments.contains_key(&b)) {
+        return Ok(Err(format!("index records segment {base} as sealed, but it is missing or holds no indexed batch")));
+    }
+    // The segment of the last indexed batch is sealed only when a truncation emptied the next
+    // one; then it must be exactly what the index holds.
+    if let Some(seal) = sealed.get(&last.segment_base) {
+        if seal.size_bytes != end_segment.size_bytes() || seal.last_offset != last.last_offset {
+            return Ok(Err(format!("sealed segment {} differs from the index", last.segment_base)));
+        }
+    }
+    let mut expected_base: Option<i64> = None;
+    for (&base, segment) in segments.range(..last.segment_base) {
+        let Some(seal) = sealed.get(&base) else {
+            return Ok(Err(format!("segment {base} is not in the index")));
+        };
+        if expected_base.is_some_and(|e| e != base) {
+            return Ok(Err(format!("segment {base} does not continue the previous one")));
+        }
+        if segment.size_bytes() != seal.size_bytes {
+            return Ok(Err(format!("segment {base} has {} bytes, the index recorded {}", segment.size_bytes(), seal.size_bytes)));
+        }
+        if seal.last_offset >= 0 {
+            let Some(entry) = index.batch_ending_at(seal.last_offset)? else {
+                return Ok(Err(format!("no indexed batch ends at {}", seal.last_offset)));
+            };
+            let header = read_header(segment, entry.position as u64)?;
+            if entry.segment_base != base || entry.end_position() != seal.size_bytes || !header.is_some_and(|h| entry.matches(&h)) {
+                return Ok(Err(format!("last batch of segment {base} differs from the index")));
+            }
+            expected_base = Some(seal.last_offset + 1);
+        } else {
+            expected_base = Some(base);
+        }
+    }
+    if expected_base.is_some_and(|e| e != last.segment_base) {
+        return Ok(Err(format!("segment {} does not continue the previous one", last.segment_base)));
+    }
+    if end_segment.size_bytes() < last.end_position() {
+        return Ok(Err(format!(
+            "segment {} has {} bytes, shorter than the indexed data ({} bytes)",
+            last.segment_base,
+            end_segment.size_bytes(),
+            last.end_position()
+        )));
+    }
+    if !read_header(end_segment, last.position as u64)?.is_some_and(|h| last.matches(&h)) {
+        return Ok(Err(format!("the last indexed batch (offsets {}..={}) differs from the segment", last.base_offset, last.last_offset)));
+    }
+    // The whole last batch is cheap to check (at most 8 MiB) and is where damage from a
+    // misbehaving disk would most likely show; Java would cut the log there.
+    let bytes = end_segment.read_at(last.position as u64, last.size_bytes as usize)?;
+    if let Err(e) = batch::verify_crc(&bytes) {
+        return Ok(Err(format!("the last indexed batch (offsets {}..={}) fails its check: {e}", last.base_offset, last.last_offset)));
+    }
+    if epochs.latest_epoch() != Some(last.epoch) {
+        return Ok(Err(format!("indexed epochs end at {:?}, the last batch has epoch {}", epochs.latest_epoch(), last.epoch)));
+    }
+    Ok(Ok(ScanStart {
+        segment_base: last.segment_base,
+        position: last.end_position(),
+        next_offset: last.next_offset(),
+        last_offset_in_segment: last.last_offset,
+        epochs,
+    }))
+}
+
+/// The forward scan from a [`ScanStart`] to the end of the last segment.
+struct Scan<'a> {
+    dir: &'a Path,
+    segments: BTreeMap<i64, Segment>,
+    index: Index,
+    report_batches: u64,
+    report_bytes: u64,
+}
+
+/// Where and why the scan stopped before the end of the data.
+struct Stop {
+    segment_base: i64,
+    position: u64,
+    /// The segment itself does not belong to the log (wrong base offset): delete it whole.
+    delete_segment: bool,
+    reason: String,
+}
+
+impl Scan<'_> {
+    fn run(&mut self, start: ScanStart) -> Result<(EpochCache, i64, Option<TailTruncation>), StorageError> {
+        let mut epochs = start.epochs;
+        let mut next_offset = start.next_offset;
+        let mut write = IndexWrite::default();
+        let mut last_offsets: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut stop = None;
+        let bases: Vec<i64> = self.segments.range(start.segment_base..).map(|(&b, _)| b).collect();
+        for &base in &bases {
+            let resuming = base == start.segment_base;
+            if !resuming && base != next_offset {
+                stop = Some(Stop {
+                    segment_base: base,
+                    position: 0,
+                    delete_segment: true,
+                    reason: format!("segment base offset {base} does not continue the log end offset {next_offset}"),
+                });
+                break;
+            }
+            let segment = self.segments.get_mut(&base).expect("listed");
+            // Whatever we index must be durable first; fdatasync of clean pages is cheap.
+            segment.sync()?;
+            let segment = &self.segments[&base];
+            let mut last_offset = if resuming { start.last_offset_in_segment } else { -1 };
+            let mut position = if resuming { start.position } else { 0 };
+            while position < segment.size_bytes() {
+                let len = (segment.size_bytes() - position).min(SCAN_CHUNK_BYTES as u64) as usize;
+                let reaches_end = position + len as u64 == segment.size_bytes();
+                let buf = segment.read_at(position, len)?;
+                let prefix = batch::valid_prefix(&buf);
+                let mut at = position;
+                for header in &prefix.headers {
+                    if header.base_offset != next_offset {
+                        stop = Some(Stop {
+                            segment_base: base,
+                            position: at,
+                            delete_segment: false,
+                            reason: format!("batch at position {at} starts at offset {} instead of {next_offset}", header.base_offset),
+                        });
+                        break;
+                    }
+                    let entry = BatchEntry::new(header, base, at);
+                    write.put_batch(&entry);
+                    let epoch = header.partition_leader_epoch;
+                    // Kafka `LogSegment.recover`: only non-negative, increasing epochs are assigned.
+                    if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
+                        epochs.assign(epoch, header.base_offset);
+                    } else if epoch < epochs.latest_epoch().unwrap_or(0) {
+                        tracing::warn!(dir = %self.dir.display(), offset = header.base_offset, epoch, "batch epoch below the latest epoch; keeping the latest");
+                    }
+                    next_offset = header.next_offset();
+                    last_offset = header.last_offset();
+                    at += header.size_bytes() as u64;
+                    self.report_batches += 1;
+                    self.report_bytes += header.size_bytes() as u64;
+                }
+                if stop.is_some() {
+                    break;
+                }
+                position = at;
+                if write.len() >= INDEX_WRITE_ENTRIES {
+                    self.index.write(std::mem::take(&mut write), false)?;
+                }
+                match prefix.stopped_because {
+                    None => {}
+                    Some(batch::BatchError::Truncated { .. }) if !reaches_end => {}
+                    Some(e) => {
+                        stop = Some(Stop {
+                            segment_base: base,
+                            position,
+                            delete_segment: false,
+                            reason: format!("{e} at position {position}"),
+                        });
+                        break;
+                    }
+                }
+            }
+            last_offsets.insert(base, last_offset);
+            if stop.is_some() {
+                break;
+            }
+        }
+        let truncation = match stop {
+            Some(stop) => Some(self.cut_tail(stop, next_offset)?),
+            None => None,
+        };
+        // Seal every segment but the last; forget any seal of the last.
+        let last_base = *self.segments.keys().next_back().expect("at least one segment");
+        for (&base, segment) in self.segments.range(start.segment_base..last_base) {
+            let last_offset = last_offsets.get(&base).copied().unwrap_or(-1);
+            write.put_sealed(base, SealedSegment { size_bytes: segment.size_bytes(), last_offset });
+        }
+        write.delete_sealed_from(last_base);
+        // The scan may have added epochs (or, on a cut tail, the batches of some never made it
+        // into the cache): rewrite the epoch entries to match the cache.
+        let indexed: Vec<(i32, i64)> = self.index.epochs()?;
+        for (epoch, _) in indexed.iter().filter(|entry| !epochs.entries().contains(entry)) {
+            write.delete_epoch(*epoch);
+        }
+        for (epoch, start) in epochs.entries() {
+            write.put_epoch(epoch, start);
+        }
+        self.index.write(write, true)?;
+        Ok((epochs, next_offset, truncation))
+    }
+
+    /// Cuts the log at `stop`: truncates that segment (or deletes it when it does not belong)
+    /// and deletes every later segment, durably. Logs what was dropped.
+    fn cut_tail(&mut self, stop: Stop, log_end_offset: i64) -> Result<TailTruncation, StorageError> {
+        let later: Vec<i64> = self.segments.range(stop.segment_base + 1..).map(|(&b, _)| b).collect();
+        let mut dropped_bytes = 0;
+        let mut deleted_segments = Vec::new();
+        for base in later {
+            let segment = self.segments.remove(&base).expect("listed");
+            dropped_bytes += segment.size_bytes();
+            segment.delete()?;
+            deleted_segments.push(base);
+        }
+        if stop.delete_segment {
+            let segment = self.segments.remove(&stop.segment_base).expect("listed");
+            dropped_bytes += segment.size_bytes();
+            segment.delete()?;
+            deleted_segments.insert(0, stop.segment_base);
+            if self.segments.is_empty() {
+                // Never leave the log without a segment to append to.
+                self.segments.insert(log_end_offset, Segment::create(self.dir, log_end_offset)?);
+            }
+        } else {
+            let segment = self.segments.get_mut(&stop.segment_base).expect("listed");
+            dropped_bytes += segment.size_bytes() - stop.position;
+            segment.truncate(stop.position)?;
+        }
+        fsync_dir(self.dir)?;
+        let truncation = TailTruncation {
+            segment_base: stop.segment_base,
+            position: stop.position,
+            first_dropped_offset: log_end_offset,
+            dropped_bytes,
+            deleted_segments,
+            reason: stop.reason,
+        };
+        tracing::warn!(
+            dir = %self.dir.display(),
+            segment = truncation.segment_base,
+            position = truncation.position,
+            first_dropped_offset = truncation.first_dropped_offset,
+            dropped_bytes = truncation.dropped_bytes,
+            deleted_segments = ?truncation.deleted_segments,
+            reason = %truncation.reason,
+            "recovery truncated the log tail"
+        );
+        Ok(truncation)
+    }
+}

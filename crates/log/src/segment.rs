@@ -1,0 +1,183 @@
+//! One segment file, `<20-digit base offset>.log`: raw v2 record batches back to back, no file
+//! header, exactly as Kafka's `LogSegment`/`FileRecords` store them.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{io_at, StorageError};
+use crate::fsutil::remove_file_if_exists;
+
+/// Suffix of segment files (Kafka `LogFileUtils.LOG_FILE_SUFFIX`).
+pub const SEGMENT_SUFFIX: &str = ".log";
+
+/// Kafka's per-segment sibling files, rebuilt by Java on every start; removed with their segment
+/// so that no orphan outlives it (Java deletes orphans too, this just keeps the directory tidy).
+const SIBLING_SUFFIXES: [&str; 3] = [".index", ".timeindex", ".txnindex"];
+
+/// `00000000000000000042.log` for base offset 42 (Kafka `LogFileUtils.filenamePrefixFromOffset`).
+pub fn segment_file_name(base_offset: i64) -> String {
+    assert!(base_offset >= 0, "negative segment base offset {base_offset}");
+    format!("{base_offset:020}{SEGMENT_SUFFIX}")
+}
+
+/// The base offset of a segment file name, `None` for any other name (`x.log.deleted`,
+/// `x.index`, `quorum-state`, ...). Like Kafka, any digits before `.log` are accepted, but only
+/// names we would write (20 digits) are treated as segments, so stray files cannot shift offsets.
+pub fn parse_segment_file_name(name: &str) -> Option<i64> {
+    let digits = name.strip_suffix(SEGMENT_SUFFIX)?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// An open segment file. Positions are byte offsets in the file; sizes fit in `u32` because
+/// Kafka stores segment positions as `int` (segment bytes are capped at `i32::MAX`).
+#[derive(Debug)]
+pub struct Segment {
+    base_offset: i64,
+    path: PathBuf,
+    file: File,
+    size_bytes: u64,
+    /// Bytes known durable: the size at the last fdatasync (or at open, where recovery makes
+    /// the whole file durable before the log is used).
+    synced_size_bytes: u64,
+}
+
+impl Segment {
+    /// Creates a new, empty segment file. Fails if the file already exists, which would mean
+    /// our view of the directory is wrong.
+    pub fn create(dir: &Path, base_offset: i64) -> Result<Segment, StorageError> {
+        let path = dir.join(segment_file_name(base_offset));
+        let file = OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(io_at(&path))?;
+        Ok(Segment { base_offset, path, file, size_bytes: 0, synced_size_bytes: 0 })
+    }
+
+    /// Opens an existing segment file for reading and appending.
+    pub fn open(path: PathBuf, base_offset: i64) -> Result<Segment, StorageError> {
+        let file = OpenOptions::new().read(true).write(true).open(&path).map_err(io_at(&path))?;
+        let size_bytes = file.metadata().map_err(io_at(&path))?.len();
+        Ok(Segment { base_offset, path, file, size_bytes, synced_size_bytes: size_bytes })
+    }
+
+    /// Offset of the first batch this segment holds (or will hold).
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// The segment file.
+    #[cfg(test)]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes that were durable at the last fdatasync (a simulated power loss keeps only these).
+    #[cfg(test)]
+    pub fn synced_size_bytes(&self) -> u64 {
+        self.synced_size_bytes
+    }
+
+    /// Bytes in the file.
+    pub fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    /// Writes `bytes` at the end of the file (a positional write, no shared cursor).
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
+        self.file.write_all_at(bytes, self.size_bytes).map_err(io_at(&self.path))?;
+        self.size_bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Reads exactly `len` bytes at `position`.
+    pub fn read_at(&self, position: u64, len: usize) -> Result<Vec<u8>, StorageError> {
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(&mut buf, position)?;
+        Ok(buf)
+    }
+
+    /// Fills `buf` from `position`; an early end of file is an error naming the file.
+    pub fn read_exact_at(&self, buf: &mut [u8], position: u64) -> Result<(), StorageError> {
+        self.file.read_exact_at(buf, position).map_err(|e| {
+            let e = if e.kind() == io::ErrorKind::UnexpectedEof {
+                io::Error::new(
+                    e.kind(),
+                    format!("read of {} bytes at {position} past the end ({} bytes)", buf.len(), self.size_bytes),
+                )
+            } else {
+                e
+            };
+            StorageError::io(&self.path, e)
+        })
+    }
+
+    /// Cuts the file to `size_bytes` and makes the cut durable (fdatasync).
+    pub fn truncate(&mut self, size_bytes: u64) -> Result<(), StorageError> {
+        assert!(size_bytes <= self.size_bytes, "truncate of {} to {size_bytes} would grow it", self.path.display());
+        self.file.set_len(size_bytes).map_err(io_at(&self.path))?;
+        self.size_bytes = size_bytes;
+        self.synced_size_bytes = self.synced_size_bytes.min(size_bytes);
+        self.sync()
+    }
+
+    /// fdatasync: data and the file size are durable when it returns.
+    pub fn sync(&mut self) -> Result<(), StorageError> {
+        self.file.sync_data().map_err(io_at(&self.path))?;
+        self.synced_size_bytes = self.size_bytes;
+        Ok(())
+    }
+
+    /// Closes and deletes the segment file and Kafka's sibling index files for the same base
+    /// offset. The caller fsyncs the directory.
+    pub fn delete(self) -> Result<(), StorageError> {
+        let Segment { base_offset, path, file, .. } = self;
+        drop(file);
+        remove_file_if_exists(&path)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for suffix in SIBLING_SUFFIXES {
+            remove_file_if_exists(&dir.join(format!("{base_offset:020}{suffix}")))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_match_kafka() {
+        assert_eq!(segment_file_name(0), "00000000000000000000.log");
+        assert_eq!(segment_file_name(1234), "00000000000000001234.log");
+        assert_eq!(parse_segment_file_name("00000000000000001234.log"), Some(1234));
+        for other in [
+            "00000000000000001234.log.deleted",
+            "00000000000000001234.index",
+            "1234.log",
+            "0000000000000000123x.log",
+            "00000000000000000100-0000000001.checkpoint",
+            "quorum-state",
+        ] {
+            assert_eq!(parse_segment_file_name(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn append_read_truncate_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut seg = Segment::create(dir.path(), 7).unwrap();
+        assert!(Segment::create(dir.path(), 7).is_err(), "create refuses an existing file");
+        seg.append(b"hello").unwrap();
+        seg.append(b" world").unwrap();
+        assert_eq!(seg.read_at(6, 5).unwrap(), b"world");
+        assert!(seg.read_at(8, 5).is_err());
+        seg.truncate(5).unwrap();
+        let reopened = Segment::open(seg.path().to_path_buf(), 7).unwrap();
+        assert_eq!(reopened.size_bytes(), 5);
+        std::fs::write(dir.path().join("00000000000000000007.index"), b"").unwrap();
+        seg.delete().unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

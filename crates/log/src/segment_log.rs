@@ -1,0 +1,526 @@
+//! [`SegmentLog`]: the `__cluster_metadata-0` log on disk, in Kafka's segment format, with a
+//! RocksDB index.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use bytes::{Bytes, BytesMut};
+use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog};
+use kraftwerk_records::batch::{self, BatchHeader};
+
+use crate::epoch_cache::EpochCache;
+use crate::error::{io_at, StorageError};
+use crate::fsutil::fsync_dir;
+use crate::index::{BatchEntry, Index, IndexWrite, SealedSegment};
+use crate::lock::DirLock;
+use crate::partition_metadata::ensure_partition_metadata;
+use crate::recovery::{self, RecoveryReport};
+use crate::segment::Segment;
+use crate::validate::validate_append;
+
+/// Name of the metadata log's partition directory inside `metadata.log.dir`.
+pub const METADATA_PARTITION_DIR: &str = "__cluster_metadata-0";
+
+/// Kafka's default `metadata.log.segment.bytes`: 1 GiB.
+pub const DEFAULT_SEGMENT_BYTES: u64 = 1 << 30;
+
+/// Configuration of a [`SegmentLog`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `metadata.log.segment.bytes`: a new segment is rolled before an append that would take
+    /// the active one past this size (Kafka `LogSegment.shouldRoll`). A batch larger than this
+    /// gets a segment of its own. At most `i32::MAX` (Kafka stores positions as `int`); small
+    /// values are allowed for tests (Kafka's own minimum is 8 MiB).
+    pub segment_bytes: u64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { segment_bytes: DEFAULT_SEGMENT_BYTES }
+    }
+}
+
+/// The metadata log `<metadata.log.dir>/__cluster_metadata-0/`, laid out exactly as Kafka's
+/// `KafkaMetadataLog`/`UnifiedLog` lays it out, so that a Java controller can open it and we
+/// can open a Java controller's.
+///
+/// - Segments `<20-digit base offset>.log` hold raw v2 batches; appends are batch-aligned and go
+///   to the last (active) segment; reads are positional.
+/// - A RocksDB index in `kraftwerk-index/` maps offsets to batch positions, epochs to start
+///   offsets, and records sealed segments. It is derived data, written after the segments are
+///   fsynced, and rebuilt from the segments when it is missing or disagrees with them.
+/// - The leader-epoch cache is kept in memory and mirrored to Kafka's `leader-epoch-checkpoint`;
+///   `partition.metadata` is written on open.
+/// - The `.lock` file in `metadata.log.dir` is held (fcntl) while the log is open.
+///
+/// Durability: appends are durable after [`flush`](ReplicatedLog::flush); `truncate_to` is
+/// durable when it returns. Dropping the log without flushing is a crash: unflushed appends may
+/// or may not survive, and recovery at the next open keeps a valid prefix of them.
+///
+/// Any I/O error from a write, truncate or flush leaves the log failed: every later call
+/// returns an error and the node must restart (Kafka takes the log directory offline).
+#[derive(Debug)]
+pub struct SegmentLog {
+    dir: PathBuf,
+    config: LogConfig,
+    /// Segment files by base offset; the last one is active.
+    segments: BTreeMap<i64, Segment>,
+    index: Index,
+    epochs: EpochCache,
+    /// Batches appended since the last flush, not yet in the index.
+    pending: Vec<BatchEntry>,
+    log_end_offset: i64,
+    flushed_end_offset: i64,
+    /// Segments written since the last flush (need fdatasync).
+    dirty_segments: BTreeSet<i64>,
+    /// Segments were created since the last directory fsync.
+    dir_dirty: bool,
+    /// Segments rolled away from since the index last recorded seals.
+    unrecorded_seals: BTreeSet<i64>,
+    /// The epoch cache changed since `leader-epoch-checkpoint` was written.
+    checkpoint_dirty: bool,
+    failure: Option<String>,
+    report: RecoveryReport,
+    /// Declared last so it is released after everything else is closed.
+    _lock: DirLock,
+}
+
+impl SegmentLog {
+    /// Opens (creating if needed) the metadata log under `metadata_log_dir`: takes
+    /// `<metadata_log_dir>/.lock`, creates `__cluster_metadata-0/` and its first segment if
+    /// missing, writes `partition.metadata`, recovers (see [`RecoveryReport`]) and brings
+    /// `leader-epoch-checkpoint` up to date. Everything recovered is durable on return, so
+    /// [`flushed_end_offset`](ReplicatedLog::flushed_end_offset) equals the log end offset.
+    ///
+    /// Errors: [`StorageError::Locked`] if another process uses the directory,
+    /// [`StorageError::Config`] for a bad `segment_bytes`, [`StorageError::Inconsistent`] for a
+    /// directory recovery will not repair (a Kafka `.swap` file, a foreign `partition.metadata`),
+    /// [`StorageError::Io`] / [`StorageError::Index`] for I/O failures.
+    pub fn open(metadata_log_dir: &Path, config: LogConfig) -> Result<SegmentLog, StorageError> {
+        if config.segment_bytes == 0 || config.segment_bytes > i32::MAX as u64 {
+            return Err(StorageError::Config(format!(
+                "segment_bytes must be in [1, {}], got {}",
+                i32::MAX,
+                config.segment_bytes
+            )));
+        }
+        fs::create_dir_all(metadata_log_dir).map_err(io_at(metadata_log_dir))?;
+        let lock = DirLock::acquire(metadata_log_dir)?;
+        let dir = metadata_log_dir.join(METADATA_PARTITION_DIR);
+        if !dir.is_dir() {
+            fs::create_dir(&dir).map_err(io_at(&dir))?;
+            fsync_dir(metadata_log_dir)?;
+        }
+        ensure_partition_metadata(&dir)?;
+        let recovered = recovery::recover(&dir)?;
+        let report = recovered.report;
+        tracing::info!(
+            dir = %dir.display(),
+            index = ?report.index,
+            batches_scanned = report.batches_scanned,
+            bytes_scanned = report.bytes_scanned,
+            truncated = report.truncation.is_some(),
+            log_end_offset = report.log_end_offset,
+            duration_ms = report.duration_ms,
+            "opened metadata log"
+        );
+        recovered.epochs.write_checkpoint_if_changed(&dir)?;
+        Ok(SegmentLog {
+            dir,
+            config,
+            segments: recovered.segments,
+            index: recovered.index,
+            epochs: recovered.epochs,
+            pending: Vec::new(),
+            log_end_offset: recovered.log_end_offset,
+            flushed_end_offset: recovered.log_end_offset,
+            dirty_segments: BTreeSet::new(),
+            dir_dirty: false,
+            unrecorded_seals: BTreeSet::new(),
+            checkpoint_dirty: false,
+            failure: None,
+            report,
+            _lock: lock,
+        })
+    }
+
+    /// Flushes and closes the log (a clean shutdown).
+    pub fn close(mut self) -> Result<(), LogError> {
+        self.flush()
+    }
+
+    /// The partition directory, `<metadata.log.dir>/__cluster_metadata-0`.
+    pub fn partition_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What recovery found and did when the log was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    /// Base offsets of the segment files, oldest first; the last is the active segment.
+    pub fn segment_base_offsets(&self) -> Vec<i64> {
+        self.segments.keys().copied().collect()
+    }
+
+    /// The leader-epoch cache as `(epoch, start offset)`, oldest first (the contents of
+    /// `leader-epoch-checkpoint` once flushed).
+    pub fn epoch_entries(&self) -> Vec<(i32, i64)> {
+        self.epochs.entries()
+    }
+
+    /// The configuration the log was opened with.
+    pub fn config(&self) -> LogConfig {
+        self.config
+    }
+
+    /// Test hook: drops the log the way a power failure would, keeping of each segment only
+    /// what was fsynced plus the first `keep_unflushed_bytes` of the unflushed bytes (in log
+    /// order), and returns `metadata.log.dir` for reopening.
+    #[cfg(test)]
+    pub(crate) fn simulate_power_loss(self, keep_unflushed_bytes: u64) -> PathBuf {
+        let root = self.dir.parent().expect("partition dir has a parent").to_path_buf();
+        let cuts: Vec<(PathBuf, u64, u64)> = self
+            .segments
+            .values()
+            .map(|s| (s.path().to_path_buf(), s.synced_size_bytes(), s.size_bytes()))
+            .collect();
+        drop(self);
+        let mut budget = keep_unflushed_bytes;
+        for (path, synced, size) in cuts {
+            let kept = synced + (size - synced).min(budget);
+            budget -= kept - synced;
+            let file = fs::OpenOptions::new().write(true).open(&path).expect("segment exists");
+            file.set_len(kept).expect("cut segment");
+        }
+        root
+    }
+
+    /// Test hook: bytes appended but not yet fsynced.
+    #[cfg(test)]
+    pub(crate) fn unflushed_bytes(&self) -> u64 {
+        self.segments.values().map(|s| s.size_bytes() - s.synced_size_bytes()).sum()
+    }
+
+    fn check_usable(&self) -> Result<(), LogError> {
+        match &self.failure {
+            None => Ok(()),
+            Some(reason) => Err(StorageError::Failed { path: self.dir.clone(), reason: reason.clone() }.into()),
+        }
+    }
+
+    /// Records the first failure of a write path; the log refuses all further calls.
+    fn fail<T>(&mut self, error: StorageError) -> Result<T, LogError> {
+        if self.failure.is_none() {
+            tracing::error!(dir = %self.dir.display(), error = %error, "metadata log failed; it must be reopened");
+            self.failure = Some(error.to_string());
+        }
+        Err(error.into())
+    }
+
+    fn active(&self) -> &Segment {
+        self.segments.values().next_back().expect("the log always has a segment")
+    }
+
+    /// Kafka `LogSegment.shouldRoll` for one batch: the active segment is not empty and the batch
+    /// would take it past `segment_bytes`, or its last offset would not fit Kafka's 32-bit
+    /// relative offsets.
+    fn should_roll(&self, header: &BatchHeader, active_size: u64) -> bool {
+        let active = self.active();
+        active_size > 0
+            && (active_size + header.size_bytes() as u64 > self.config.segment_bytes
+                || header.last_offset() - active.base_offset() > i32::MAX as i64)
+    }
+
+    fn append(&mut self, records: &[u8], leader_epoch: Option<i32>) -> Result<LogAppendInfo, LogError> {
+        self.check_usable()?;
+        let headers = validate_append(records, leader_epoch, self.log_end_offset, self.epochs.latest_epoch())?;
+        match self.write_batches(records, &headers) {
+            Ok(()) => {}
+            Err(e) => return self.fail(e),
+        }
+        let first = headers.first().expect("validated");
+        let last = headers.last().expect("validated");
+        Ok(LogAppendInfo { first_offset: first.base_offset, last_offset: last.last_offset() })
+    }
+
+    /// Writes validated batches, rolling segments as needed: one positional write per run of
+    /// batches that land in the same segment.
+    fn write_batches(&mut self, records: &[u8], headers: &[BatchHeader]) -> Result<(), StorageError> {
+        let mut run_start = 0usize; // byte range of `records` not yet written
+        let mut run_end = 0usize;
+        let mut active_size = self.active().size_bytes();
+        for header in headers {
+            if self.should_roll(header, active_size + (run_end - run_start) as u64) {
+                self.write_run(&records[run_start..run_end])?;
+                run_start = run_end;
+                let sealed = self.active().base_offset();
+                let segment = Segment::create(&self.dir, header.base_offset)?;
+                self.segments.insert(header.base_offset, segment);
+                self.unrecorded_seals.insert(sealed);
+                self.dir_dirty = true;
+                active_size = 0;
+            }
+            let active = self.active().base_offset();
+            let position = active_size + (run_end - run_start) as u64;
+            self.pending.push(BatchEntry::new(header, active, position));
+            run_end += header.size_bytes();
+        }
+        self.write_run(&records[run_start..run_end])?;
+        for header in headers {
+            if self.epochs.latest_epoch().is_none_or(|latest| header.partition_leader_epoch > latest) {
+                self.epochs.assign(header.partition_leader_epoch, header.base_offset);
+                self.checkpoint_dirty = true;
+            }
+        }
+        self.log_end_offset = headers.last().expect("validated").next_offset();
+        Ok(())
+    }
+
+    fn write_run(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let segment = self.segments.values_mut().next_back().expect("the log always has a segment");
+        segment.append(bytes)?;
+        self.dirty_segments.insert(segment.base_offset());
+        Ok(())
+    }
+
+    /// The batch containing `offset` (which must be in `[start, LEO)`).
+    fn batch_containing(&self, offset: i64) -> Result<BatchEntry, StorageError> {
+        let entry = match self.pending.first() {
+            Some(first) if offset >= first.base_offset => {
+                self.pending.get(self.pending.partition_point(|e| e.last_offset < offset)).copied()
+            }
+            _ => self.index.batch_containing(offset)?,
+        };
+        entry.ok_or_else(|| StorageError::inconsistent(&self.dir, format!("no batch holds offset {offset} below the log end offset")))
+    }
+
+    /// Entries from the batch containing `start_offset`, while they fit in `max_bytes` (at least
+    /// one).
+    fn entries_for_read(&self, start_offset: i64, max_bytes: usize) -> Result<Vec<BatchEntry>, StorageError> {
+        let mut plan = ReadPlan { entries: Vec::new(), total_bytes: 0, max_bytes, full: false };
+        let in_pending = self.pending.first().is_some_and(|first| start_offset >= first.base_offset);
+        if !in_pending {
+            self.index.scan_from(start_offset, |entry| plan.take(entry))?;
+        }
+        if !plan.full {
+            let from = self.pending.partition_point(|e| e.last_offset < start_offset);
+            for entry in &self.pending[from..] {
+                if !plan.take(*entry) {
+                    break;
+                }
+            }
+        }
+        Ok(plan.entries)
+    }
+
+    fn read_entries(&self, entries: &[BatchEntry]) -> Result<Bytes, LogError> {
+        let total: usize = entries.iter().map(|e| e.size_bytes as usize).sum();
+        let mut out = BytesMut::zeroed(total);
+        let mut at = 0;
+        for run in entries.chunk_by(|a, b| a.segment_base == b.segment_base && a.end_position() == b.position as u64) {
+            let len: usize = run.iter().map(|e| e.size_bytes as usize).sum();
+            let segment = self.segments.get(&run[0].segment_base).ok_or_else(|| {
+                StorageError::inconsistent(&self.dir, format!("segment {} of offset {} is missing", run[0].segment_base, run[0].base_offset))
+            })?;
+            segment.read_exact_at(&mut out[at..at + len], run[0].position as u64)?;
+            at += len;
+        }
+        // Pair assertion with the checks made before writing: what comes back from the disk is
+        // the batch the index promised, with a valid CRC.
+        let mut at = 0;
+        for entry in entries {
+            let bytes = &out[at..at + entry.size_bytes as usize];
+            let header_ok = BatchHeader::parse(bytes).is_ok_and(|h| entry.matches(&h));
+            if !header_ok {
+                return Err(LogError::CorruptBatch {
+                    offset: entry.base_offset,
+                    reason: format!("segment {} position {} does not hold the indexed batch", entry.segment_base, entry.position),
+                });
+            }
+            batch::verify_crc(bytes).map_err(|e| LogError::CorruptBatch { offset: entry.base_offset, reason: e.to_string() })?;
+            at += entry.size_bytes as usize;
+        }
+        Ok(out.freeze())
+    }
+
+    fn truncate(&mut self, offset: i64) -> Result<(), StorageError> {
+        let removed = self.batch_containing(offset)?;
+        let new_end = removed.base_offset;
+        let removed_epochs: Vec<(i32, i64)> = self.epochs.entries().into_iter().filter(|&(_, s)| s >= new_end).collect();
+        let indexed = self.pending.first().is_none_or(|first| removed.base_offset < first.base_offset);
+        if indexed {
+            // The index first: it must never describe data that is gone. Synced, because a
+            // stale index entry past the end would cost a full rebuild at the next open.
+            let mut write = IndexWrite::default();
+            write.delete_batches_from(removed.last_offset);
+            for (epoch, _) in &removed_epochs {
+                write.delete_epoch(*epoch);
+            }
+            write.delete_sealed_from(removed.segment_base);
+            self.index.write(write, true)?;
+        }
+        self.pending.retain(|e| e.base_offset < new_end);
+        let later: Vec<i64> = self.segments.range(removed.segment_base + 1..).map(|(&b, _)| b).collect();
+        for base in &later {
+            let segment = self.segments.remove(base).expect("listed");
+            segment.delete()?;
+        }
+        self.segments.get_mut(&removed.segment_base).expect("segment of an indexed batch").truncate(removed.position as u64)?;
+        if !later.is_empty() || self.dir_dirty {
+            fsync_dir(&self.dir)?;
+            self.dir_dirty = false;
+        }
+        self.dirty_segments.retain(|&b| b < removed.segment_base);
+        self.unrecorded_seals.retain(|&b| b < removed.segment_base);
+        self.epochs.truncate_from_end(new_end);
+        self.log_end_offset = new_end;
+        self.flushed_end_offset = self.flushed_end_offset.min(new_end);
+        if !removed_epochs.is_empty() {
+            self.epochs.write_checkpoint_if_changed(&self.dir)?;
+            self.checkpoint_dirty = false;
+        }
+        Ok(())
+    }
+
+    fn flush_inner(&mut self) -> Result<(), StorageError> {
+        for base in &self.dirty_segments {
+            self.segments.get_mut(base).expect("dirty segments exist").sync()?;
+        }
+        if self.dir_dirty {
+            fsync_dir(&self.dir)?;
+        }
+        if self.checkpoint_dirty {
+            self.epochs.write_checkpoint_if_changed(&self.dir)?;
+        }
+        let mut write = IndexWrite::default();
+        for entry in &self.pending {
+            write.put_batch(entry);
+        }
+        if let Some(first) = self.pending.first() {
+            for (epoch, start) in self.epochs.entries().into_iter().filter(|&(_, s)| s >= first.base_offset) {
+                write.put_epoch(epoch, start);
+            }
+        }
+        for &base in &self.unrecorded_seals {
+            let segment = &self.segments[&base];
+            let last_offset = match self.pending.iter().rev().find(|e| e.segment_base == base) {
+                Some(entry) => entry.last_offset,
+                None => self.index.last_batch()?.filter(|e| e.segment_base == base).map_or(-1, |e| e.last_offset),
+            };
+            write.put_sealed(base, SealedSegment { size_bytes: segment.size_bytes(), last_offset });
+        }
+        if !write.is_empty() {
+            // Not synced: after a crash the index may lag behind the fsynced segments, and
+            // recovery scans what it lacks.
+            self.index.write(write, false)?;
+        }
+        self.pending.clear();
+        self.dirty_segments.clear();
+        self.unrecorded_seals.clear();
+        self.dir_dirty = false;
+        self.checkpoint_dirty = false;
+        self.flushed_end_offset = self.log_end_offset;
+        Ok(())
+    }
+}
+
+/// The batches one read returns: whole batches within `max_bytes`, but at least one.
+struct ReadPlan {
+    entries: Vec<BatchEntry>,
+    total_bytes: usize,
+    max_bytes: usize,
+    full: bool,
+}
+
+impl ReadPlan {
+    /// Adds `entry` if it fits; returns whether the caller should offer the next one.
+    fn take(&mut self, entry: BatchEntry) -> bool {
+        let size = entry.size_bytes as usize;
+        if !self.entries.is_empty() && self.total_bytes.saturating_add(size) > self.max_bytes {
+            self.full = true;
+            return false;
+        }
+        self.total_bytes += size;
+        self.entries.push(entry);
+        true
+    }
+}
+
+impl ReplicatedLog for SegmentLog {
+    fn end_offset(&self) -> OffsetAndEpoch {
+        OffsetAndEpoch::new(self.log_end_offset, self.epochs.latest_epoch().unwrap_or(0))
+    }
+
+    fn start_offset(&self) -> i64 {
+        *self.segments.keys().next().expect("the log always has a segment")
+    }
+
+    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+        // KafkaMetadataLog.endOffsetForEpoch without snapshots: the cache's answer, or
+        // (LEO, last fetched epoch) when it answers UNDEFINED.
+        match self.epochs.end_offset_for(epoch, self.log_end_offset) {
+            Some((found_epoch, end_offset)) => OffsetAndEpoch::new(end_offset, found_epoch),
+            None => self.end_offset(),
+        }
+    }
+
+    fn append_as_leader(&mut self, batches: &[u8], epoch: i32) -> Result<LogAppendInfo, LogError> {
+        self.append(batches, Some(epoch))
+    }
+
+    fn append_as_follower(&mut self, batches: &[u8]) -> Result<LogAppendInfo, LogError> {
+        self.append(batches, None)
+    }
+
+    fn read(&self, start_offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
+        self.check_usable()?;
+        let start = self.start_offset();
+        if start_offset < start || start_offset > self.log_end_offset {
+            return Err(LogError::OffsetOutOfRange { offset: start_offset, start, end: self.log_end_offset });
+        }
+        if start_offset == self.log_end_offset {
+            return Ok(Bytes::new());
+        }
+        let entries = self.entries_for_read(start_offset, max_bytes)?;
+        assert!(
+            entries.first().is_some_and(|e| e.base_offset <= start_offset && start_offset <= e.last_offset),
+            "read at {start_offset} found {:?} in {}",
+            entries.first(),
+            self.dir.display()
+        );
+        self.read_entries(&entries)
+    }
+
+    fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
+        self.check_usable()?;
+        let start = self.start_offset();
+        if offset < start {
+            return Err(LogError::OffsetOutOfRange { offset, start, end: self.log_end_offset });
+        }
+        if offset >= self.log_end_offset {
+            return Ok(());
+        }
+        match self.truncate(offset) {
+            Ok(()) => Ok(()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), LogError> {
+        self.check_usable()?;
+        match self.flush_inner() {
+            Ok(()) => Ok(()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn flushed_end_offset(&self) -> i64 {
+        self.flushed_end_offset
+    }
+}

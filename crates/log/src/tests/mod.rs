@@ -1,0 +1,115 @@
+//! Tests of the segment log: the storage conformance suite, recovery, rolling, Java interchange.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use kraftwerk_raft::testing::CrashableLog;
+use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog};
+use tempfile::TempDir;
+
+use crate::{IndexRecovery, LogConfig, SegmentLog};
+
+mod java_dir;
+mod quorum_state_java;
+mod recovery;
+mod rolling;
+
+/// A segment log in its own temporary `metadata.log.dir`, reopened in place by the crash hooks.
+pub(crate) struct TestLog {
+    log: Option<SegmentLog>,
+    config: LogConfig,
+    /// Keeps the directory alive for the life of the test.
+    dir: TempDir,
+}
+
+impl TestLog {
+    pub(crate) fn new(config: LogConfig) -> TestLog {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = SegmentLog::open(dir.path(), config).expect("open a new log");
+        TestLog { log: Some(log), config, dir }
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn log(&self) -> &SegmentLog {
+        self.log.as_ref().expect("open")
+    }
+
+    pub(crate) fn log_mut(&mut self) -> &mut SegmentLog {
+        self.log.as_mut().expect("open")
+    }
+
+    /// Closes the log (without flushing), lets `tamper` edit the directory, reopens it.
+    pub(crate) fn reopen_after(&mut self, tamper: impl FnOnce(&Path)) {
+        drop(self.log.take());
+        tamper(&self.dir.path().join(crate::METADATA_PARTITION_DIR));
+        self.log = Some(SegmentLog::open(self.dir.path(), self.config).expect("reopen"));
+    }
+
+    fn crash(mut self, keep_unflushed_bytes: u64) -> TestLog {
+        let root: PathBuf = self.log.take().expect("open").simulate_power_loss(keep_unflushed_bytes);
+        assert_eq!(root, self.dir.path());
+        let log = SegmentLog::open(&root, self.config).expect("reopen after crash");
+        // The index only describes fsynced data, so a power loss never invalidates it: the
+        // suite's crash cases must take the fast path, or they would not test it.
+        assert_eq!(log.recovery_report().index, IndexRecovery::Verified, "{:?}", log.recovery_report());
+        self.log = Some(log);
+        self
+    }
+}
+
+impl ReplicatedLog for TestLog {
+    fn end_offset(&self) -> OffsetAndEpoch {
+        self.log().end_offset()
+    }
+    fn start_offset(&self) -> i64 {
+        self.log().start_offset()
+    }
+    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+        self.log().end_offset_for_epoch(epoch)
+    }
+    fn append_as_leader(&mut self, batches: &[u8], epoch: i32) -> Result<LogAppendInfo, LogError> {
+        self.log_mut().append_as_leader(batches, epoch)
+    }
+    fn append_as_follower(&mut self, batches: &[u8]) -> Result<LogAppendInfo, LogError> {
+        self.log_mut().append_as_follower(batches)
+    }
+    fn read(&self, start_offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
+        self.log().read(start_offset, max_bytes)
+    }
+    fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
+        self.log_mut().truncate_to(offset)
+    }
+    fn flush(&mut self) -> Result<(), LogError> {
+        self.log_mut().flush()
+    }
+    fn flushed_end_offset(&self) -> i64 {
+        self.log().flushed_end_offset()
+    }
+}
+
+impl CrashableLog for TestLog {
+    fn crash_and_reopen(self) -> Self {
+        self.crash(0)
+    }
+
+    fn crash_torn_and_reopen(self, rng_value: u64) -> Self {
+        let unflushed = self.log().unflushed_bytes();
+        self.crash(rng_value % (unflushed + 1))
+    }
+}
+
+/// The conformance suite with Kafka's default 1 GiB segments (everything in one segment).
+mod conformance_one_segment {
+    use super::*;
+    kraftwerk_raft::log_conformance_tests!(|| TestLog::new(LogConfig::default()));
+}
+
+/// The conformance suite with 200-byte segments: nearly every batch rolls a new segment, so
+/// reads, truncation and crashes all cross segment boundaries.
+mod conformance_tiny_segments {
+    use super::*;
+    kraftwerk_raft::log_conformance_tests!(|| TestLog::new(LogConfig { segment_bytes: 200 }));
+}
