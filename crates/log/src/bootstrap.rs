@@ -1,1 +1,623 @@
-//! (being written)
+//! `bootstrap.checkpoint`: the records a fresh cluster starts from, written by `format`.
+//!
+//! Follows `org.apache.kafka.metadata.bootstrap.BootstrapDirectory`, `BootstrapMetadata` and
+//! `metadata.util.BatchFileWriter`/`BatchFileReader` of Kafka 4.1. The file has the snapshot
+//! file format, all batches with leader epoch 0 and offsets from 0, uncompressed:
+//!
+//! ```text
+//! offset 0      control batch  SnapshotHeaderRecord{version 0, LastContainedLogTimestamp 0}
+//! offset 1..n   data batch(es) FeatureLevelRecord(metadata.version), then one
+//!                              FeatureLevelRecord per other feature with level > 0 in name
+//!                              order (never kraft.version), then any other records (SCRAM)
+//! offset n+1    control batch  SnapshotFooterRecord{version 0}
+//! ```
+//!
+//! `format` writes the file into every directory it formats; a controller reads only the copy
+//! in `metadata.log.dir` and, when the metadata log is empty, commits these records as the first
+//! entries of the log (controller logic, not ours). Without the file, the bootstrap is the
+//! latest production metadata.version alone (`BootstrapDirectory.readFromConfiguration`).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use kraftwerk_records::batch::{batches, decode_batch, BatchBuilder};
+use kraftwerk_records::control::{control_batch, ControlRecord};
+use kraftwerk_records::metadata::{
+    ApiMessageAndVersion, FeatureLevelRecord, MetadataRecord, RecordError,
+};
+use kraftwerk_records::metadata_version::{
+    Feature, MetadataVersion, MetadataVersionError, METADATA_VERSION_FEATURE_NAME,
+};
+use thiserror::Error;
+
+/// Name of the file (`BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME`).
+pub const BOOTSTRAP_FILE: &str = "bootstrap.checkpoint";
+
+/// FeatureLevelRecord version written by `BootstrapMetadata.fromVersions`.
+const FEATURE_LEVEL_RECORD_VERSION: i16 = 0;
+
+/// Why bootstrap metadata could not be read, built or written.
+#[derive(Debug, Error)]
+pub enum BootstrapError {
+    /// The directory to read from or write into does not exist or is not a directory.
+    #[error("{path} is not a directory", path = path.display())]
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Reading, writing, syncing or renaming failed.
+    #[error("I/O error on {path}: {source}", path = path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A batch or record of the file cannot be decoded.
+    #[error("{path} is corrupt at byte {position}: {reason}", path = path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Byte position of the batch.
+        position: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No FeatureLevelRecord for metadata.version among the records.
+    #[error("No FeatureLevelRecord for metadata.version was found in the bootstrap metadata from {source_name}")]
+    NoMetadataVersion {
+        /// Where the records came from.
+        source_name: String,
+    },
+    /// The metadata.version level is not one this controller supports.
+    #[error("Unsupported metadata.version in the bootstrap metadata from {source_name}: {error}")]
+    UnsupportedMetadataVersion {
+        /// Where the records came from.
+        source_name: String,
+        /// Why the level was refused.
+        error: MetadataVersionError,
+    },
+    /// A record cannot be encoded at its version.
+    #[error("cannot encode bootstrap record: {0}")]
+    Encode(#[from] RecordError),
+}
+
+/// The bootstrap records and the metadata.version they set (`BootstrapMetadata`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BootstrapMetadata {
+    /// The records, in file order; the controller appends them verbatim.
+    pub records: Vec<ApiMessageAndVersion>,
+    /// The level of the last FeatureLevelRecord(`metadata.version`) among `records`.
+    pub metadata_version: MetadataVersion,
+    /// Human-readable origin, for error messages ("the binary bootstrap metadata file: …").
+    pub source: String,
+}
+
+fn feature_level_record(name: &str, level: i16) -> ApiMessageAndVersion {
+    let record = FeatureLevelRecord {
+        name: name.to_owned(),
+        feature_level: level,
+        ..Default::default()
+    };
+    ApiMessageAndVersion::new(record, FEATURE_LEVEL_RECORD_VERSION)
+}
+
+impl BootstrapMetadata {
+    /// The records `format` writes (`BootstrapMetadata.fromVersions`):
+    /// FeatureLevelRecord(metadata.version) first, then each other feature whose level is above
+    /// 0, sorted by name. `kraft.version` is skipped: it lives in KRaftVersionRecord control
+    /// records. Duplicated features keep their last level.
+    pub fn from_versions(
+        metadata_version: MetadataVersion,
+        feature_levels: &[(Feature, i16)],
+        source: &str,
+    ) -> BootstrapMetadata {
+        let mut others: Vec<(&'static str, i16)> = Vec::new();
+        for (feature, level) in feature_levels {
+            if *feature == Feature::KraftVersion {
+                continue;
+            }
+            others.retain(|(name, _)| *name != feature.name());
+            others.push((feature.name(), *level));
+        }
+        others.sort_by_key(|(name, _)| *name);
+        let mut records = vec![feature_level_record(
+            METADATA_VERSION_FEATURE_NAME,
+            metadata_version.feature_level(),
+        )];
+        records.extend(
+            others
+                .iter()
+                .filter(|(_, level)| *level > 0)
+                .map(|(name, level)| feature_level_record(name, *level)),
+        );
+        BootstrapMetadata {
+            records,
+            metadata_version,
+            source: source.to_owned(),
+        }
+    }
+
+    /// Only FeatureLevelRecord(metadata.version) (`BootstrapMetadata.fromVersion`): what a
+    /// controller uses when `bootstrap.checkpoint` is absent.
+    pub fn from_version(metadata_version: MetadataVersion, source: &str) -> BootstrapMetadata {
+        Self::from_versions(metadata_version, &[], source)
+    }
+
+    /// Wraps records read from somewhere (`BootstrapMetadata.fromRecords`): the metadata.version
+    /// is that of the last FeatureLevelRecord named `metadata.version`.
+    ///
+    /// Errors: [`BootstrapError::NoMetadataVersion`] if there is none,
+    /// [`BootstrapError::UnsupportedMetadataVersion`] if its level is not a supported one.
+    pub fn from_records(
+        records: Vec<ApiMessageAndVersion>,
+        source: &str,
+    ) -> Result<BootstrapMetadata, BootstrapError> {
+        let level = records
+            .iter()
+            .rev()
+            .find_map(|r| match &r.record {
+                MetadataRecord::FeatureLevel(f) if f.name == METADATA_VERSION_FEATURE_NAME => {
+                    Some(f.feature_level)
+                }
+                _ => None,
+            })
+            .ok_or_else(|| BootstrapError::NoMetadataVersion {
+                source_name: source.to_owned(),
+            })?;
+        let metadata_version = MetadataVersion::from_feature_level(level).map_err(|error| {
+            BootstrapError::UnsupportedMetadataVersion {
+                source_name: source.to_owned(),
+                error,
+            }
+        })?;
+        Ok(BootstrapMetadata {
+            records,
+            metadata_version,
+            source: source.to_owned(),
+        })
+    }
+
+    /// The level of a feature among the records (`BootstrapMetadata.featureLevel`): the last
+    /// FeatureLevelRecord with that name, 0 if none.
+    pub fn feature_level(&self, name: &str) -> i16 {
+        self.records
+            .iter()
+            .rev()
+            .find_map(|r| match &r.record {
+                MetadataRecord::FeatureLevel(f) if f.name == name => Some(f.feature_level),
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+
+    /// Reads the bootstrap of a metadata log directory (`BootstrapDirectory.read`):
+    /// `<dir>/bootstrap.checkpoint` if present, else [`MetadataVersion::LATEST_PRODUCTION`]
+    /// alone ("the default bootstrap").
+    ///
+    /// Errors: `dir` is missing or not a directory; any [`Self::read_file`] error.
+    pub fn read_dir(dir: &Path) -> Result<BootstrapMetadata, BootstrapError> {
+        if !dir.is_dir() {
+            return Err(BootstrapError::NotADirectory {
+                path: dir.to_path_buf(),
+            });
+        }
+        let path = dir.join(BOOTSTRAP_FILE);
+        if !path.exists() {
+            return Ok(Self::from_version(
+                MetadataVersion::LATEST_PRODUCTION,
+                "the default bootstrap",
+            ));
+        }
+        Self::read_file(&path)
+    }
+
+    /// Reads a bootstrap file (`BootstrapDirectory.readFromBinaryFile`): the records of every
+    /// data batch, in order. Control batches may hold only SnapshotHeader, SnapshotFooter or
+    /// LeaderChange records and are skipped, as `BatchFileReader` does. Stricter than Java,
+    /// which stops silently at a torn tail and does not check CRCs: any byte that is not part
+    /// of a valid batch is an error, since a torn bootstrap file could start a cluster with
+    /// half its features.
+    pub fn read_file(path: &Path) -> Result<BootstrapMetadata, BootstrapError> {
+        let bytes = fs::read(path).map_err(|source| BootstrapError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let records =
+            decode_checkpoint(&bytes).map_err(|(position, reason)| BootstrapError::Corrupt {
+                path: path.to_path_buf(),
+                position,
+                reason,
+            })?;
+        Self::from_records(
+            records,
+            &format!("the binary bootstrap metadata file: {}", path.display()),
+        )
+    }
+
+    /// The file bytes, as `BatchFileWriter` lays them out: a SnapshotHeader control batch at
+    /// offset 0 stamped `header_timestamp_ms`, the records in data batches (as many as needed
+    /// to respect the 8 MiB batch limit) and a SnapshotFooter control batch, both stamped
+    /// `timestamp_ms`; epoch 0, consecutive offsets.
+    ///
+    /// Errors: a record cannot be encoded at its version.
+    pub fn encode_checkpoint(
+        &self,
+        header_timestamp_ms: i64,
+        timestamp_ms: i64,
+    ) -> Result<Vec<u8>, BootstrapError> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&control_batch(
+            0,
+            0,
+            header_timestamp_ms,
+            &[ControlRecord::snapshot_header(0)],
+        ));
+        // Java's BatchAccumulator packs appends into one batch until it reaches 8 MiB.
+        let mut base_offset: i64 = 1;
+        let mut builder = BatchBuilder::new(base_offset, 0, timestamp_ms);
+        for record in &self.records {
+            let value: Bytes = record.encode()?;
+            if builder.try_append(None, &value).is_err() {
+                let next_base = base_offset + builder.len() as i64;
+                let full =
+                    std::mem::replace(&mut builder, BatchBuilder::new(next_base, 0, timestamp_ms));
+                out.extend_from_slice(&full.build());
+                base_offset = next_base;
+                builder.append(None, &value);
+            }
+        }
+        let next_offset = base_offset + builder.len() as i64;
+        if !builder.is_empty() {
+            out.extend_from_slice(&builder.build());
+        }
+        out.extend_from_slice(&control_batch(
+            next_offset,
+            0,
+            timestamp_ms,
+            &[ControlRecord::snapshot_footer()],
+        ));
+        Ok(out)
+    }
+
+    /// Writes `<dir>/bootstrap.checkpoint` (`BootstrapDirectory.writeBinaryFile`): to
+    /// `bootstrap.checkpoint.tmp` (removed first if left over), then an atomic rename over
+    /// the file. Unlike Java we also fsync the file and `dir`, so a formatted directory
+    /// survives a crash. `dir` must exist.
+    pub fn write_dir(&self, dir: &Path) -> Result<(), BootstrapError> {
+        if !dir.is_dir() {
+            return Err(BootstrapError::NotADirectory {
+                path: dir.to_path_buf(),
+            });
+        }
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let bytes = self.encode_checkpoint(now_ms, now_ms)?;
+        let path = dir.join(BOOTSTRAP_FILE);
+        let tmp = dir.join(format!("{BOOTSTRAP_FILE}.tmp"));
+        let io_err = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| BootstrapError::Io { path, source }
+        };
+        match fs::remove_file(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err(&tmp)(e)),
+            _ => {}
+        }
+        let result = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut file| {
+                file.write_all(&bytes)?;
+                file.sync_all()
+            })
+            .map_err(io_err(&tmp))
+            .and_then(|()| fs::rename(&tmp, &path).map_err(io_err(&path)));
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result?;
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io_err(dir))
+    }
+}
+
+/// Decodes a checkpoint file into its data records; `Err((byte position, reason))`.
+fn decode_checkpoint(bytes: &[u8]) -> Result<Vec<ApiMessageAndVersion>, (usize, String)> {
+    let mut records = Vec::new();
+    let mut iter = batches(bytes);
+    let mut position = 0;
+    while let Some(batch) = iter.next() {
+        let (_, batch) = batch.map_err(|e| (position, e.to_string()))?;
+        let (header, decoded) = decode_batch(batch).map_err(|e| (position, e.to_string()))?;
+        for record in decoded {
+            let value = record.value.as_deref().unwrap_or_default();
+            if header.is_control() {
+                let key = record.key.as_deref().unwrap_or_default();
+                match ControlRecord::decode(key, value).map_err(|e| (position, e.to_string()))? {
+                    ControlRecord::SnapshotHeader(_)
+                    | ControlRecord::SnapshotFooter(_)
+                    | ControlRecord::LeaderChange(_) => {}
+                    other => {
+                        return Err((
+                            position,
+                            format!(
+                                "Unsupported control record type {} at offset {}",
+                                other.record_type(),
+                                record.offset
+                            ),
+                        ))
+                    }
+                }
+            } else {
+                let decoded = ApiMessageAndVersion::decode(value).map_err(|e| {
+                    (
+                        position,
+                        format!(
+                            "unable to deserialize record at offset {}: {e}",
+                            record.offset
+                        ),
+                    )
+                })?;
+                records.push(decoded);
+            }
+        }
+        position = iter.position();
+    }
+    if position != bytes.len() {
+        return Err((
+            position,
+            format!(
+                "{} trailing bytes are not a whole record batch",
+                bytes.len() - position
+            ),
+        ));
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kraftwerk_records::batch::BatchHeader;
+    use kraftwerk_records::metadata::UserScramCredentialRecord;
+    use kraftwerk_records::metadata_version::default_feature_levels;
+
+    /// `bootstrap.checkpoint` written by Kafka 4.1.2 `kafka-storage format` (static quorum,
+    /// default release version 4.1-IV1).
+    const KAFKA_4_1_IV1: &str = "\
+        000000000000000000000047000000000252c31f54002000000000000001a226686ea9000001a226686ea9ffffffffff\
+        ffffffffffffffffff000000012a0000000800000003160000000000000000000000000000000000000001000000b900\
+        0000000288cde762000000000003000001a226686eba000001a226686ebaffffffffffffffffffffffffffff00000004\
+        3a000000012e010c00116d657461646174612e76657273696f6e001b00005a000002014e010c0021656c696769626c65\
+        2e6c65616465722e7265706c696361732e76657273696f6e00010000340000040128010c000e67726f75702e76657273\
+        696f6e00010000400000060134010c00147472616e73616374696f6e2e76657273696f6e000200000000000000000005\
+        0000003f0000000002322e4487002000000000000001a226686eba000001a226686ebaffffffffffffffffffffffffff\
+        ff000000011a00000008000000040600000000";
+
+    /// The same with `--release-version 3.3` (3.3-IV3: no other feature is enabled).
+    const KAFKA_3_3_IV3: &str = "\
+        00000000000000000000004700000000025c77490f002000000000000001a22668742e000001a22668742effffffffff\
+        ffffffffffffffffff000000012a00000008000000031600000000000000000000000000000000000000010000004f00\
+        00000002b4b2eff1000000000000000001a226687438000001a226687438ffffffffffffffffffffffffffff00000001\
+        3a000000012e010c00116d657461646174612e76657273696f6e0007000000000000000000020000003f00000000021c\
+        00731f002000000000000001a226687438000001a226687438ffffffffffffffffffffffffffff000000011a00000008\
+        000000040600000000";
+
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn headers(bytes: &[u8]) -> Vec<BatchHeader> {
+        batches(bytes).map(|b| b.unwrap().0).collect()
+    }
+
+    fn write_file(dir: &Path, bytes: &[u8]) -> PathBuf {
+        let path = dir.join(BOOTSTRAP_FILE);
+        fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn encodes_byte_identical_to_kafka_format() {
+        for (hex, mv) in [
+            (KAFKA_4_1_IV1, MetadataVersion::V4_1_IV1),
+            (KAFKA_3_3_IV3, MetadataVersion::V3_3_IV3),
+        ] {
+            let kafka = unhex(hex);
+            let h = headers(&kafka);
+            let ours = BootstrapMetadata::from_versions(mv, &default_feature_levels(mv), "test")
+                .encode_checkpoint(h[0].base_timestamp, h[1].base_timestamp)
+                .unwrap();
+            assert_eq!(ours, kafka, "{mv}");
+        }
+    }
+
+    #[test]
+    fn reads_kafka_written_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write_file(dir.path(), &unhex(KAFKA_4_1_IV1));
+        let bootstrap = BootstrapMetadata::read_dir(dir.path()).unwrap();
+        assert_eq!(bootstrap.metadata_version, MetadataVersion::V4_1_IV1);
+        let names: Vec<(String, i16)> = bootstrap
+            .records
+            .iter()
+            .map(|r| match &r.record {
+                MetadataRecord::FeatureLevel(f) => (f.name.clone(), f.feature_level),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("metadata.version".to_owned(), 27),
+                ("eligible.leader.replicas.version".to_owned(), 1),
+                ("group.version".to_owned(), 1),
+                ("transaction.version".to_owned(), 2),
+            ]
+        );
+        assert_eq!(bootstrap.feature_level("group.version"), 1);
+        assert_eq!(bootstrap.feature_level("share.version"), 0);
+        assert!(bootstrap.source.contains("bootstrap.checkpoint"));
+    }
+
+    #[test]
+    fn missing_file_means_latest_production_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let bootstrap = BootstrapMetadata::read_dir(dir.path()).unwrap();
+        assert_eq!(
+            bootstrap.metadata_version,
+            MetadataVersion::LATEST_PRODUCTION
+        );
+        assert_eq!(bootstrap.records.len(), 1);
+        assert_eq!(bootstrap.source, "the default bootstrap");
+        let err = BootstrapMetadata::read_dir(&dir.path().join("nope")).unwrap_err();
+        assert!(matches!(err, BootstrapError::NotADirectory { .. }), "{err}");
+    }
+
+    #[test]
+    fn write_then_read_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let mv = MetadataVersion::V4_0_IV3;
+        let written = BootstrapMetadata::from_versions(mv, &default_feature_levels(mv), "format");
+        written.write_dir(dir.path()).unwrap();
+        fs::write(dir.path().join("bootstrap.checkpoint.tmp"), b"stale").unwrap();
+        written.write_dir(dir.path()).unwrap();
+        assert!(!dir.path().join("bootstrap.checkpoint.tmp").exists());
+        let read = BootstrapMetadata::read_dir(dir.path()).unwrap();
+        assert_eq!(read.records, written.records);
+        assert_eq!(read.metadata_version, mv);
+        assert!(BootstrapMetadata::from_version(mv, "x")
+            .write_dir(&dir.path().join("missing"))
+            .is_err());
+    }
+
+    #[test]
+    fn from_versions_orders_filters_and_skips_kraft_version() {
+        let bootstrap = BootstrapMetadata::from_versions(
+            MetadataVersion::V4_2_IV1,
+            &[
+                (Feature::TransactionVersion, 2),
+                (Feature::KraftVersion, 1),
+                (Feature::ShareVersion, 0),
+                (Feature::GroupVersion, 1),
+                (Feature::EligibleLeaderReplicasVersion, 1),
+            ],
+            "test",
+        );
+        let names: Vec<&str> = bootstrap
+            .records
+            .iter()
+            .map(|r| match &r.record {
+                MetadataRecord::FeatureLevel(f) => f.name.as_str(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "metadata.version",
+                "eligible.leader.replicas.version",
+                "group.version",
+                "transaction.version"
+            ]
+        );
+        assert_eq!(bootstrap.feature_level("kraft.version"), 0);
+    }
+
+    #[test]
+    fn rejects_records_without_supported_metadata_version() {
+        let err =
+            BootstrapMetadata::from_records(vec![feature_level_record("group.version", 1)], "here")
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "No FeatureLevelRecord for metadata.version was found in the bootstrap metadata from here"
+        );
+        let err = BootstrapMetadata::from_records(
+            vec![feature_level_record("metadata.version", 30)],
+            "here",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("4.3-IV0"), "{err}");
+        // The last metadata.version record wins.
+        let ok = BootstrapMetadata::from_records(
+            vec![
+                feature_level_record("metadata.version", 30),
+                feature_level_record("metadata.version", 21),
+            ],
+            "here",
+        )
+        .unwrap();
+        assert_eq!(ok.metadata_version, MetadataVersion::V3_9_IV0);
+    }
+
+    #[test]
+    fn corrupt_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = unhex(KAFKA_4_1_IV1);
+        let mut flipped = good.clone();
+        flipped[150] ^= 0x01; // inside the data batch: CRC mismatch
+        let torn = &good[..good.len() - 5];
+        let mut kraft_version = good[..good.len() - 75].to_vec();
+        kraft_version.extend_from_slice(&control_batch(
+            5,
+            0,
+            0,
+            &[ControlRecord::kraft_version(1)],
+        ));
+        for bytes in [
+            &flipped[..],
+            torn,
+            &good[..good.len() - 1],
+            &kraft_version[..],
+        ] {
+            let path = write_file(dir.path(), bytes);
+            let err = BootstrapMetadata::read_file(&path).unwrap_err();
+            assert!(matches!(err, BootstrapError::Corrupt { .. }), "{err}");
+        }
+        // Sanity: the footer batch is exactly the last 75 bytes, so the splice above is valid.
+        assert_eq!(headers(&good).last().unwrap().size_bytes(), 75);
+    }
+
+    #[test]
+    fn large_bootstraps_split_into_batches_under_8_mib() {
+        let mut records =
+            BootstrapMetadata::from_version(MetadataVersion::V4_1_IV1, "test").records;
+        for i in 0..100 {
+            let record = UserScramCredentialRecord {
+                name: format!("user-{i}"),
+                mechanism: 1,
+                salt: Bytes::from(vec![i as u8; 100 * 1024]),
+                stored_key: Bytes::from_static(b"k"),
+                server_key: Bytes::from_static(b"s"),
+                iterations: 4096,
+                ..Default::default()
+            };
+            records.push(ApiMessageAndVersion::new(record, 0));
+        }
+        let bootstrap = BootstrapMetadata::from_records(records, "test").unwrap();
+        let bytes = bootstrap.encode_checkpoint(1, 2).unwrap();
+        let h = headers(&bytes);
+        assert!(h.len() >= 4, "header, at least two data batches, footer");
+        let mut next = 0;
+        for header in &h {
+            assert_eq!(header.base_offset, next);
+            assert_eq!(header.partition_leader_epoch, 0);
+            assert!(header.size_bytes() <= 8 * 1024 * 1024);
+            next = header.next_offset();
+        }
+        assert_eq!(next, 1 + 101 + 1);
+        let dir = tempfile::tempdir().unwrap();
+        let read = BootstrapMetadata::read_file(&write_file(dir.path(), &bytes)).unwrap();
+        assert_eq!(read.records, bootstrap.records);
+    }
+}
