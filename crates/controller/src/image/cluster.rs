@@ -59,6 +59,9 @@ pub struct BrokerRegistration {
     pub is_migrating_zk_broker: bool,
     /// Online log directories, sorted (as Java's `BrokerRegistration` sorts them).
     pub directories: Vec<Uuid>,
+    /// Cordoned log directories (KIP-1066, RegisterBrokerRecord v4 from Kafka 4.3; kept only so
+    /// a registration written by a newer controller survives a snapshot).
+    pub cordoned_directories: Option<Vec<Uuid>>,
     /// Offset of the RegisterBrokerRecord (a snapshot load uses the snapshot's offset, which is
     /// not smaller).
     pub registration_offset: i64,
@@ -206,6 +209,35 @@ impl ClusterImage {
     /// Puts a controller registration (RegisterControllerRecord replay).
     pub fn put_controller(&mut self, registration: ControllerRegistration) {
         self.controllers.insert(registration.id, Arc::new(registration));
+    }
+
+    /// Removes a controller registration (UnregisterControllerRecord, Kafka 4.4).
+    pub fn remove_controller(&mut self, id: i32) {
+        self.controllers.remove(&id);
+    }
+
+    /// Replaces a registration's cordoned directories (BrokerRegistrationChangeRecord v3).
+    ///
+    /// # Errors
+    /// As [`ClusterImage::change_broker`].
+    pub fn set_cordoned_directories(&mut self, id: i32, epoch: i64, dirs: Vec<Uuid>) -> Result<(), ReplayError> {
+        let current = self.check_broker_epoch(id, epoch)?;
+        let mut next = (**current).clone();
+        next.cordoned_directories = Some(dirs);
+        self.brokers.insert(id, Arc::new(next));
+        Ok(())
+    }
+
+    /// Sets every registration's offset (test helper for snapshot round trips, where all
+    /// records replay at the snapshot's offset).
+    #[cfg(test)]
+    pub(crate) fn set_registration_offsets(&mut self, offset: i64) {
+        let ids: Vec<i32> = self.brokers.keys().copied().collect();
+        for id in ids {
+            let mut b = (**self.brokers.get(&id).unwrap()).clone();
+            b.registration_offset = offset;
+            self.brokers.insert(id, Arc::new(b));
+        }
     }
 
     fn check_broker_epoch(&self, id: i32, epoch: i64) -> Result<&Arc<BrokerRegistration>, ReplayError> {

@@ -1,0 +1,562 @@
+//! The controller: committed image, speculative images of appended-but-uncommitted results,
+//! broker sessions, request dispatch and internal writes (Kafka's `QuorumController`, without
+//! threads or I/O).
+//!
+//! # Contract with the node
+//!
+//! * Every committed batch is handed over in log order through
+//!   [`Controller::replay_committed`] (on every controller, active or standby).
+//! * Raft leadership: once everything before the new epoch's start offset is committed and
+//!   replayed, the node calls [`Controller::activate`]; on losing leadership,
+//!   [`Controller::deactivate`] (the speculative images are dropped: the controller reverts to
+//!   the committed image).
+//! * While active, a request goes to [`Controller::handle`]; the result's records must be
+//!   appended (in batches of at most [`MAX_RECORDS_PER_BATCH`], all in one batch if
+//!   `atomic`) starting at exactly `ctx.next_offset`, then replayed through
+//!   [`Controller::replay_uncommitted`] *before the next `handle` or `poll` call*. The response
+//!   is sent once the records commit (or at once, if there are none and nothing is pending).
+//! * The node calls [`Controller::poll`] after every event and whenever
+//!   [`Controller::next_deadline_ms`] passes, applies the result like a request's, and polls
+//!   again until it returns `None`.
+//!
+//! # "Empty log" and bootstrap (case C18)
+//!
+//! On activation, if the latest image holds no metadata record at all (only control records were
+//! replayed), `poll` writes the bootstrap records (`ControllerConfig::bootstrap`: the
+//! metadata.version FeatureLevelRecord first) as ONE atomic batch, plus the cluster-wide
+//! `min.insync.replicas` ConfigRecord when ELR is enabled (as Kafka 4.1.2 does). Because the
+//! bootstrap batch is the first metadata batch and is atomic, a new leader either has all of
+//! it in its log (committed by the time it activates: not empty, nothing written) or none of it
+//! (empty: written once). A log with metadata records but no metadata.version (a pre-3.3 log)
+//! is not bootstrapped; handlers then use the oldest metadata.version this controller supports.
+//! An open metadata transaction left by a failed Java leader is aborted first
+//! (AbortTransactionRecord).
+
+use std::collections::VecDeque;
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
+use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
+use kafka_protocol::messages::{
+    AllocateProducerIdsRequest, AllocateProducerIdsResponse, AlterPartitionRequest, AlterPartitionResponse,
+    AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
+    BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
+    CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest,
+    DescribeClusterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use kraftwerk_records::metadata::{AbortTransactionRecord, ApiMessageAndVersion, ConfigRecord, NoOpRecord};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use crate::error::ReplayError;
+use crate::handlers;
+use crate::handlers::leader_isr::LeaderIsrUpdater;
+use crate::heartbeat::BrokerHeartbeatManager;
+use crate::image::configs::resource_type;
+use crate::image::features::ELR_FEATURE_NAME;
+use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
+use crate::replay::replay;
+
+/// Most records in one batch, and so in one atomic result (`QuorumController.MAX_RECORDS_PER_BATCH`).
+pub const MAX_RECORDS_PER_BATCH: usize = 10_000;
+
+/// Static settings of the controller (Kafka's controller-side `server.properties` keys).
+#[derive(Clone, Debug)]
+pub struct ControllerConfig {
+    /// `node.id` of this controller.
+    pub node_id: i32,
+    /// Cluster id from `meta.properties`; registrations with another id are refused.
+    pub cluster_id: String,
+    /// `broker.session.timeout.ms` (9000): a broker without heartbeats for longer is fenced.
+    pub session_timeout_ms: u64,
+    /// `broker.heartbeat.interval.ms` (2000); informational (Kafka derives a heartbeat deadline).
+    pub heartbeat_interval_ms: u64,
+    /// `metadata.max.idle.interval.ms` (500): NoOpRecord period; 0 disables NoOps.
+    pub noop_interval_ms: u64,
+    /// `default.replication.factor` (1) for CreateTopics with replication factor -1.
+    pub default_replication_factor: i16,
+    /// `num.partitions` (1) for CreateTopics with -1 partitions.
+    pub default_num_partitions: i32,
+    /// `min.insync.replicas` (1): static default of the topic config.
+    pub min_insync_replicas: i32,
+    /// `unclean.leader.election.enable` (false): static default of the topic config.
+    pub unclean_leader_election_enable: bool,
+    /// `delete.topic.enable` (true).
+    pub delete_topic_enable: bool,
+    /// Records of `bootstrap.checkpoint`: FeatureLevelRecord(metadata.version) first, then the
+    /// other features, then SCRAM credentials. Written once, on the first activation over an
+    /// empty log.
+    pub bootstrap: Vec<ApiMessageAndVersion>,
+    /// Seed of the controller's RNG (topic ids, replica placement).
+    pub rng_seed: u64,
+    /// The quorum's `kraft.version` (0 for static voters); registrations must support it.
+    pub kraft_version: i16,
+}
+
+impl ControllerConfig {
+    /// A configuration with Kafka's defaults for everything but the identity and bootstrap.
+    pub fn new(node_id: i32, cluster_id: impl Into<String>, bootstrap: Vec<ApiMessageAndVersion>) -> Self {
+        ControllerConfig {
+            node_id,
+            cluster_id: cluster_id.into(),
+            session_timeout_ms: 9000,
+            heartbeat_interval_ms: 2000,
+            noop_interval_ms: 500,
+            default_replication_factor: 1,
+            default_num_partitions: 1,
+            min_insync_replicas: 1,
+            unclean_leader_election_enable: false,
+            delete_topic_enable: true,
+            bootstrap,
+            rng_seed: 0,
+            kraft_version: 0,
+        }
+    }
+}
+
+/// What the node knows about a request besides its body.
+#[derive(Clone, Debug, Default)]
+pub struct RequestContext {
+    /// Request api version (after Envelope unwrapping: the inner request's version).
+    pub api_version: i16,
+    /// Current time in milliseconds (monotonic).
+    pub now_ms: u64,
+    /// Offset the first record of this request's result will get (the log end offset): the
+    /// broker epoch of a new registration.
+    pub next_offset: i64,
+    /// Raft leader id (DescribeCluster's controller id).
+    pub leader_id: i32,
+    /// Raft leader epoch.
+    pub leader_epoch: i32,
+    /// Client id from the request header.
+    pub client_id: Option<String>,
+    /// Listener the request arrived on (DescribeCluster lists controller endpoints on it).
+    pub listener_name: String,
+}
+
+/// A handler's output: records to append and the response to send once they commit
+/// (`ControllerResult`).
+#[derive(Clone, Debug)]
+pub struct ControllerResult<R> {
+    /// Records to append, in order.
+    pub records: Vec<ApiMessageAndVersion>,
+    /// If true, all records must land in one batch (at most [`MAX_RECORDS_PER_BATCH`]).
+    pub atomic: bool,
+    /// The response.
+    pub response: R,
+}
+
+impl<R> ControllerResult<R> {
+    /// A result whose records may be split over batches (`ControllerResult.of`).
+    pub fn of(records: Vec<ApiMessageAndVersion>, response: R) -> Self {
+        ControllerResult { records, atomic: false, response }
+    }
+
+    /// A result whose records must be appended in one batch (`ControllerResult.atomicOf`).
+    pub fn atomic(records: Vec<ApiMessageAndVersion>, response: R) -> Self {
+        assert!(records.len() <= MAX_RECORDS_PER_BATCH, "atomic result of {} records", records.len());
+        ControllerResult { records, atomic: true, response }
+    }
+
+    fn map<S>(self, f: impl FnOnce(R) -> S) -> ControllerResult<S> {
+        ControllerResult { records: self.records, atomic: self.atomic, response: f(self.response) }
+    }
+}
+
+/// A request the controller handles.
+#[derive(Clone, Debug)]
+pub enum ControllerRequest {
+    /// BrokerRegistration (62).
+    BrokerRegistration(BrokerRegistrationRequest),
+    /// BrokerHeartbeat (63).
+    BrokerHeartbeat(BrokerHeartbeatRequest),
+    /// CreateTopics (19).
+    CreateTopics(CreateTopicsRequest),
+    /// DeleteTopics (20).
+    DeleteTopics(DeleteTopicsRequest),
+    /// AllocateProducerIds (67).
+    AllocateProducerIds(AllocateProducerIdsRequest),
+    /// AlterPartition (56).
+    AlterPartition(AlterPartitionRequest),
+    /// AssignReplicasToDirs (73).
+    AssignReplicasToDirs(AssignReplicasToDirsRequest),
+    /// ControllerRegistration (70).
+    ControllerRegistration(ControllerRegistrationRequest),
+    /// DescribeCluster (60) with EndpointType CONTROLLER.
+    DescribeCluster(DescribeClusterRequest),
+    /// UnregisterBroker (64).
+    UnregisterBroker(UnregisterBrokerRequest),
+}
+
+/// The response to a [`ControllerRequest`], same variant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ControllerResponse {
+    /// BrokerRegistration (62).
+    BrokerRegistration(BrokerRegistrationResponse),
+    /// BrokerHeartbeat (63).
+    BrokerHeartbeat(BrokerHeartbeatResponse),
+    /// CreateTopics (19).
+    CreateTopics(CreateTopicsResponse),
+    /// DeleteTopics (20).
+    DeleteTopics(DeleteTopicsResponse),
+    /// AllocateProducerIds (67).
+    AllocateProducerIds(AllocateProducerIdsResponse),
+    /// AlterPartition (56).
+    AlterPartition(AlterPartitionResponse),
+    /// AssignReplicasToDirs (73).
+    AssignReplicasToDirs(AssignReplicasToDirsResponse),
+    /// ControllerRegistration (70).
+    ControllerRegistration(ControllerRegistrationResponse),
+    /// DescribeCluster (60).
+    DescribeCluster(DescribeClusterResponse),
+    /// UnregisterBroker (64).
+    UnregisterBroker(UnregisterBrokerResponse),
+}
+
+/// State only the active controller has.
+#[derive(Debug)]
+struct ActiveState {
+    epoch: i32,
+    heartbeats: BrokerHeartbeatManager,
+    next_noop_ms: u64,
+    /// Offset up to which the node must have replayed what this controller returned; checked
+    /// at the next `handle`/`poll` (the node must replay before asking again).
+    expected_last_offset: i64,
+}
+
+/// The KRaft controller state machine. See the module docs for the contract with the node.
+#[derive(Debug)]
+pub struct Controller {
+    config: ControllerConfig,
+    rng: StdRng,
+    committed: MetadataImage,
+    /// (last offset, image after it) per replayed uncommitted result, oldest first.
+    uncommitted: VecDeque<(i64, MetadataImage)>,
+    active: Option<ActiveState>,
+}
+
+impl Controller {
+    /// A standby controller with an empty image.
+    pub fn new(config: ControllerConfig) -> Self {
+        let rng = StdRng::seed_from_u64(config.rng_seed);
+        Controller { config, rng, committed: MetadataImage::empty(), uncommitted: VecDeque::new(), active: None }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ControllerConfig {
+        &self.config
+    }
+
+    /// The image at the high watermark.
+    pub fn image(&self) -> &MetadataImage {
+        &self.committed
+    }
+
+    /// The image including appended-but-uncommitted records (= [`Controller::image`] on a
+    /// standby).
+    pub fn latest(&self) -> &MetadataImage {
+        self.uncommitted.back().map_or(&self.committed, |(_, image)| image)
+    }
+
+    /// Offset of the last committed record replayed, -1 if none.
+    pub fn last_committed_offset(&self) -> i64 {
+        self.committed.last_offset
+    }
+
+    /// True between [`Controller::activate`] and [`Controller::deactivate`].
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// The epoch this controller is active in, if any.
+    pub fn active_epoch(&self) -> Option<i32> {
+        self.active.as_ref().map(|a| a.epoch)
+    }
+
+    /// Applies one committed batch, in log order. If the batch ends exactly where a speculative
+    /// image ends, that image becomes the committed one without replaying again (the active
+    /// controller's fast path); otherwise the records are replayed onto the committed image.
+    ///
+    /// # Errors
+    /// A [`ReplayError`] if a record cannot be applied, or offsets do not increase; the node
+    /// must treat it as fatal.
+    pub fn replay_committed(&mut self, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
+        let Some(&(last, _)) = records.last() else { return Ok(()) };
+        let mut fast = None;
+        while let Some((end, _)) = self.uncommitted.front() {
+            if *end > last {
+                break;
+            }
+            fast = self.uncommitted.pop_front();
+        }
+        match fast {
+            Some((end, image)) if end == last => {
+                self.committed = image;
+            }
+            _ => {
+                let mut image = self.committed.clone();
+                apply(&mut image, records)?;
+                self.committed = image;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies records this active controller just appended (one result), on top of the latest
+    /// image.
+    ///
+    /// # Errors
+    /// A [`ReplayError`] (fatal on the active controller).
+    pub fn replay_uncommitted(&mut self, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
+        let Some(&(last, _)) = records.last() else { return Ok(()) };
+        assert!(self.active.is_some(), "replay_uncommitted on a standby controller");
+        let mut image = self.latest().clone();
+        apply(&mut image, records)?;
+        self.uncommitted.push_back((last, image));
+        Ok(())
+    }
+
+    /// Becomes the active controller for raft `epoch`: everything before the epoch's start
+    /// offset is committed and replayed. Every registered unfenced broker gets a session that
+    /// starts now (`ClusterControlManager.activate`), so failover does not fence brokers.
+    pub fn activate(&mut self, epoch: i32, now_ms: u64) {
+        self.uncommitted.clear();
+        let heartbeats = BrokerHeartbeatManager::activate(self.config.session_timeout_ms, &self.committed.cluster, now_ms);
+        let next_noop_ms = now_ms.saturating_add(self.config.noop_interval_ms);
+        self.active = Some(ActiveState { epoch, heartbeats, next_noop_ms, expected_last_offset: self.committed.last_offset });
+    }
+
+    /// Stops being active: drops sessions and the speculative images (the state reverts to the
+    /// committed image).
+    pub fn deactivate(&mut self) {
+        self.active = None;
+        self.uncommitted.clear();
+    }
+
+    fn check_replayed(&self) {
+        if let Some(active) = &self.active {
+            assert!(
+                self.latest().last_offset >= active.expected_last_offset,
+                "the node did not replay the previous result (latest offset {}, expected {})",
+                self.latest().last_offset,
+                active.expected_last_offset
+            );
+        }
+    }
+
+    fn expect<R>(&mut self, next_offset: i64, result: &ControllerResult<R>) {
+        if let Some(active) = &mut self.active {
+            if !result.records.is_empty() {
+                active.expected_last_offset = next_offset + result.records.len() as i64 - 1;
+            }
+        }
+    }
+
+    /// Handles a request on the active controller. A standby answers NOT_CONTROLLER.
+    pub fn handle(&mut self, ctx: &RequestContext, request: ControllerRequest) -> ControllerResult<ControllerResponse> {
+        if let ControllerRequest::DescribeCluster(r) = &request {
+            let response = handlers::cluster::describe_cluster(self.latest(), &self.config, ctx, r);
+            return ControllerResult::of(Vec::new(), ControllerResponse::DescribeCluster(response));
+        }
+        if self.active.is_none() {
+            return ControllerResult::of(Vec::new(), Self::not_controller_response(&request));
+        }
+        self.check_replayed();
+        let image = self.latest().clone();
+        let config = &self.config;
+        let active = self.active.as_mut().expect("checked above");
+        let result = match &request {
+            ControllerRequest::BrokerRegistration(r) => {
+                handlers::cluster::register_broker(&image, config, &mut active.heartbeats, ctx, r)
+                    .map(ControllerResponse::BrokerRegistration)
+            }
+            ControllerRequest::BrokerHeartbeat(r) => {
+                handlers::cluster::broker_heartbeat(&image, config, &mut active.heartbeats, ctx, r)
+                    .map(ControllerResponse::BrokerHeartbeat)
+            }
+            ControllerRequest::CreateTopics(r) => {
+                handlers::topics::create_topics(&image, config, &mut self.rng, ctx, r).map(ControllerResponse::CreateTopics)
+            }
+            ControllerRequest::DeleteTopics(r) => {
+                handlers::topics::delete_topics(&image, config, ctx, r).map(ControllerResponse::DeleteTopics)
+            }
+            ControllerRequest::AllocateProducerIds(r) => {
+                handlers::producer_ids::allocate_producer_ids(&image, r).map(ControllerResponse::AllocateProducerIds)
+            }
+            ControllerRequest::AlterPartition(r) => {
+                handlers::partitions::alter_partition(&image, config, ctx, r).map(ControllerResponse::AlterPartition)
+            }
+            ControllerRequest::AssignReplicasToDirs(r) => {
+                handlers::partitions::assign_replicas_to_dirs(&image, config, r).map(ControllerResponse::AssignReplicasToDirs)
+            }
+            ControllerRequest::ControllerRegistration(r) => {
+                handlers::cluster::register_controller(&image, r).map(ControllerResponse::ControllerRegistration)
+            }
+            ControllerRequest::UnregisterBroker(r) => {
+                handlers::cluster::unregister_broker(&image, config, &mut active.heartbeats, r)
+                    .map(ControllerResponse::UnregisterBroker)
+            }
+            ControllerRequest::DescribeCluster(_) => unreachable!("answered above"),
+        };
+        self.expect(ctx.next_offset, &result);
+        result
+    }
+
+    /// DescribeCluster from the committed image, on any controller (standbys answer it too).
+    pub fn describe_cluster(&self, ctx: &RequestContext, request: &DescribeClusterRequest) -> DescribeClusterResponse {
+        handlers::cluster::describe_cluster(&self.committed, &self.config, ctx, request)
+    }
+
+    /// The response a non-active controller gives: NOT_CONTROLLER (41) where the broker's
+    /// `NodeToControllerRequestThread` looks for it (top level, or every topic of
+    /// CreateTopics/DeleteTopics), so it re-resolves the controller and retries.
+    pub fn not_controller_response(request: &ControllerRequest) -> ControllerResponse {
+        let code = ResponseError::NotController.code();
+        let message = || Some(StrBytes::from_static_str("This is not the correct controller for this cluster."));
+        match request {
+            ControllerRequest::BrokerRegistration(_) => {
+                ControllerResponse::BrokerRegistration(BrokerRegistrationResponse::default().with_error_code(code))
+            }
+            ControllerRequest::BrokerHeartbeat(_) => {
+                ControllerResponse::BrokerHeartbeat(BrokerHeartbeatResponse::default().with_error_code(code))
+            }
+            ControllerRequest::CreateTopics(r) => ControllerResponse::CreateTopics(
+                CreateTopicsResponse::default().with_topics(
+                    r.topics
+                        .iter()
+                        .map(|t| {
+                            CreatableTopicResult::default()
+                                .with_name(t.name.clone())
+                                .with_error_code(code)
+                                .with_error_message(message())
+                        })
+                        .collect(),
+                ),
+            ),
+            ControllerRequest::DeleteTopics(r) => {
+                let mut results: Vec<DeletableTopicResult> = r
+                    .topic_names
+                    .iter()
+                    .map(|n| DeletableTopicResult::default().with_name(Some(n.clone())).with_error_code(code).with_error_message(message()))
+                    .collect();
+                results.extend(r.topics.iter().map(|t| {
+                    DeletableTopicResult::default()
+                        .with_name(t.name.clone())
+                        .with_topic_id(t.topic_id)
+                        .with_error_code(code)
+                        .with_error_message(message())
+                }));
+                ControllerResponse::DeleteTopics(DeleteTopicsResponse::default().with_responses(results))
+            }
+            ControllerRequest::AllocateProducerIds(_) => {
+                ControllerResponse::AllocateProducerIds(AllocateProducerIdsResponse::default().with_error_code(code))
+            }
+            ControllerRequest::AlterPartition(_) => {
+                ControllerResponse::AlterPartition(AlterPartitionResponse::default().with_error_code(code))
+            }
+            ControllerRequest::AssignReplicasToDirs(_) => {
+                ControllerResponse::AssignReplicasToDirs(AssignReplicasToDirsResponse::default().with_error_code(code))
+            }
+            ControllerRequest::ControllerRegistration(_) => ControllerResponse::ControllerRegistration(
+                ControllerRegistrationResponse::default().with_error_code(code).with_error_message(message()),
+            ),
+            ControllerRequest::DescribeCluster(_) => ControllerResponse::DescribeCluster(
+                DescribeClusterResponse::default().with_error_code(code).with_error_message(message()),
+            ),
+            ControllerRequest::UnregisterBroker(_) => ControllerResponse::UnregisterBroker(
+                UnregisterBrokerResponse::default().with_error_code(code).with_error_message(message()),
+            ),
+        }
+    }
+
+    /// The next internal write, if one is due: an abort of an open transaction, the bootstrap
+    /// records (first activation over an empty log), fencing of ONE broker whose session
+    /// expired, or a NoOpRecord. `next_offset` is the offset the first record will get.
+    pub fn poll(&mut self, now_ms: u64, next_offset: i64) -> Option<ControllerResult<()>> {
+        self.active.as_ref()?;
+        self.check_replayed();
+        let result = self.next_internal_write(now_ms);
+        if let Some(result) = &result {
+            self.expect(next_offset, result);
+        }
+        result
+    }
+
+    fn next_internal_write(&mut self, now_ms: u64) -> Option<ControllerResult<()>> {
+        let image = self.latest().clone();
+        if image.transaction.is_some() {
+            let abort = AbortTransactionRecord { reason: Some("Controller failover".to_owned()), ..Default::default() };
+            return Some(ControllerResult::atomic(vec![ApiMessageAndVersion::new(abort, 0)], ()));
+        }
+        if image.records_replayed == 0 {
+            return Some(ControllerResult::atomic(self.bootstrap_records(), ()));
+        }
+        let config = &self.config;
+        let active = self.active.as_mut().expect("poll checked active");
+        while let Some((broker_id, epoch)) = active.heartbeats.remove_one_expired(now_ms) {
+            let Some(registration) = image.cluster.broker(broker_id) else {
+                active.heartbeats.remove(broker_id);
+                continue;
+            };
+            if registration.epoch != epoch || registration.fenced {
+                // An old incarnation's session, or a broker that is already fenced: nothing to
+                // write (Java 4.1.2 writes a redundant fence record for the latter).
+                continue;
+            }
+            tracing::info!(broker_id, epoch, "fencing broker because its session has timed out");
+            let mut records = Vec::new();
+            LeaderIsrUpdater { image: &image, config }.broker_fenced(broker_id, &mut records);
+            active.heartbeats.mark_fenced(broker_id);
+            return Some(ControllerResult::of(records, ()));
+        }
+        if config.noop_interval_ms > 0 && now_ms >= active.next_noop_ms {
+            active.next_noop_ms = now_ms.saturating_add(config.noop_interval_ms);
+            return Some(ControllerResult::of(vec![ApiMessageAndVersion::new(NoOpRecord::default(), 0)], ()));
+        }
+        None
+    }
+
+    /// `ActivationRecordsGenerator.recordsForEmptyLog` without transaction markers: the
+    /// bootstrap records, then `min.insync.replicas` for the cluster if ELR is enabled.
+    fn bootstrap_records(&self) -> Vec<ApiMessageAndVersion> {
+        let mut records = self.config.bootstrap.clone();
+        let elr_enabled = records.iter().any(|r| {
+            matches!(&r.record, kraftwerk_records::metadata::MetadataRecord::FeatureLevel(f)
+                if f.name == ELR_FEATURE_NAME && f.feature_level > 0)
+        });
+        if elr_enabled {
+            records.push(ApiMessageAndVersion::new(
+                ConfigRecord {
+                    resource_type: resource_type::BROKER,
+                    resource_name: String::new(),
+                    name: MIN_INSYNC_REPLICAS_CONFIG.to_owned(),
+                    value: Some(self.config.min_insync_replicas.to_string()),
+                    ..Default::default()
+                },
+                0,
+            ));
+        }
+        records
+    }
+
+    /// When `poll` next has something to do (a session expiry or the next NoOp), if active.
+    pub fn next_deadline_ms(&self) -> Option<u64> {
+        let active = self.active.as_ref()?;
+        let noop = (self.config.noop_interval_ms > 0).then_some(active.next_noop_ms);
+        match (noop, active.heartbeats.next_expiry_ms()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+fn apply(image: &mut MetadataImage, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
+    for (offset, record) in records {
+        if *offset <= image.last_offset {
+            return Err(ReplayError::OffsetNotIncreasing { offset: *offset, last: image.last_offset });
+        }
+        replay(image, record, *offset)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,514 @@
+//! CreateTopics and DeleteTopics (Kafka 4.1.2's `ReplicationControlManager.createTopics/
+//! deleteTopics` plus the request-level checks of `ControllerApis.createTopics/deleteTopics`).
+//! Authorization is not implemented: every principal may create, describe and delete.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
+use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use kraftwerk_records::metadata::{ApiMessageAndVersion, ConfigRecord, RemoveTopicRecord, TopicRecord};
+use rand::rngs::StdRng;
+use uuid::Uuid;
+
+use super::default_message;
+use crate::controller::{ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
+use crate::error::ApiError;
+use crate::ids::{random_topic_id, ZERO_UUID};
+use crate::image::configs::resource_type;
+use crate::image::partition::{LeaderRecoveryState, PartitionRegistration};
+use crate::image::MetadataImage;
+use crate::placement;
+use crate::topic_configs::{effective_topic_configs, topic_config, validate_topic_config};
+use crate::topic_name::{self, CLUSTER_METADATA_TOPIC_NAME};
+use crate::write::partition_record;
+
+/// Most partitions one CreateTopics request may create (`validateTotalNumberOfPartitions`).
+pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
+
+fn topic_result(name: &str, error: &ApiError) -> CreatableTopicResult {
+    CreatableTopicResult::default()
+        .with_name(TopicName(StrBytes::from_string(name.to_owned())))
+        .with_error_code(error.code)
+        .with_error_message(error.message.clone().map(StrBytes::from_string))
+}
+
+/// The response Kafka gives when the whole request fails (`CreateTopicsRequest.getErrorResponse`):
+/// every topic of the request, in order, with the same error.
+fn whole_request_error(request: &CreateTopicsRequest, error: ApiError) -> CreateTopicsResponse {
+    CreateTopicsResponse::default()
+        .with_topics(request.topics.iter().map(|t| topic_result(t.name.as_str(), &error)).collect())
+}
+
+fn validate_total_partitions(request: &CreateTopicsRequest, default_num_partitions: i32) -> Result<(), ApiError> {
+    let total: i64 = request
+        .topics
+        .iter()
+        .map(|t| {
+            if !t.assignments.is_empty() {
+                t.assignments.len() as i64
+            } else if t.num_partitions == -1 {
+                i64::from(default_num_partitions)
+            } else {
+                i64::from(t.num_partitions.max(0))
+            }
+        })
+        .sum();
+    if total > MAX_PARTITIONS_PER_REQUEST {
+        return Err(ApiError::new(ResponseError::PolicyViolation, "Excessively large number of partitions per request."));
+    }
+    Ok(())
+}
+
+/// The static settings of this controller that shadow topic config defaults.
+fn static_overrides(config: &ControllerConfig) -> BTreeMap<&'static str, String> {
+    let mut overrides = BTreeMap::new();
+    if config.min_insync_replicas != 1 {
+        overrides.insert("min.insync.replicas", config.min_insync_replicas.to_string());
+    }
+    if config.unclean_leader_election_enable {
+        overrides.insert("unclean.leader.election.enable", "true".to_owned());
+    }
+    overrides
+}
+
+/// CreateTopics (api 19, v2-7), direct or unwrapped from an Envelope.
+///
+/// Request-level: duplicate names and `__cluster_metadata` are answered with INVALID_REQUEST;
+/// more than 10,000 partitions in total, or more than 10,000 records, fail every topic with
+/// POLICY_VIOLATION (case C14). Per topic, in Kafka's order: name rules and '.'/'_' collisions
+/// (INVALID_TOPIC_EXCEPTION), TOPIC_ALREADY_EXISTS, null config values and unknown or mistyped
+/// configs (INVALID_CONFIG), manual assignments (INVALID_REQUEST / INVALID_REPLICA_ASSIGNMENT),
+/// replication factor and partition count (INVALID_REPLICATION_FACTOR / INVALID_PARTITIONS),
+/// placement over registered brokers not in controlled shutdown. Records, in one atomic batch
+/// for the whole request: per topic TopicRecord, its ConfigRecords, its PartitionRecords.
+/// `validate_only` returns the same response without records.
+pub fn create_topics(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    rng: &mut StdRng,
+    _ctx: &RequestContext,
+    request: &CreateTopicsRequest,
+) -> ControllerResult<CreateTopicsResponse> {
+    // ControllerApis: names given twice are answered once each with INVALID_REQUEST.
+    let mut seen = BTreeSet::new();
+    let mut duplicates: Vec<String> = Vec::new();
+    for topic in &request.topics {
+        let name = topic.name.as_str().to_owned();
+        if !seen.insert(name.clone()) && !duplicates.contains(&name) {
+            duplicates.push(name);
+        }
+    }
+    let effective: Vec<&CreatableTopic> = request
+        .topics
+        .iter()
+        .filter(|t| !duplicates.iter().any(|d| d == t.name.as_str()) && t.name.as_str() != CLUSTER_METADATA_TOPIC_NAME)
+        .collect();
+
+    let mut results: Vec<CreatableTopicResult> = Vec::new();
+    let mut records: Vec<ApiMessageAndVersion> = Vec::new();
+    if !effective.is_empty() {
+        if let Err(error) = validate_total_partitions(request, config.default_num_partitions) {
+            return ControllerResult::of(Vec::new(), whole_request_error(request, error));
+        }
+        for topic in &effective {
+            match create_topic(image, config, rng, topic) {
+                Ok((result, topic_records)) => {
+                    results.push(result);
+                    records.extend(topic_records);
+                }
+                Err(error) => results.push(topic_result(topic.name.as_str(), &error)),
+            }
+            if records.len() > MAX_RECORDS_PER_BATCH {
+                let error = ApiError::new(ResponseError::PolicyViolation, "Unable to perform excessively large batch operation.");
+                return ControllerResult::of(Vec::new(), whole_request_error(request, error));
+            }
+        }
+    }
+    for name in &duplicates {
+        results.push(topic_result(name, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name.")));
+    }
+    if request.topics.iter().any(|t| t.name.as_str() == CLUSTER_METADATA_TOPIC_NAME) {
+        results.push(topic_result(
+            CLUSTER_METADATA_TOPIC_NAME,
+            &ApiError::new(
+                ResponseError::InvalidRequest,
+                format!("Creation of internal topic {CLUSTER_METADATA_TOPIC_NAME} is prohibited."),
+            ),
+        ));
+    }
+    if request.validate_only {
+        records.clear();
+    }
+    ControllerResult::atomic(records, CreateTopicsResponse::default().with_topics(results))
+}
+
+/// Validates and creates one topic: its result and records, or its error.
+fn create_topic(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    rng: &mut StdRng,
+    topic: &CreatableTopic,
+) -> Result<(CreatableTopicResult, Vec<ApiMessageAndVersion>), ApiError> {
+    let name = topic.name.as_str();
+    // Name rules, then collisions (the later error wins, as Java's map put does), then
+    // existence.
+    let mut error = None;
+    if let Err(message) = topic_name::validate(name) {
+        error = Some(ApiError::new(ResponseError::InvalidTopicException, message));
+    }
+    if let Some(colliding) = image.topics.colliding_name(name) {
+        error = Some(ApiError::new(
+            ResponseError::InvalidTopicException,
+            format!("Topic '{name}' collides with existing topic: {colliding}"),
+        ));
+    }
+    if image.topics.id_of(name).is_some() {
+        error = Some(ApiError::new(ResponseError::TopicAlreadyExists, format!("Topic '{name}' already exists.")));
+    }
+    if let Some(error) = error {
+        return Err(error);
+    }
+    let null_configs: Vec<&str> = topic.configs.iter().filter(|c| c.value.is_none()).map(|c| c.name.as_str()).collect();
+    if !null_configs.is_empty() {
+        return Err(ApiError::new(
+            ResponseError::InvalidConfig,
+            format!("Null value not supported for topic configs: {}", null_configs.join(",")),
+        ));
+    }
+    let mut creation_configs: BTreeMap<String, String> = BTreeMap::new();
+    let mut config_keys: Vec<String> = Vec::new();
+    for c in &topic.configs {
+        let key = c.name.to_string();
+        let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
+        validate_topic_config(&key, &value).map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
+        if creation_configs.insert(key.clone(), value).is_none() {
+            config_keys.push(key);
+        }
+    }
+
+    let partitions = if !topic.assignments.is_empty() {
+        manual_partitions(image, topic)?
+    } else {
+        placed_partitions(image, config, rng, topic)?
+    };
+
+    let topic_id = random_topic_id(rng);
+    let mv = image.metadata_version();
+    let mut records = Vec::with_capacity(1 + config_keys.len() + partitions.len());
+    records.push(ApiMessageAndVersion::new(TopicRecord { name: name.to_owned(), topic_id, ..Default::default() }, 0));
+    for key in &config_keys {
+        records.push(ApiMessageAndVersion::new(
+            ConfigRecord {
+                resource_type: resource_type::TOPIC,
+                resource_name: name.to_owned(),
+                name: key.clone(),
+                value: Some(creation_configs[key].clone()),
+                ..Default::default()
+            },
+            0,
+        ));
+    }
+    for (partition_id, registration) in partitions.iter().enumerate() {
+        records.push(partition_record(topic_id, partition_id as i32, registration, mv));
+    }
+    let configs: Vec<CreatableTopicConfigs> =
+        effective_topic_configs(image, config.node_id, &static_overrides(config), &creation_configs)
+            .into_iter()
+            .map(|(key, effective)| {
+                CreatableTopicConfigs::default()
+                    .with_name(StrBytes::from_static_str(key))
+                    .with_value(Some(StrBytes::from_string(effective.value)))
+                    .with_read_only(false)
+                    .with_config_source(effective.source)
+                    .with_is_sensitive(false)
+            })
+            .collect();
+    debug_assert!(configs.iter().all(|c| topic_config(c.name.as_str()).is_some()));
+    let result = CreatableTopicResult::default()
+        .with_name(topic.name.clone())
+        .with_topic_id(topic_id)
+        .with_error_code(0)
+        .with_error_message(None)
+        .with_topic_config_error_code(0)
+        .with_num_partitions(partitions.len() as i32)
+        .with_replication_factor(partitions[0].replicas.len() as i16)
+        .with_configs(Some(configs));
+    Ok((result, records))
+}
+
+fn new_partition(image: &MetadataImage, replicas: Vec<i32>, isr: Vec<i32>) -> PartitionRegistration {
+    PartitionRegistration {
+        directories: replicas.iter().map(|r| image.default_dir(*r)).collect(),
+        leader: isr[0],
+        replicas,
+        isr,
+        removing_replicas: Vec::new(),
+        adding_replicas: Vec::new(),
+        elr: Vec::new(),
+        last_known_elr: Vec::new(),
+        leader_recovery_state: LeaderRecoveryState::Recovered,
+        leader_epoch: 0,
+        partition_epoch: 0,
+    }
+}
+
+/// `validateManualPartitionAssignment`.
+fn validate_manual_assignment(image: &MetadataImage, replicas: &[i32], replication_factor: Option<usize>) -> Result<(), ApiError> {
+    let invalid = |m: String| Err(ApiError::new(ResponseError::InvalidReplicaAssignment, m));
+    if replicas.is_empty() {
+        return invalid("The manual partition assignment includes an empty replica list.".to_owned());
+    }
+    let mut sorted = replicas.to_vec();
+    sorted.sort_unstable();
+    let mut previous = None;
+    for broker in &sorted {
+        if image.cluster.broker(*broker).is_none() {
+            return invalid(format!(
+                "The manual partition assignment includes broker {broker}, but no such broker is registered."
+            ));
+        }
+        if previous == Some(*broker) {
+            return invalid(format!("The manual partition assignment includes the broker {broker} more than once."));
+        }
+        previous = Some(*broker);
+    }
+    if let Some(rf) = replication_factor {
+        if sorted.len() != rf {
+            return invalid(format!(
+                "The manual partition assignment includes a partition with {} replica(s), but this is not \
+                 consistent with previous partitions, which have {rf} replica(s).",
+                sorted.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn manual_partitions(image: &MetadataImage, topic: &CreatableTopic) -> Result<Vec<PartitionRegistration>, ApiError> {
+    if topic.replication_factor != -1 {
+        return Err(ApiError::new(
+            ResponseError::InvalidRequest,
+            "A manual partition assignment was specified, but replication factor was not set to -1.",
+        ));
+    }
+    if topic.num_partitions != -1 {
+        return Err(ApiError::new(
+            ResponseError::InvalidRequest,
+            "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        ));
+    }
+    let mut by_index: BTreeMap<i32, PartitionRegistration> = BTreeMap::new();
+    let mut replication_factor = None;
+    for assignment in &topic.assignments {
+        if by_index.contains_key(&assignment.partition_index) {
+            return Err(ApiError::new(
+                ResponseError::InvalidReplicaAssignment,
+                format!("Found multiple manual partition assignments for partition {}", assignment.partition_index),
+            ));
+        }
+        let replicas: Vec<i32> = assignment.broker_ids.iter().map(|b| **b).collect();
+        validate_manual_assignment(image, &replicas, replication_factor)?;
+        replication_factor = Some(replicas.len());
+        let isr: Vec<i32> = replicas.iter().copied().filter(|r| image.cluster.is_active(*r)).collect();
+        if isr.is_empty() {
+            return Err(ApiError::new(
+                ResponseError::InvalidReplicaAssignment,
+                format!(
+                    "All brokers specified in the manual partition assignment for partition {} are fenced or in \
+                     controlled shutdown.",
+                    assignment.partition_index
+                ),
+            ));
+        }
+        by_index.insert(assignment.partition_index, new_partition(image, replicas, isr));
+    }
+    for i in 0..by_index.len() as i32 {
+        if !by_index.contains_key(&i) {
+            return Err(ApiError::new(
+                ResponseError::InvalidReplicaAssignment,
+                "partitions should be a consecutive 0-based integer sequence",
+            ));
+        }
+    }
+    Ok(by_index.into_values().collect())
+}
+
+fn placed_partitions(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    rng: &mut StdRng,
+    topic: &CreatableTopic,
+) -> Result<Vec<PartitionRegistration>, ApiError> {
+    if topic.replication_factor < -1 || topic.replication_factor == 0 {
+        return Err(ApiError::new(
+            ResponseError::InvalidReplicationFactor,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        ));
+    }
+    if topic.num_partitions < -1 || topic.num_partitions == 0 {
+        return Err(ApiError::new(
+            ResponseError::InvalidPartitions,
+            "Number of partitions was set to an invalid non-positive value.",
+        ));
+    }
+    let num_partitions = if topic.num_partitions == -1 { config.default_num_partitions } else { topic.num_partitions };
+    let replication_factor =
+        if topic.replication_factor == -1 { config.default_replication_factor } else { topic.replication_factor };
+    let placements = placement::place(rng, &image.usable_brokers(), num_partitions.max(0) as usize, i32::from(replication_factor))
+        .map_err(|e| {
+            ApiError::new(
+                ResponseError::InvalidReplicationFactor,
+                format!("Unable to replicate the partition {replication_factor} time(s): {e}"),
+            )
+        })?;
+    let mut partitions = Vec::with_capacity(placements.len());
+    for replicas in placements {
+        let isr: Vec<i32> = replicas.iter().copied().filter(|r| image.cluster.is_active(*r)).collect();
+        if isr.is_empty() {
+            return Err(ApiError::new(
+                ResponseError::InvalidReplicationFactor,
+                format!(
+                    "Unable to replicate the partition {replication_factor} time(s): All brokers are currently fenced \
+                     or in controlled shutdown."
+                ),
+            ));
+        }
+        partitions.push(new_partition(image, replicas, isr));
+    }
+    Ok(partitions)
+}
+
+fn deletable_result(name: Option<&str>, id: Uuid, error: &ApiError) -> DeletableTopicResult {
+    DeletableTopicResult::default()
+        .with_name(name.map(|n| TopicName(StrBytes::from_string(n.to_owned()))))
+        .with_topic_id(id)
+        .with_error_code(error.code)
+        .with_error_message(error.message.clone().map(StrBytes::from_string))
+}
+
+fn default_error(error: ResponseError) -> ApiError {
+    ApiError { code: error.code(), message: default_message(error).map(str::to_owned) }
+}
+
+/// DeleteTopics (api 20, v1-6), by name (v1-5 `TopicNames`, v6 `Topics` with a name) or by id
+/// (v6). Request-level checks as `ControllerApis.deleteTopics`: deletion disabled, neither or
+/// both of name and id, duplicate names or ids, unknown names (UNKNOWN_TOPIC_OR_PARTITION) or
+/// ids (UNKNOWN_TOPIC_ID), a name that maps to an id also given. Records: one RemoveTopicRecord
+/// per deleted topic, atomic (more than 10,000 fail the request with POLICY_VIOLATION).
+/// Results are not shuffled (Java shuffles them to hide which topics exist).
+pub fn delete_topics(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    ctx: &RequestContext,
+    request: &DeleteTopicsRequest,
+) -> ControllerResult<DeleteTopicsResponse> {
+    let all_names = || -> Vec<(Option<String>, Uuid)> {
+        let mut out: Vec<(Option<String>, Uuid)> = request.topic_names.iter().map(|n| (Some(n.to_string()), ZERO_UUID)).collect();
+        out.extend(request.topics.iter().map(|t| (t.name.as_ref().map(|n| n.to_string()), t.topic_id)));
+        out
+    };
+    let whole = |error: ApiError| {
+        let responses = all_names().iter().map(|(n, id)| deletable_result(n.as_deref(), *id, &error)).collect();
+        ControllerResult::of(Vec::new(), DeleteTopicsResponse::default().with_responses(responses))
+    };
+    if !config.delete_topic_enable {
+        return whole(if ctx.api_version < 3 {
+            ApiError::new(ResponseError::InvalidRequest, "Topic deletion is disabled.")
+        } else {
+            default_error(ResponseError::TopicDeletionDisabled)
+        });
+    }
+    let mut responses = Vec::new();
+    let mut provided_names: Vec<String> = Vec::new();
+    let mut duplicate_names: Vec<String> = Vec::new();
+    let mut provided_ids: Vec<Uuid> = Vec::new();
+    let mut duplicate_ids: Vec<Uuid> = Vec::new();
+    let add_name = |name: String, provided: &mut Vec<String>, duplicates: &mut Vec<String>| {
+        if duplicates.contains(&name) {
+            return;
+        }
+        if let Some(pos) = provided.iter().position(|n| *n == name) {
+            provided.remove(pos);
+            duplicates.push(name);
+        } else {
+            provided.push(name);
+        }
+    };
+    for name in &request.topic_names {
+        add_name(name.to_string(), &mut provided_names, &mut duplicate_names);
+    }
+    for topic in &request.topics {
+        match &topic.name {
+            None if topic.topic_id == ZERO_UUID => responses.push(deletable_result(
+                None,
+                ZERO_UUID,
+                &ApiError::new(ResponseError::InvalidRequest, "Neither topic name nor id were specified."),
+            )),
+            None if duplicate_ids.contains(&topic.topic_id) => {}
+            None => {
+                if let Some(pos) = provided_ids.iter().position(|id| *id == topic.topic_id) {
+                    provided_ids.remove(pos);
+                    duplicate_ids.push(topic.topic_id);
+                } else {
+                    provided_ids.push(topic.topic_id);
+                }
+            }
+            Some(name) if topic.topic_id == ZERO_UUID => {
+                add_name(name.to_string(), &mut provided_names, &mut duplicate_names)
+            }
+            Some(name) => responses.push(deletable_result(
+                Some(name.as_str()),
+                topic.topic_id,
+                &ApiError::new(ResponseError::InvalidRequest, "You may not specify both topic name and topic id."),
+            )),
+        }
+    }
+    for name in &duplicate_names {
+        responses.push(deletable_result(Some(name), ZERO_UUID, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name.")));
+    }
+    for id in &duplicate_ids {
+        responses.push(deletable_result(None, *id, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic id.")));
+    }
+    // Resolve ids, then names.
+    let mut to_delete: Vec<(Uuid, String)> = Vec::new();
+    for id in &provided_ids {
+        match image.topics.get(id) {
+            Some(topic) => to_delete.push((*id, topic.name.to_string())),
+            None => responses.push(deletable_result(None, *id, &default_error(ResponseError::UnknownTopicId))),
+        }
+    }
+    for name in &provided_names {
+        match image.topics.id_of(name) {
+            None => responses.push(deletable_result(Some(name), ZERO_UUID, &default_error(ResponseError::UnknownTopicOrPartition))),
+            Some(id) => {
+                if duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
+                    to_delete.retain(|(i, _)| *i != id);
+                    duplicate_ids.push(id);
+                    responses.push(deletable_result(
+                        Some(name),
+                        id,
+                        &ApiError::new(
+                            ResponseError::InvalidRequest,
+                            "The provided topic name maps to an ID that was already supplied.",
+                        ),
+                    ));
+                } else {
+                    to_delete.push((id, name.clone()));
+                }
+            }
+        }
+    }
+    if to_delete.len() > MAX_RECORDS_PER_BATCH {
+        return whole(ApiError::new(ResponseError::PolicyViolation, "Unable to perform excessively large batch operation."));
+    }
+    let mut records = Vec::with_capacity(to_delete.len());
+    for (id, name) in &to_delete {
+        records.push(ApiMessageAndVersion::new(RemoveTopicRecord { topic_id: *id, ..Default::default() }, 0));
+        responses.push(deletable_result(Some(name), *id, &ApiError::NONE));
+    }
+    ControllerResult::atomic(records, DeleteTopicsResponse::default().with_responses(responses))
+}
