@@ -10,6 +10,10 @@ pub mod java_order;
 pub mod partition_change;
 pub mod placement;
 pub mod replay;
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
 pub mod topic_configs;
 pub mod topic_name;
 pub mod write;

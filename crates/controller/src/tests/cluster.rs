@@ -1,0 +1,322 @@
+//! Broker registration, heartbeats, unfencing, fencing (C15) and controlled shutdown (C16).
+
+use kafka_protocol::messages::BrokerRegistrationResponse;
+use kraftwerk_records::metadata::{ApiMessageAndVersion, MetadataRecord};
+use kraftwerk_records::metadata_version::MetadataVersion;
+use uuid::Uuid;
+
+use crate::controller::{ControllerRequest, ControllerResponse};
+use crate::image::partition::NO_LEADER;
+use crate::testing::{dir_of, registration, TestNode};
+
+fn register(node: &mut TestNode, request: kafka_protocol::messages::BrokerRegistrationRequest) -> (BrokerRegistrationResponse, Vec<ApiMessageAndVersion>) {
+    let (response, records) = node.request(4, ControllerRequest::BrokerRegistration(request));
+    let ControllerResponse::BrokerRegistration(r) = response else { panic!() };
+    (r, records)
+}
+
+#[test]
+fn registration_uses_the_next_offset_as_broker_epoch_and_writes_a_fenced_v3_record() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let offset = node.next_offset();
+    let (response, records) = register(&mut node, registration(1, Uuid::from_u64_pair(1, 1)));
+    assert_eq!(response.error_code, 0);
+    assert_eq!(response.broker_epoch, offset);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].version, 3);
+    let MetadataRecord::RegisterBroker(r) = &records[0].record else { panic!() };
+    assert_eq!((r.broker_id, r.broker_epoch, r.fenced), (1, offset, true));
+    assert_eq!(r.log_dirs, vec![dir_of(1)]);
+    assert_eq!(r.end_points[0].port, 9093);
+    node.commit();
+    let b = node.controller.image().cluster.broker(1).unwrap().clone();
+    assert_eq!(b.registration_offset, offset);
+}
+
+#[test]
+fn registration_at_3_3_has_no_log_dirs_and_record_v1() {
+    let mut node = TestNode::active(MetadataVersion::V3_3_IV3);
+    let mut request = registration(1, Uuid::from_u64_pair(1, 1));
+    request.log_dirs.clear();
+    let (response, records) = register(&mut node, request);
+    assert_eq!(response.error_code, 0);
+    assert_eq!(records[0].version, 1);
+}
+
+#[test]
+fn registration_validations() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let mut wrong_cluster = registration(1, Uuid::from_u64_pair(1, 1));
+    wrong_cluster.cluster_id = "other".into();
+    assert_eq!(register(&mut node, wrong_cluster).0.error_code, 104);
+
+    let mut zk = registration(1, Uuid::from_u64_pair(1, 1));
+    zk.is_migrating_zk_broker = true;
+    assert_eq!(register(&mut node, zk).0.error_code, 102);
+
+    let mut no_dirs = registration(1, Uuid::from_u64_pair(1, 1));
+    no_dirs.log_dirs.clear();
+    assert_eq!(register(&mut node, no_dirs).0.error_code, 119);
+    let mut reserved = registration(1, Uuid::from_u64_pair(1, 1));
+    reserved.log_dirs = vec![Uuid::from_u64_pair(0, 1)];
+    assert_eq!(register(&mut node, reserved).0.error_code, 119);
+    let mut dup = registration(1, Uuid::from_u64_pair(1, 1));
+    dup.log_dirs = vec![dir_of(1), dir_of(1)];
+    assert_eq!(register(&mut node, dup).0.error_code, 119);
+
+    // A broker that does not support the finalized metadata.version.
+    let mut old = registration(1, Uuid::from_u64_pair(1, 1));
+    old.features[0].max_supported_version = 26;
+    assert_eq!(register(&mut node, old).0.error_code, 35);
+    // A v<4 broker drops features with min 0: the finalized ELR/group/transaction levels fail.
+    let mut dropped = registration(1, Uuid::from_u64_pair(1, 1));
+    dropped.features.retain(|f| f.min_supported_version > 0);
+    assert_eq!(register(&mut node, dropped).0.error_code, 35);
+    let mut no_mv = registration(1, Uuid::from_u64_pair(1, 1));
+    no_mv.features.remove(0);
+    assert_eq!(register(&mut node, no_mv).0.error_code, 119);
+
+    // None of the failures wrote anything.
+    assert!(node.latest().cluster.broker(1).is_none());
+
+    // A directory owned by another broker.
+    node.register(1);
+    node.commit();
+    let mut stolen = registration(2, Uuid::from_u64_pair(2, 1));
+    stolen.log_dirs = vec![dir_of(1)];
+    assert_eq!(register(&mut node, stolen).0.error_code, 119);
+}
+
+#[test]
+fn duplicate_registration_needs_a_live_session_of_another_incarnation() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epoch = node.add_brokers(&[1])[0];
+    // Live session, other incarnation: refused.
+    let (r, _) = register(&mut node, registration(1, Uuid::from_u64_pair(9, 9)));
+    assert_eq!(r.error_code, 101);
+    // Same incarnation: amended, epoch and state kept.
+    let (r, records) = register(&mut node, registration(1, Uuid::from_u64_pair(1, 1)));
+    assert_eq!((r.error_code, r.broker_epoch), (0, epoch));
+    let MetadataRecord::RegisterBroker(rec) = &records.last().unwrap().record else { panic!() };
+    assert!(!rec.fenced, "an amended registration keeps the unfenced state");
+    node.commit();
+    // After the session expires, the new incarnation registers with a new epoch.
+    node.now_ms += 9_001;
+    node.poll_until_idle();
+    node.commit();
+    let offset = node.next_offset();
+    let (r, _) = register(&mut node, registration(1, Uuid::from_u64_pair(9, 9)));
+    assert_eq!((r.error_code, r.broker_epoch), (0, offset));
+    assert!(r.broker_epoch > epoch, "broker epochs are never reused");
+}
+
+#[test]
+fn heartbeat_state_machine_unfences_once_caught_up() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epoch = node.register(1);
+    node.commit();
+    let registration_offset = node.controller.image().cluster.broker(1).unwrap().registration_offset;
+
+    // Stale epoch.
+    assert_eq!(node.heartbeat(1, epoch + 1, true, false, -1).error_code, 77);
+    assert_eq!(node.heartbeat(7, 0, true, false, -1).error_code, 77);
+    // Starting: WantFence, not caught up.
+    let r = node.heartbeat(1, epoch, true, false, -1);
+    assert_eq!((r.error_code, r.is_caught_up, r.is_fenced, r.should_shut_down), (0, false, true, false));
+    // Caught up but still wants to be fenced.
+    let r = node.heartbeat(1, epoch, true, false, registration_offset);
+    assert_eq!((r.is_caught_up, r.is_fenced), (true, true));
+    // Wants to unfence but not caught up.
+    let r = node.heartbeat(1, epoch, false, false, registration_offset - 1);
+    assert_eq!((r.is_caught_up, r.is_fenced), (false, true));
+    // Unfenced: record BrokerRegistrationChangeRecord(Fenced=-1) v0.
+    let before = node.next_offset();
+    let r = node.heartbeat(1, epoch, false, false, registration_offset);
+    assert!(!r.is_fenced);
+    let (_, record) = &node.log[before as usize];
+    assert_eq!(record.version, 0);
+    let MetadataRecord::BrokerRegistrationChange(c) = &record.record else { panic!("{record:?}") };
+    assert_eq!((c.broker_id, c.broker_epoch, c.fenced), (1, epoch, -1));
+    node.commit();
+    assert!(!node.controller.image().cluster.broker(1).unwrap().fenced);
+    // Steady state writes nothing.
+    let before = node.next_offset();
+    let r = node.heartbeat(1, epoch, false, false, before);
+    assert!(!r.is_fenced && !r.should_shut_down);
+    assert_eq!(node.next_offset(), before);
+    // WantFence on an unfenced broker fences it.
+    let r = node.heartbeat(1, epoch, true, false, before);
+    assert!(r.is_fenced);
+    node.commit();
+    assert!(node.controller.image().cluster.broker(1).unwrap().fenced);
+    // A fenced broker asking to shut down may do so at once.
+    let r = node.heartbeat(1, epoch, false, true, before);
+    assert!(r.should_shut_down && r.is_fenced);
+}
+
+#[test]
+fn unfencing_elects_leaders_for_leaderless_partitions_after_the_unfence_record() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epochs = node.add_brokers(&[1]);
+    let topic = node.create_topic("t", 2, 1);
+    // Fence broker 1 by WantFence: the partitions lose their leader. ELR is on (4.1-IV1) and the
+    // ISR drops below min ISR 1, so the ISR becomes empty and broker 1 moves to the ELR.
+    node.heartbeat(1, epochs[0], true, false, node.next_offset());
+    node.commit();
+    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    assert_eq!(p.leader, NO_LEADER);
+    p.check_invariants().unwrap();
+    // Unfence: first the registration change, then one election per partition.
+    let before = node.next_offset() as usize;
+    node.heartbeat(1, epochs[0], false, false, node.next_offset());
+    let written: Vec<&ApiMessageAndVersion> = node.log[before..].iter().map(|(_, r)| r).collect();
+    assert!(matches!(written[0].record, MetadataRecord::BrokerRegistrationChange(_)));
+    assert_eq!(written.len(), 3, "{written:?}");
+    node.commit();
+    for partition in 0..2 {
+        let p = node.controller.image().topics.partition(&topic, partition).unwrap();
+        assert_eq!(p.leader, 1);
+        assert_eq!(p.isr, vec![1]);
+    }
+    node.controller.image().check_invariants().unwrap();
+}
+
+#[test]
+fn unfencing_without_elr_uses_the_kept_isr_member() {
+    let mut node = TestNode::active(MetadataVersion::V3_9_IV0);
+    let epochs = node.add_brokers(&[1]);
+    let topic = node.create_topic("t", 1, 1);
+    node.heartbeat(1, epochs[0], true, false, node.next_offset());
+    node.commit();
+    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    assert_eq!((p.leader, p.isr.clone(), p.elr.clone()), (NO_LEADER, vec![1], vec![]));
+    node.heartbeat(1, epochs[0], false, false, node.next_offset());
+    node.commit();
+    assert_eq!(node.controller.image().topics.partition(&topic, 0).unwrap().leader, 1);
+}
+
+/// Case C15 (KAFKA-13173): two brokers' sessions expire in the same check. Each fencing result
+/// must see the previous one's effect.
+#[test]
+fn fencing_several_expired_brokers_one_at_a_time() {
+    for mv in [MetadataVersion::V3_9_IV0, MetadataVersion::V4_1_IV1] {
+        let mut node = TestNode::active(mv);
+        let epochs = node.add_brokers(&[1, 2, 3, 4]);
+        // 50 partitions with RF 3 over 4 brokers.
+        let topic = node.create_topic("c15", 50, 3);
+        // Brokers 3 and 4 keep heartbeating; 1 and 2 freeze.
+        let start = node.now_ms;
+        for t in (start..start + 10_000).step_by(1_000) {
+            node.now_ms = t;
+            for (id, epoch) in [(3, epochs[2]), (4, epochs[3])] {
+                let offset = node.next_offset();
+                node.heartbeat(id, epoch, false, false, offset);
+            }
+            node.poll_until_idle();
+        }
+        node.now_ms = start + 9_001 + 1_000;
+        let fenced_results = {
+            let mut count = 0;
+            while let Some(result) = node.controller.poll(node.now_ms, node.next_offset()) {
+                let fences = result
+                    .records
+                    .iter()
+                    .filter(|r| matches!(&r.record, MetadataRecord::BrokerRegistrationChange(c) if c.fenced == 1))
+                    .count();
+                assert!(fences <= 1, "one broker per result");
+                count += fences;
+                node.append(&result);
+                node.controller.latest().check_invariants().unwrap();
+            }
+            count
+        };
+        assert_eq!(fenced_results, 2);
+        node.commit();
+        let image = node.controller.image();
+        assert!(image.cluster.broker(1).unwrap().fenced && image.cluster.broker(2).unwrap().fenced);
+        assert!(!image.cluster.broker(3).unwrap().fenced);
+        let topic = image.topics.get(&topic).unwrap();
+        for (id, p) in topic.partitions.iter() {
+            assert!(p.leader != 1 && p.leader != 2, "partition {id}: fenced leader {p:?}");
+            let survivors: Vec<i32> = p.replicas.iter().copied().filter(|r| *r == 3 || *r == 4).collect();
+            if survivors.is_empty() {
+                // Whole ISR was {1, 2}: leader -1. Without ELR the ISR keeps the member fenced
+                // second (broker 2); with ELR the ISR is empty and both are in the ELR.
+                assert_eq!(p.leader, NO_LEADER);
+                if mv.is_elr_supported() {
+                    assert!(p.isr.is_empty(), "{p:?}");
+                } else {
+                    assert_eq!(p.isr, vec![2], "{p:?}");
+                }
+            } else {
+                assert!(p.isr.iter().all(|r| *r == 3 || *r == 4), "partition {id}: fenced ISR member {p:?}");
+                assert!(p.leader == 3 || p.leader == 4);
+            }
+        }
+        image.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn failover_restarts_sessions_and_fences_nobody() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    node.add_brokers(&[1, 2]);
+    node.now_ms += 8_000;
+    node.controller.deactivate();
+    node.become_leader();
+    node.now_ms += 8_000;
+    let written = node.poll_until_idle();
+    assert!(written.iter().all(|r| matches!(r.record, MetadataRecord::NoOp(_))), "{written:?}");
+    node.now_ms += 1_002;
+    let written = node.poll_until_idle();
+    assert_eq!(
+        written.iter().filter(|r| matches!(&r.record, MetadataRecord::BrokerRegistrationChange(c) if c.fenced == 1)).count(),
+        2
+    );
+}
+
+/// Case C16 (KAFKA-14292): the controlled-shutdown target offset is recorded once, and the broker
+/// may shut down once it leads nothing and every active broker reached that offset.
+#[test]
+fn controlled_shutdown_target_is_set_once() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epochs = node.add_brokers(&[1, 2, 3]);
+    let topic = node.create_topic("c16", 30, 3);
+    let led_by_1 = node.controller.image().topics.partitions_led_by(1).len();
+    assert!(led_by_1 > 0);
+    // Broker 1 asks to shut down.
+    let before = node.next_offset();
+    let r = node.heartbeat(1, epochs[0], false, true, before);
+    assert!(!r.should_shut_down && !r.is_fenced);
+    let target = node.next_offset() - 1;
+    assert!(target >= before);
+    let written: Vec<_> = node.log[before as usize..].iter().map(|(_, r)| r.clone()).collect();
+    assert!(matches!(&written[0].record, MetadataRecord::BrokerRegistrationChange(c) if c.in_controlled_shutdown == 1));
+    assert_eq!(written[0].version, 1);
+    node.commit();
+    assert!(node.controller.image().topics.partitions_led_by(1).is_empty(), "leadership moved away");
+    for p in node.controller.image().topics.get(&topic).unwrap().partitions.values() {
+        assert!(!p.isr.contains(&1), "{p:?}");
+    }
+    // NoOps keep coming, brokers 2 and 3 lag behind the target: no shutdown yet, and the
+    // target does not move with further heartbeats.
+    for _ in 0..3 {
+        node.now_ms += 500;
+        node.poll_until_idle();
+        node.commit();
+        let offset = node.next_offset();
+        node.heartbeat(2, epochs[1], false, false, target - 1);
+        node.heartbeat(3, epochs[2], false, false, target - 1);
+        let r = node.heartbeat(1, epochs[0], false, true, offset);
+        assert!(!r.should_shut_down);
+        assert_eq!(node.controller.is_active(), true);
+    }
+    // Once both active brokers reach the target, the next heartbeat says shut down.
+    node.heartbeat(2, epochs[1], false, false, target);
+    node.heartbeat(3, epochs[2], false, false, target + 50);
+    let r = node.heartbeat(1, epochs[0], false, true, node.next_offset());
+    assert!(r.should_shut_down && r.is_fenced);
+    node.commit();
+    assert!(node.controller.image().cluster.broker(1).unwrap().fenced);
+    node.controller.image().check_invariants().unwrap();
+}

@@ -1,0 +1,4 @@
+//! Scenario tests of the controller through its public API, driven by [`crate::testing::TestNode`].
+
+mod bootstrap;
+mod cluster;
