@@ -1,1 +1,23 @@
-//! (being written)
+//! Offline commands: `kraftwerk format` and `kraftwerk random-uuid`, mirroring
+//! `kafka-storage format` and `kafka-storage random-uuid`.
+//!
+//! Each command is a clap `Args` struct the binary mounts as a subcommand, plus a `run_*`
+//! function that does the work and prints what Kafka's tool prints. The library functions
+//! behind them ([`format::format`], [`format::random_uuid`], [`format::load_formatted_node`])
+//! are what the server and tests call.
+
+pub mod format;
+
+pub use format::{
+    format, load_formatted_dir, load_formatted_node, random_uuid, run_format, FormatArgs,
+    FormatError, FormatOptions, FormatReport, FormattedDir, LoadError,
+};
+
+/// `kraftwerk random-uuid`: no arguments.
+#[derive(clap::Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RandomUuidArgs {}
+
+/// Prints a new cluster id (`kafka-storage random-uuid`).
+pub fn run_random_uuid(_args: &RandomUuidArgs) {
+    println!("{}", random_uuid());
+}

@@ -239,15 +239,17 @@ impl BootstrapMetadata {
     }
 
     /// The file bytes, as `BatchFileWriter` lays them out: a SnapshotHeader control batch at
-    /// offset 0 stamped `header_timestamp_ms`, the records in data batches (as many as needed
-    /// to respect the 8 MiB batch limit) and a SnapshotFooter control batch, both stamped
-    /// `timestamp_ms`; epoch 0, consecutive offsets.
+    /// offset 0 stamped `header_timestamp_ms` (Java: when the file was opened), the records in
+    /// data batches stamped `data_timestamp_ms` (as many batches as the 8 MiB limit needs) and
+    /// a SnapshotFooter control batch stamped `footer_timestamp_ms` (when it was closed); epoch
+    /// 0, consecutive offsets from 0.
     ///
     /// Errors: a record cannot be encoded at its version.
     pub fn encode_checkpoint(
         &self,
         header_timestamp_ms: i64,
-        timestamp_ms: i64,
+        data_timestamp_ms: i64,
+        footer_timestamp_ms: i64,
     ) -> Result<Vec<u8>, BootstrapError> {
         let mut out = Vec::new();
         out.extend_from_slice(&control_batch(
@@ -258,13 +260,15 @@ impl BootstrapMetadata {
         ));
         // Java's BatchAccumulator packs appends into one batch until it reaches 8 MiB.
         let mut base_offset: i64 = 1;
-        let mut builder = BatchBuilder::new(base_offset, 0, timestamp_ms);
+        let mut builder = BatchBuilder::new(base_offset, 0, data_timestamp_ms);
         for record in &self.records {
             let value: Bytes = record.encode()?;
             if builder.try_append(None, &value).is_err() {
                 let next_base = base_offset + builder.len() as i64;
-                let full =
-                    std::mem::replace(&mut builder, BatchBuilder::new(next_base, 0, timestamp_ms));
+                let full = std::mem::replace(
+                    &mut builder,
+                    BatchBuilder::new(next_base, 0, data_timestamp_ms),
+                );
                 out.extend_from_slice(&full.build());
                 base_offset = next_base;
                 builder.append(None, &value);
@@ -277,7 +281,7 @@ impl BootstrapMetadata {
         out.extend_from_slice(&control_batch(
             next_offset,
             0,
-            timestamp_ms,
+            footer_timestamp_ms,
             &[ControlRecord::snapshot_footer()],
         ));
         Ok(out)
@@ -296,7 +300,7 @@ impl BootstrapMetadata {
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let bytes = self.encode_checkpoint(now_ms, now_ms)?;
+        let bytes = self.encode_checkpoint(now_ms, now_ms, now_ms)?;
         let path = dir.join(BOOTSTRAP_FILE);
         let tmp = dir.join(format!("{BOOTSTRAP_FILE}.tmp"));
         let io_err = |path: &Path| {
@@ -435,7 +439,11 @@ mod tests {
             let kafka = unhex(hex);
             let h = headers(&kafka);
             let ours = BootstrapMetadata::from_versions(mv, &default_feature_levels(mv), "test")
-                .encode_checkpoint(h[0].base_timestamp, h[1].base_timestamp)
+                .encode_checkpoint(
+                    h[0].base_timestamp,
+                    h[1].base_timestamp,
+                    h[2].base_timestamp,
+                )
                 .unwrap();
             assert_eq!(ours, kafka, "{mv}");
         }
@@ -605,7 +613,7 @@ mod tests {
             records.push(ApiMessageAndVersion::new(record, 0));
         }
         let bootstrap = BootstrapMetadata::from_records(records, "test").unwrap();
-        let bytes = bootstrap.encode_checkpoint(1, 2).unwrap();
+        let bytes = bootstrap.encode_checkpoint(1, 2, 3).unwrap();
         let h = headers(&bytes);
         assert!(h.len() >= 4, "header, at least two data batches, footer");
         let mut next = 0;
