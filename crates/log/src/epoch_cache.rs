@@ -21,7 +21,10 @@ impl EpochCache {
     /// one contradicts (epoch `>=` or start `>=`, walking back from the latest) are removed
     /// first. Returns whether the cache changed. Panics on negative values, as Kafka throws.
     pub fn assign(&mut self, epoch: i32, start_offset: i64) -> bool {
-        assert!(epoch >= 0 && start_offset >= 0, "invalid epoch entry ({epoch}, {start_offset})");
+        assert!(
+            epoch >= 0 && start_offset >= 0,
+            "invalid epoch entry ({epoch}, {start_offset})"
+        );
         if let Some((latest_epoch, latest_start)) = self.latest() {
             if latest_epoch == epoch && latest_start <= start_offset {
                 return false;
@@ -176,6 +179,9 @@ mod tests {
         assert_eq!(EpochCache::default().checkpoint_text(), "0\n0\n");
         assert!(c.write_checkpoint_if_changed(dir.path()).unwrap());
         assert!(!c.write_checkpoint_if_changed(dir.path()).unwrap());
-        assert_eq!(std::fs::read_to_string(dir.path().join(LEADER_EPOCH_CHECKPOINT)).unwrap(), "0\n2\n1 0\n3 5\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(LEADER_EPOCH_CHECKPOINT)).unwrap(),
+            "0\n2\n1 0\n3 5\n"
+        );
     }
 }

@@ -76,11 +76,17 @@ pub enum StorageError {
 impl StorageError {
     /// Wraps an I/O error with the path it concerns.
     pub(crate) fn io(path: impl AsRef<Path>, source: io::Error) -> Self {
-        StorageError::Io { path: path.as_ref().to_path_buf(), source }
+        StorageError::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
     }
 
     pub(crate) fn inconsistent(path: impl AsRef<Path>, reason: impl Into<String>) -> Self {
-        StorageError::Inconsistent { path: path.as_ref().to_path_buf(), reason: reason.into() }
+        StorageError::Inconsistent {
+            path: path.as_ref().to_path_buf(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -92,7 +98,10 @@ pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StorageError + '_ 
 impl From<StorageError> for LogError {
     fn from(e: StorageError) -> Self {
         match e {
-            StorageError::Io { path, source } => LogError::Io { path: path.display().to_string(), source },
+            StorageError::Io { path, source } => LogError::Io {
+                path: path.display().to_string(),
+                source,
+            },
             StorageError::Locked { ref path, .. } => LogError::Io {
                 path: path.display().to_string(),
                 source: io::Error::new(io::ErrorKind::WouldBlock, e.to_string()),

@@ -8,7 +8,9 @@ use crate::error::{io_at, StorageError};
 
 /// fsyncs a directory, making file creations, renames and removals in it durable.
 pub(crate) fn fsync_dir(dir: &Path) -> Result<(), StorageError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io_at(dir))
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_at(dir))
 }
 
 /// `<path>.tmp`, the temporary name Kafka uses for atomic replacements (`CheckpointFile`,
@@ -24,8 +26,15 @@ pub(crate) fn tmp_path(path: &Path) -> PathBuf {
 /// `needFlushParentDir`).
 pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), StorageError> {
     let tmp = tmp_path(path);
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp).map_err(io_at(&tmp))?;
-    file.write_all(contents).and_then(|_| file.sync_all()).map_err(io_at(&tmp))?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(io_at(&tmp))?;
+    file.write_all(contents)
+        .and_then(|_| file.sync_all())
+        .map_err(io_at(&tmp))?;
     drop(file);
     fs::rename(&tmp, path).map_err(io_at(path))?;
     fsync_dir(path.parent().unwrap_or(Path::new(".")))

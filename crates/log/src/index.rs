@@ -106,7 +106,8 @@ impl BatchEntry {
         if key.len() != 9 || key[0] != PREFIX_BATCH || value.len() != BATCH_VALUE_BYTES {
             return None;
         }
-        let i64_at = |b: &[u8], at: usize| i64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        let i64_at =
+            |b: &[u8], at: usize| i64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"));
         let u32_at = |at: usize| u32::from_be_bytes(value[at..at + 4].try_into().expect("4 bytes"));
         let entry = BatchEntry {
             last_offset: i64_at(key, 1),
@@ -117,7 +118,9 @@ impl BatchEntry {
             position: u32_at(24),
             size_bytes: u32_at(28),
         };
-        let sane = entry.base_offset >= 0 && entry.base_offset <= entry.last_offset && entry.segment_base <= entry.base_offset;
+        let sane = entry.base_offset >= 0
+            && entry.base_offset <= entry.last_offset
+            && entry.segment_base <= entry.base_offset;
         sane.then_some(entry)
     }
 }
@@ -163,7 +166,8 @@ impl IndexWrite {
 
     /// Removes every batch whose last offset is `>= last_offset`.
     pub fn delete_batches_from(&mut self, last_offset: i64) {
-        self.batch.delete_range(&batch_key(last_offset)[..], &[PREFIX_BATCH + 1][..]);
+        self.batch
+            .delete_range(&batch_key(last_offset)[..], &[PREFIX_BATCH + 1][..]);
     }
 
     /// Records the start offset of an epoch.
@@ -186,7 +190,8 @@ impl IndexWrite {
 
     /// Forgets the sealed state of every segment with base offset `>= segment_base`.
     pub fn delete_sealed_from(&mut self, segment_base: i64) {
-        self.batch.delete_range(&sealed_key(segment_base)[..], &[PREFIX_SEALED + 1][..]);
+        self.batch
+            .delete_range(&sealed_key(segment_base)[..], &[PREFIX_SEALED + 1][..]);
     }
 
     /// Number of changes.
@@ -229,10 +234,19 @@ impl Index {
     /// Opens (creating if missing) the index at `path`. A fresh index gets the current format
     /// version; [`Index::has_current_format`] tells whether an existing one can be used.
     pub fn open(path: &Path) -> Result<Index, StorageError> {
-        let db = DB::open(&options(), path).map_err(|source| StorageError::Index { path: path.to_path_buf(), source })?;
-        let index = Index { db, path: path.to_path_buf() };
+        let db = DB::open(&options(), path).map_err(|source| StorageError::Index {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let index = Index {
+            db,
+            path: path.to_path_buf(),
+        };
         if index.is_empty()? {
-            index.db.put(KEY_VERSION, FORMAT_VERSION.to_be_bytes()).map_err(|e| index.err(e))?;
+            index
+                .db
+                .put(KEY_VERSION, FORMAT_VERSION.to_be_bytes())
+                .map_err(|e| index.err(e))?;
         }
         Ok(index)
     }
@@ -246,7 +260,10 @@ impl Index {
     }
 
     fn err(&self, source: rocksdb::Error) -> StorageError {
-        StorageError::Index { path: self.path.clone(), source }
+        StorageError::Index {
+            path: self.path.clone(),
+            source,
+        }
     }
 
     fn corrupt(&self, what: &str) -> StorageError {
@@ -271,7 +288,9 @@ impl Index {
     pub fn write(&self, write: IndexWrite, sync: bool) -> Result<(), StorageError> {
         let mut opts = WriteOptions::default();
         opts.set_sync(sync);
-        self.db.write_opt(write.batch, &opts).map_err(|e| self.err(e))
+        self.db
+            .write_opt(write.batch, &opts)
+            .map_err(|e| self.err(e))
     }
 
     /// The batch with the largest last offset.
@@ -291,12 +310,18 @@ impl Index {
 
     /// The batch whose last offset is exactly `last_offset`.
     pub fn batch_ending_at(&self, last_offset: i64) -> Result<Option<BatchEntry>, StorageError> {
-        Ok(self.batch_containing(last_offset)?.filter(|b| b.last_offset == last_offset))
+        Ok(self
+            .batch_containing(last_offset)?
+            .filter(|b| b.last_offset == last_offset))
     }
 
     /// Calls `visit` with the batch containing `offset` and each following batch, in order,
     /// until it returns `false` or the index ends.
-    pub fn scan_from(&self, offset: i64, mut visit: impl FnMut(BatchEntry) -> bool) -> Result<(), StorageError> {
+    pub fn scan_from(
+        &self,
+        offset: i64,
+        mut visit: impl FnMut(BatchEntry) -> bool,
+    ) -> Result<(), StorageError> {
         let mut it = self.db.raw_iterator();
         it.seek(batch_key(offset.max(0)));
         while let Some(entry) = self.batch_at(&it)? {
@@ -308,11 +333,16 @@ impl Index {
         Ok(())
     }
 
-    fn batch_at(&self, it: &rocksdb::DBRawIterator<'_>) -> Result<Option<BatchEntry>, StorageError> {
+    fn batch_at(
+        &self,
+        it: &rocksdb::DBRawIterator<'_>,
+    ) -> Result<Option<BatchEntry>, StorageError> {
         it.status().map_err(|e| self.err(e))?;
         match it.item() {
             Some((key, value)) if key.first() == Some(&PREFIX_BATCH) => {
-                BatchEntry::decode(key, value).map(Some).ok_or_else(|| self.corrupt("batch"))
+                BatchEntry::decode(key, value)
+                    .map(Some)
+                    .ok_or_else(|| self.corrupt("batch"))
             }
             _ => Ok(None),
         }
@@ -327,7 +357,9 @@ impl Index {
             if key.first() != Some(&PREFIX_EPOCH) {
                 break;
             }
-            let (Ok(epoch), Ok(start)) = (<[u8; 4]>::try_from(&key[1..]), <[u8; 8]>::try_from(value)) else {
+            let (Ok(epoch), Ok(start)) =
+                (<[u8; 4]>::try_from(&key[1..]), <[u8; 8]>::try_from(value))
+            else {
                 return Err(self.corrupt("epoch"));
             };
             out.push((i32::from_be_bytes(epoch), i64::from_be_bytes(start)));
@@ -346,7 +378,9 @@ impl Index {
             if key.first() != Some(&PREFIX_SEALED) {
                 break;
             }
-            let (Ok(base), Ok(value)) = (<[u8; 8]>::try_from(&key[1..]), <[u8; 16]>::try_from(value)) else {
+            let (Ok(base), Ok(value)) =
+                (<[u8; 8]>::try_from(&key[1..]), <[u8; 16]>::try_from(value))
+            else {
                 return Err(self.corrupt("sealed segment"));
             };
             let sealed = SealedSegment {
@@ -366,7 +400,15 @@ mod tests {
     use super::*;
 
     fn entry(base: i64, last: i64, segment_base: i64, position: u32) -> BatchEntry {
-        BatchEntry { base_offset: base, last_offset: last, epoch: 3, crc: 0xDEAD_BEEF, segment_base, position, size_bytes: 100 }
+        BatchEntry {
+            base_offset: base,
+            last_offset: last,
+            epoch: 3,
+            crc: 0xDEAD_BEEF,
+            segment_base,
+            position,
+            size_bytes: 100,
+        }
     }
 
     #[test]
@@ -379,17 +421,31 @@ mod tests {
             w.put_batch(&e);
         }
         w.put_epoch(3, 0);
-        w.put_sealed(0, SealedSegment { size_bytes: 200, last_offset: 3 });
+        w.put_sealed(
+            0,
+            SealedSegment {
+                size_bytes: 200,
+                last_offset: 3,
+            },
+        );
         index.write(w, false).unwrap();
         assert_eq!(index.batch_containing(1).unwrap(), Some(entry(0, 2, 0, 0)));
-        assert_eq!(index.batch_containing(3).unwrap(), Some(entry(3, 3, 0, 100)));
+        assert_eq!(
+            index.batch_containing(3).unwrap(),
+            Some(entry(3, 3, 0, 100))
+        );
         assert_eq!(index.batch_containing(7).unwrap(), Some(entry(4, 9, 4, 0)));
         assert_eq!(index.batch_containing(10).unwrap(), None);
         assert_eq!(index.last_batch().unwrap(), Some(entry(4, 9, 4, 0)));
         assert_eq!(index.batch_ending_at(3).unwrap(), Some(entry(3, 3, 0, 100)));
         assert_eq!(index.batch_ending_at(4).unwrap(), None);
         let mut seen = vec![];
-        index.scan_from(2, |e| { seen.push(e.base_offset); true }).unwrap();
+        index
+            .scan_from(2, |e| {
+                seen.push(e.base_offset);
+                true
+            })
+            .unwrap();
         assert_eq!(seen, vec![0, 3, 4]);
         assert_eq!(index.epochs().unwrap(), vec![(3, 0)]);
         assert_eq!(index.sealed_segments().unwrap().len(), 1);

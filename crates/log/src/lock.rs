@@ -38,11 +38,20 @@ impl DirLock {
     /// [`StorageError::Io`] if the file cannot be opened or locked for another reason.
     pub fn acquire(dir: &Path) -> Result<DirLock, StorageError> {
         let path = dir.join(LOCK_FILE_NAME);
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io_at(&path))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_at(&path))?;
         let key = path.canonicalize().map_err(io_at(&path))?;
         let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
         if held.contains(&key) {
-            return Err(StorageError::Locked { path, holder: "by this process" });
+            return Err(StorageError::Locked {
+                path,
+                holder: "by this process",
+            });
         }
         // SAFETY: plain fcntl on a descriptor we own, with a fully initialised flock struct.
         let mut lock: libc::flock = unsafe { std::mem::zeroed() };
@@ -54,12 +63,18 @@ impl DirLock {
         if rc != 0 {
             let err = io::Error::last_os_error();
             return match err.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EACCES) => Err(StorageError::Locked { path, holder: "by another process" }),
+                Some(libc::EAGAIN) | Some(libc::EACCES) => Err(StorageError::Locked {
+                    path,
+                    holder: "by another process",
+                }),
                 _ => Err(StorageError::io(&path, err)),
             };
         }
         held.insert(key);
-        Ok(DirLock { file: Some(file), path })
+        Ok(DirLock {
+            file: Some(file),
+            path,
+        })
     }
 
     /// The lock file.
@@ -92,7 +107,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let lock = DirLock::acquire(dir.path()).unwrap();
         let err = DirLock::acquire(dir.path()).unwrap_err();
-        assert!(matches!(err, StorageError::Locked { holder: "by this process", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                StorageError::Locked {
+                    holder: "by this process",
+                    ..
+                }
+            ),
+            "{err}"
+        );
         drop(lock);
         DirLock::acquire(dir.path()).expect("lock is free again after drop");
     }
@@ -102,7 +126,9 @@ mod tests {
     #[test]
     #[ignore]
     fn hold_lock_in_child_process() {
-        let Ok(dir) = std::env::var(HOLDER_ENV) else { return };
+        let Ok(dir) = std::env::var(HOLDER_ENV) else {
+            return;
+        };
         let _lock = DirLock::acquire(Path::new(&dir)).unwrap();
         println!("LOCKED");
         std::io::stdout().flush().unwrap();
@@ -114,7 +140,13 @@ mod tests {
     fn lock_held_by_another_process_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "lock::tests::hold_lock_in_child_process", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "lock::tests::hold_lock_in_child_process",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(HOLDER_ENV, dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -124,11 +156,26 @@ mod tests {
         let mut line = String::new();
         while !line.contains("LOCKED") {
             line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "child exited without taking the lock");
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "child exited without taking the lock"
+            );
         }
         let err = DirLock::acquire(dir.path()).unwrap_err();
-        assert!(matches!(err, StorageError::Locked { holder: "by another process", .. }), "{err}");
-        assert!(err.to_string().contains(".lock"), "the error names the lock file: {err}");
+        assert!(
+            matches!(
+                err,
+                StorageError::Locked {
+                    holder: "by another process",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains(".lock"),
+            "the error names the lock file: {err}"
+        );
         drop(child.stdin.take()); // the child releases the lock and exits
         assert!(child.wait().unwrap().success());
         DirLock::acquire(dir.path()).expect("free once the other process is gone");

@@ -27,14 +27,23 @@ pub fn ensure_partition_metadata(dir: &Path) -> Result<(), StorageError> {
     let Some(bytes) = read_if_exists(&path)? else {
         return write_atomic(&path, partition_metadata_text().as_bytes());
     };
-    let format_error = |reason: &str| StorageError::Format { path: path.clone(), reason: reason.to_string() };
+    let format_error = |reason: &str| StorageError::Format {
+        path: path.clone(),
+        reason: reason.to_string(),
+    };
     let text = String::from_utf8(bytes).map_err(|_| format_error("not UTF-8"))?;
     let mut lines = text.lines();
-    let version = lines.next().and_then(|l| l.strip_prefix("version: ")).ok_or_else(|| format_error("missing `version: ` line"))?;
+    let version = lines
+        .next()
+        .and_then(|l| l.strip_prefix("version: "))
+        .ok_or_else(|| format_error("missing `version: ` line"))?;
     if version.trim() != "0" {
         return Err(format_error(&format!("unsupported version {version:?}")));
     }
-    let topic_id = lines.next().and_then(|l| l.strip_prefix("topic_id: ")).ok_or_else(|| format_error("missing `topic_id: ` line"))?;
+    let topic_id = lines
+        .next()
+        .and_then(|l| l.strip_prefix("topic_id: "))
+        .ok_or_else(|| format_error("missing `topic_id: ` line"))?;
     if topic_id.trim() != METADATA_TOPIC_ID {
         return Err(StorageError::inconsistent(
             &path,
@@ -53,14 +62,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         ensure_partition_metadata(dir.path()).unwrap();
         let path = dir.path().join(PARTITION_METADATA);
-        assert_eq!(std::fs::read(&path).unwrap(), b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ"
+        );
         ensure_partition_metadata(dir.path()).unwrap();
 
         std::fs::write(&path, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAg").unwrap();
-        assert!(matches!(ensure_partition_metadata(dir.path()), Err(StorageError::Inconsistent { .. })));
+        assert!(matches!(
+            ensure_partition_metadata(dir.path()),
+            Err(StorageError::Inconsistent { .. })
+        ));
         std::fs::write(&path, "version: 1\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ").unwrap();
-        assert!(matches!(ensure_partition_metadata(dir.path()), Err(StorageError::Format { .. })));
+        assert!(matches!(
+            ensure_partition_metadata(dir.path()),
+            Err(StorageError::Format { .. })
+        ));
         std::fs::write(&path, "garbage").unwrap();
-        assert!(matches!(ensure_partition_metadata(dir.path()), Err(StorageError::Format { .. })));
+        assert!(matches!(
+            ensure_partition_metadata(dir.path()),
+            Err(StorageError::Format { .. })
+        ));
     }
 }

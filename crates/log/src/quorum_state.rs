@@ -39,7 +39,10 @@ impl FileQuorumStateStore {
     /// A store at `path` (normally `<partition dir>/quorum-state`) that writes data_version 0,
     /// as for kraft.version 0.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        FileQuorumStateStore { path: path.into(), kraft_version: 0 }
+        FileQuorumStateStore {
+            path: path.into(),
+            kraft_version: 0,
+        }
     }
 
     /// A store that writes the data_version of `kraft_version` (0 or 1; panics otherwise).
@@ -52,7 +55,10 @@ impl FileQuorumStateStore {
     /// Switches the data_version of later writes, when the kraft.version feature changes.
     /// Panics for versions other than 0 and 1 (Kafka: "doesn't handle supported version").
     pub fn set_kraft_version(&mut self, kraft_version: u8) {
-        assert!(kraft_version <= 1, "quorum-state has no data_version for kraft.version {kraft_version}");
+        assert!(
+            kraft_version <= 1,
+            "quorum-state has no data_version for kraft.version {kraft_version}"
+        );
         self.kraft_version = kraft_version;
     }
 
@@ -77,7 +83,12 @@ impl FileQuorumStateStore {
             return Ok(None);
         };
         let text = String::from_utf8_lossy(&bytes);
-        parse(&text).map(Some).map_err(|reason| StorageError::Format { path: self.path.clone(), reason })
+        parse(&text)
+            .map(Some)
+            .map_err(|reason| StorageError::Format {
+                path: self.path.clone(),
+                reason,
+            })
     }
 
     /// Writes `state` durably in this store's data_version.
@@ -103,7 +114,11 @@ pub fn encode(state: &ElectionState, kraft_version: u8) -> String {
     let voted_id = state.voted_id.unwrap_or(-1);
     match kraft_version {
         0 => {
-            let voters: Vec<String> = state.voters.iter().map(|v| format!("{{\"voterId\":{v}}}")).collect();
+            let voters: Vec<String> = state
+                .voters
+                .iter()
+                .map(|v| format!("{{\"voterId\":{v}}}"))
+                .collect();
             format!(
                 "{{\"clusterId\":\"\",\"leaderId\":{leader_id},\"leaderEpoch\":{},\"votedId\":{voted_id},\"appliedOffset\":0,\"currentVoters\":[{}],\"data_version\":0}}",
                 state.epoch,
@@ -132,7 +147,9 @@ pub fn parse(text: &str) -> Result<ElectionState, String> {
     let data_version = object.get("data_version").ok_or("missing data_version")?;
     let data_version = int(data_version, "data_version")?;
     if !(0..=1).contains(&data_version) {
-        return Err(format!("data_version ({data_version}) is not within the min (0) and max (1) supported version"));
+        return Err(format!(
+            "data_version ({data_version}) is not within the min (0) and max (1) supported version"
+        ));
     }
     let field = |name: &str| mandatory(&object, name, data_version);
     let leader_id = int(field("leaderId")?, "leaderId")?;
@@ -147,15 +164,17 @@ pub fn parse(text: &str) -> Result<ElectionState, String> {
     };
     if data_version == 0 {
         match field("clusterId")? {
-            Value::String(_) | Value::Null => {}
+            Value::String(_) => {}
             other => return Err(format!("clusterId must be a string, found {other}")),
         }
         int64(field("appliedOffset")?, "appliedOffset")?;
         match field("currentVoters")? {
-            Value::Null => {}
+            // Java's converter accepts null here, then fails on it (NullPointerException).
             Value::Array(voters) => {
                 for voter in voters {
-                    let id = voter.get("voterId").ok_or("currentVoters entry: missing voterId")?;
+                    let id = voter
+                        .get("voterId")
+                        .ok_or("currentVoters entry: missing voterId")?;
                     state.voters.push(int(id, "voterId")?);
                 }
             }
@@ -165,21 +184,28 @@ pub fn parse(text: &str) -> Result<ElectionState, String> {
         let Value::String(encoded) = field("votedDirectoryId")? else {
             return Err("votedDirectoryId must be a string".into());
         };
-        let bytes = URL_SAFE_NO_PAD.decode(encoded).map_err(|e| format!("votedDirectoryId {encoded:?}: {e}"))?;
-        let uuid = Uuid::from_slice(&bytes).map_err(|_| format!("votedDirectoryId {encoded:?} is not 16 bytes"))?;
+        let bytes = URL_SAFE_NO_PAD
+            .decode(encoded)
+            .map_err(|e| format!("votedDirectoryId {encoded:?}: {e}"))?;
+        let uuid = Uuid::from_slice(&bytes)
+            .map_err(|_| format!("votedDirectoryId {encoded:?} is not 16 bytes"))?;
         state.voted_directory_id = (!uuid.is_nil()).then_some(uuid);
     }
     Ok(state)
 }
 
-fn mandatory<'a>(object: &'a Map<String, Value>, name: &str, version: i32) -> Result<&'a Value, String> {
+fn mandatory<'a>(
+    object: &'a Map<String, Value>,
+    name: &str,
+    version: i32,
+) -> Result<&'a Value, String> {
     object
         .get(name)
         .ok_or_else(|| format!("QuorumStateData: unable to locate field '{name}', which is mandatory in version {version}"))
 }
 
-/// A JSON int the way Kafka's `MessageUtil.jsonNodeToInt` takes it: a number that fits, or a
-/// string holding one.
+/// A JSON integer that fits in 32 bits. Kafka's converter rejects strings, fractions and
+/// anything else, and so do we.
 fn int(value: &Value, name: &str) -> Result<i32, String> {
     let wide = int64(value, name)?;
     i32::try_from(wide).map_err(|_| format!("{name}: {wide} does not fit in 32 bits"))
@@ -187,8 +213,9 @@ fn int(value: &Value, name: &str) -> Result<i32, String> {
 
 fn int64(value: &Value, name: &str) -> Result<i64, String> {
     match value {
-        Value::Number(n) => n.as_i64().ok_or_else(|| format!("{name}: {n} is not an integer")),
-        Value::String(s) => s.parse().map_err(|_| format!("{name}: {s:?} is not an integer")),
+        Value::Number(n) => n
+            .as_i64()
+            .ok_or_else(|| format!("{name}: {n} is not an integer")),
         other => Err(format!("{name}: expected an integer, found {other}")),
     }
 }

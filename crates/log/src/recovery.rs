@@ -108,14 +108,35 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
     let index_dir = dir.join(INDEX_DIR_NAME);
     let (index, start, index_recovery) = match open_and_verify(&index_dir, &segments) {
         Ok((index, Ok(start))) => (index, start, IndexRecovery::Verified),
-        Ok((_, Err(reason))) | Err(reason) => {
-            let index = Index::recreate(&index_dir)?;
-            (index, scan_everything(&segments), IndexRecovery::Rebuilt { reason })
+        Ok((stale, Err(reason))) => {
+            drop(stale); // close it (and release RocksDB's lock) before deleting it
+            (
+                Index::recreate(&index_dir)?,
+                scan_everything(&segments),
+                IndexRecovery::Rebuilt { reason },
+            )
         }
+        Err(reason) => (
+            Index::recreate(&index_dir)?,
+            scan_everything(&segments),
+            IndexRecovery::Rebuilt { reason },
+        ),
     };
-    let mut scan = Scan { dir, segments, index, report_batches: 0, report_bytes: 0 };
+    let mut scan = Scan {
+        dir,
+        segments,
+        index,
+        report_batches: 0,
+        report_bytes: 0,
+    };
     let (epochs, log_end_offset, truncation) = scan.run(start)?;
-    let Scan { segments, index, report_batches, report_bytes, .. } = scan;
+    let Scan {
+        segments,
+        index,
+        report_batches,
+        report_bytes,
+        ..
+    } = scan;
     let report = RecoveryReport {
         index: index_recovery,
         batches_scanned: report_batches,
@@ -124,7 +145,13 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
         log_end_offset,
         duration_ms: started.elapsed().as_millis() as u64,
     };
-    Ok(Recovered { segments, index, epochs, log_end_offset, report })
+    Ok(Recovered {
+        segments,
+        index,
+        epochs,
+        log_end_offset,
+        report,
+    })
 }
 
 /// Opens every `<20 digits>.log` file of `dir`. Other files (Kafka's `.index`, `.timeindex`,
@@ -155,7 +182,10 @@ fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
             continue;
         }
         let Some(base) = parse_segment_file_name(&name) else {
-            return Err(StorageError::inconsistent(&path, "a .log file whose name is not a 20-digit base offset"));
+            return Err(StorageError::inconsistent(
+                &path,
+                "a .log file whose name is not a 20-digit base offset",
+            ));
         };
         segments.insert(base, Segment::open(path, base)?);
     }
@@ -164,7 +194,13 @@ fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
 
 fn scan_everything(segments: &BTreeMap<i64, Segment>) -> ScanStart {
     let first = *segments.keys().next().expect("at least one segment");
-    ScanStart { segment_base: first, position: 0, next_offset: first, last_offset_in_segment: -1, epochs: EpochCache::default() }
+    ScanStart {
+        segment_base: first,
+        position: 0,
+        next_offset: first,
+        last_offset_in_segment: -1,
+        epochs: EpochCache::default(),
+    }
 }
 
 /// Opens the index and checks it against the segments. The outer error means the index cannot
@@ -195,7 +231,10 @@ fn read_header(segment: &Segment, position: u64) -> Result<Option<BatchHeader>, 
 /// Checks that the index describes a prefix of the segments: every segment before the index's
 /// last one is sealed with the recorded size and last batch, segments are contiguous, and the
 /// index's last batch is still where it says, with the same header.
-fn verify(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<Result<ScanStart, String>, StorageError> {
+fn verify(
+    index: &Index,
+    segments: &BTreeMap<i64, Segment>,
+) -> Result<Result<ScanStart, String>, StorageError> {
     let sealed = index.sealed_segments()?;
     let mut epochs = EpochCache::default();
     for (epoch, start) in index.epochs()? {
@@ -208,16 +247,27 @@ fn verify(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<Result<Sca
         return Ok(Ok(scan_everything(segments)));
     };
     let Some(end_segment) = segments.get(&last.segment_base) else {
-        return Ok(Err(format!("segment {} of the last indexed batch is missing", last.segment_base)));
+        return Ok(Err(format!(
+            "segment {} of the last indexed batch is missing",
+            last.segment_base
+        )));
     };
-    if let Some(base) = sealed.keys().find(|&&b| b > last.segment_base || !segments.contains_key(&b)) {
-        return Ok(Err(format!("index records segment {base} as sealed, but it is missing or holds no indexed batch")));
+    if let Some(base) = sealed
+        .keys()
+        .find(|&&b| b > last.segment_base || !segments.contains_key(&b))
+    {
+        return Ok(Err(format!(
+            "index records segment {base} as sealed, but it is missing or holds no indexed batch"
+        )));
     }
     // The segment of the last indexed batch is sealed only when a truncation emptied the next
     // one; then it must be exactly what the index holds.
     if let Some(seal) = sealed.get(&last.segment_base) {
         if seal.size_bytes != end_segment.size_bytes() || seal.last_offset != last.last_offset {
-            return Ok(Err(format!("sealed segment {} differs from the index", last.segment_base)));
+            return Ok(Err(format!(
+                "sealed segment {} differs from the index",
+                last.segment_base
+            )));
         }
     }
     let mut expected_base: Option<i64> = None;
@@ -226,18 +276,32 @@ fn verify(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<Result<Sca
             return Ok(Err(format!("segment {base} is not in the index")));
         };
         if expected_base.is_some_and(|e| e != base) {
-            return Ok(Err(format!("segment {base} does not continue the previous one")));
+            return Ok(Err(format!(
+                "segment {base} does not continue the previous one"
+            )));
         }
         if segment.size_bytes() != seal.size_bytes {
-            return Ok(Err(format!("segment {base} has {} bytes, the index recorded {}", segment.size_bytes(), seal.size_bytes)));
+            return Ok(Err(format!(
+                "segment {base} has {} bytes, the index recorded {}",
+                segment.size_bytes(),
+                seal.size_bytes
+            )));
         }
         if seal.last_offset >= 0 {
             let Some(entry) = index.batch_ending_at(seal.last_offset)? else {
-                return Ok(Err(format!("no indexed batch ends at {}", seal.last_offset)));
+                return Ok(Err(format!(
+                    "no indexed batch ends at {}",
+                    seal.last_offset
+                )));
             };
             let header = read_header(segment, entry.position as u64)?;
-            if entry.segment_base != base || entry.end_position() != seal.size_bytes || !header.is_some_and(|h| entry.matches(&h)) {
-                return Ok(Err(format!("last batch of segment {base} differs from the index")));
+            if entry.segment_base != base
+                || entry.end_position() != seal.size_bytes
+                || !header.is_some_and(|h| entry.matches(&h))
+            {
+                return Ok(Err(format!(
+                    "last batch of segment {base} differs from the index"
+                )));
             }
             expected_base = Some(seal.last_offset + 1);
         } else {
@@ -245,7 +309,10 @@ fn verify(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<Result<Sca
         }
     }
     if expected_base.is_some_and(|e| e != last.segment_base) {
-        return Ok(Err(format!("segment {} does not continue the previous one", last.segment_base)));
+        return Ok(Err(format!(
+            "segment {} does not continue the previous one",
+            last.segment_base
+        )));
     }
     if end_segment.size_bytes() < last.end_position() {
         return Ok(Err(format!(
@@ -256,16 +323,26 @@ fn verify(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<Result<Sca
         )));
     }
     if !read_header(end_segment, last.position as u64)?.is_some_and(|h| last.matches(&h)) {
-        return Ok(Err(format!("the last indexed batch (offsets {}..={}) differs from the segment", last.base_offset, last.last_offset)));
+        return Ok(Err(format!(
+            "the last indexed batch (offsets {}..={}) differs from the segment",
+            last.base_offset, last.last_offset
+        )));
     }
     // The whole last batch is cheap to check (at most 8 MiB) and is where damage from a
     // misbehaving disk would most likely show; Java would cut the log there.
     let bytes = end_segment.read_at(last.position as u64, last.size_bytes as usize)?;
     if let Err(e) = batch::verify_crc(&bytes) {
-        return Ok(Err(format!("the last indexed batch (offsets {}..={}) fails its check: {e}", last.base_offset, last.last_offset)));
+        return Ok(Err(format!(
+            "the last indexed batch (offsets {}..={}) fails its check: {e}",
+            last.base_offset, last.last_offset
+        )));
     }
     if epochs.latest_epoch() != Some(last.epoch) {
-        return Ok(Err(format!("indexed epochs end at {:?}, the last batch has epoch {}", epochs.latest_epoch(), last.epoch)));
+        return Ok(Err(format!(
+            "indexed epochs end at {:?}, the last batch has epoch {}",
+            epochs.latest_epoch(),
+            last.epoch
+        )));
     }
     Ok(Ok(ScanStart {
         segment_base: last.segment_base,
@@ -295,13 +372,20 @@ struct Stop {
 }
 
 impl Scan<'_> {
-    fn run(&mut self, start: ScanStart) -> Result<(EpochCache, i64, Option<TailTruncation>), StorageError> {
+    fn run(
+        &mut self,
+        start: ScanStart,
+    ) -> Result<(EpochCache, i64, Option<TailTruncation>), StorageError> {
         let mut epochs = start.epochs;
         let mut next_offset = start.next_offset;
         let mut write = IndexWrite::default();
         let mut last_offsets: BTreeMap<i64, i64> = BTreeMap::new();
         let mut stop = None;
-        let bases: Vec<i64> = self.segments.range(start.segment_base..).map(|(&b, _)| b).collect();
+        let bases: Vec<i64> = self
+            .segments
+            .range(start.segment_base..)
+            .map(|(&b, _)| b)
+            .collect();
         for &base in &bases {
             let resuming = base == start.segment_base;
             if !resuming && base != next_offset {
@@ -317,7 +401,11 @@ impl Scan<'_> {
             // Whatever we index must be durable first; fdatasync of clean pages is cheap.
             segment.sync()?;
             let segment = &self.segments[&base];
-            let mut last_offset = if resuming { start.last_offset_in_segment } else { -1 };
+            let mut last_offset = if resuming {
+                start.last_offset_in_segment
+            } else {
+                -1
+            };
             let mut position = if resuming { start.position } else { 0 };
             while position < segment.size_bytes() {
                 let len = (segment.size_bytes() - position).min(SCAN_CHUNK_BYTES as u64) as usize;
@@ -381,16 +469,29 @@ impl Scan<'_> {
             None => None,
         };
         // Seal every segment but the last; forget any seal of the last.
-        let last_base = *self.segments.keys().next_back().expect("at least one segment");
+        let last_base = *self
+            .segments
+            .keys()
+            .next_back()
+            .expect("at least one segment");
         for (&base, segment) in self.segments.range(start.segment_base..last_base) {
             let last_offset = last_offsets.get(&base).copied().unwrap_or(-1);
-            write.put_sealed(base, SealedSegment { size_bytes: segment.size_bytes(), last_offset });
+            write.put_sealed(
+                base,
+                SealedSegment {
+                    size_bytes: segment.size_bytes(),
+                    last_offset,
+                },
+            );
         }
         write.delete_sealed_from(last_base);
         // The scan may have added epochs (or, on a cut tail, the batches of some never made it
         // into the cache): rewrite the epoch entries to match the cache.
         let indexed: Vec<(i32, i64)> = self.index.epochs()?;
-        for (epoch, _) in indexed.iter().filter(|entry| !epochs.entries().contains(entry)) {
+        for (epoch, _) in indexed
+            .iter()
+            .filter(|entry| !epochs.entries().contains(entry))
+        {
             write.delete_epoch(*epoch);
         }
         for (epoch, start) in epochs.entries() {
@@ -402,8 +503,16 @@ impl Scan<'_> {
 
     /// Cuts the log at `stop`: truncates that segment (or deletes it when it does not belong)
     /// and deletes every later segment, durably. Logs what was dropped.
-    fn cut_tail(&mut self, stop: Stop, log_end_offset: i64) -> Result<TailTruncation, StorageError> {
-        let later: Vec<i64> = self.segments.range(stop.segment_base + 1..).map(|(&b, _)| b).collect();
+    fn cut_tail(
+        &mut self,
+        stop: Stop,
+        log_end_offset: i64,
+    ) -> Result<TailTruncation, StorageError> {
+        let later: Vec<i64> = self
+            .segments
+            .range(stop.segment_base + 1..)
+            .map(|(&b, _)| b)
+            .collect();
         let mut dropped_bytes = 0;
         let mut deleted_segments = Vec::new();
         for base in later {
@@ -419,7 +528,8 @@ impl Scan<'_> {
             deleted_segments.insert(0, stop.segment_base);
             if self.segments.is_empty() {
                 // Never leave the log without a segment to append to.
-                self.segments.insert(log_end_offset, Segment::create(self.dir, log_end_offset)?);
+                self.segments
+                    .insert(log_end_offset, Segment::create(self.dir, log_end_offset)?);
             }
         } else {
             let segment = self.segments.get_mut(&stop.segment_base).expect("listed");

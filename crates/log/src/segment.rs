@@ -18,7 +18,10 @@ const SIBLING_SUFFIXES: [&str; 3] = [".index", ".timeindex", ".txnindex"];
 
 /// `00000000000000000042.log` for base offset 42 (Kafka `LogFileUtils.filenamePrefixFromOffset`).
 pub fn segment_file_name(base_offset: i64) -> String {
-    assert!(base_offset >= 0, "negative segment base offset {base_offset}");
+    assert!(
+        base_offset >= 0,
+        "negative segment base offset {base_offset}"
+    );
     format!("{base_offset:020}{SEGMENT_SUFFIX}")
 }
 
@@ -51,15 +54,36 @@ impl Segment {
     /// our view of the directory is wrong.
     pub fn create(dir: &Path, base_offset: i64) -> Result<Segment, StorageError> {
         let path = dir.join(segment_file_name(base_offset));
-        let file = OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(io_at(&path))?;
-        Ok(Segment { base_offset, path, file, size_bytes: 0, synced_size_bytes: 0 })
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(io_at(&path))?;
+        Ok(Segment {
+            base_offset,
+            path,
+            file,
+            size_bytes: 0,
+            synced_size_bytes: 0,
+        })
     }
 
     /// Opens an existing segment file for reading and appending.
     pub fn open(path: PathBuf, base_offset: i64) -> Result<Segment, StorageError> {
-        let file = OpenOptions::new().read(true).write(true).open(&path).map_err(io_at(&path))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_at(&path))?;
         let size_bytes = file.metadata().map_err(io_at(&path))?.len();
-        Ok(Segment { base_offset, path, file, size_bytes, synced_size_bytes: size_bytes })
+        Ok(Segment {
+            base_offset,
+            path,
+            file,
+            size_bytes,
+            synced_size_bytes: size_bytes,
+        })
     }
 
     /// Offset of the first batch this segment holds (or will hold).
@@ -86,7 +110,9 @@ impl Segment {
 
     /// Writes `bytes` at the end of the file (a positional write, no shared cursor).
     pub fn append(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
-        self.file.write_all_at(bytes, self.size_bytes).map_err(io_at(&self.path))?;
+        self.file
+            .write_all_at(bytes, self.size_bytes)
+            .map_err(io_at(&self.path))?;
         self.size_bytes += bytes.len() as u64;
         Ok(())
     }
@@ -104,7 +130,11 @@ impl Segment {
             let e = if e.kind() == io::ErrorKind::UnexpectedEof {
                 io::Error::new(
                     e.kind(),
-                    format!("read of {} bytes at {position} past the end ({} bytes)", buf.len(), self.size_bytes),
+                    format!(
+                        "read of {} bytes at {position} past the end ({} bytes)",
+                        buf.len(),
+                        self.size_bytes
+                    ),
                 )
             } else {
                 e
@@ -115,7 +145,11 @@ impl Segment {
 
     /// Cuts the file to `size_bytes` and makes the cut durable (fdatasync).
     pub fn truncate(&mut self, size_bytes: u64) -> Result<(), StorageError> {
-        assert!(size_bytes <= self.size_bytes, "truncate of {} to {size_bytes} would grow it", self.path.display());
+        assert!(
+            size_bytes <= self.size_bytes,
+            "truncate of {} to {size_bytes} would grow it",
+            self.path.display()
+        );
         self.file.set_len(size_bytes).map_err(io_at(&self.path))?;
         self.size_bytes = size_bytes;
         self.synced_size_bytes = self.synced_size_bytes.min(size_bytes);
@@ -132,7 +166,12 @@ impl Segment {
     /// Closes and deletes the segment file and Kafka's sibling index files for the same base
     /// offset. The caller fsyncs the directory.
     pub fn delete(self) -> Result<(), StorageError> {
-        let Segment { base_offset, path, file, .. } = self;
+        let Segment {
+            base_offset,
+            path,
+            file,
+            ..
+        } = self;
         drop(file);
         remove_file_if_exists(&path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -151,7 +190,10 @@ mod tests {
     fn file_names_match_kafka() {
         assert_eq!(segment_file_name(0), "00000000000000000000.log");
         assert_eq!(segment_file_name(1234), "00000000000000001234.log");
-        assert_eq!(parse_segment_file_name("00000000000000001234.log"), Some(1234));
+        assert_eq!(
+            parse_segment_file_name("00000000000000001234.log"),
+            Some(1234)
+        );
         for other in [
             "00000000000000001234.log.deleted",
             "00000000000000001234.index",
@@ -168,7 +210,10 @@ mod tests {
     fn append_read_truncate_delete() {
         let dir = tempfile::tempdir().unwrap();
         let mut seg = Segment::create(dir.path(), 7).unwrap();
-        assert!(Segment::create(dir.path(), 7).is_err(), "create refuses an existing file");
+        assert!(
+            Segment::create(dir.path(), 7).is_err(),
+            "create refuses an existing file"
+        );
         seg.append(b"hello").unwrap();
         seg.append(b" world").unwrap();
         assert_eq!(seg.read_at(6, 5).unwrap(), b"world");

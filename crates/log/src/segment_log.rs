@@ -37,7 +37,9 @@ pub struct LogConfig {
 
 impl Default for LogConfig {
     fn default() -> Self {
-        LogConfig { segment_bytes: DEFAULT_SEGMENT_BYTES }
+        LogConfig {
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+        }
     }
 }
 
@@ -181,18 +183,31 @@ impl SegmentLog {
     /// order), and returns `metadata.log.dir` for reopening.
     #[cfg(test)]
     pub(crate) fn simulate_power_loss(self, keep_unflushed_bytes: u64) -> PathBuf {
-        let root = self.dir.parent().expect("partition dir has a parent").to_path_buf();
+        let root = self
+            .dir
+            .parent()
+            .expect("partition dir has a parent")
+            .to_path_buf();
         let cuts: Vec<(PathBuf, u64, u64)> = self
             .segments
             .values()
-            .map(|s| (s.path().to_path_buf(), s.synced_size_bytes(), s.size_bytes()))
+            .map(|s| {
+                (
+                    s.path().to_path_buf(),
+                    s.synced_size_bytes(),
+                    s.size_bytes(),
+                )
+            })
             .collect();
         drop(self);
         let mut budget = keep_unflushed_bytes;
         for (path, synced, size) in cuts {
             let kept = synced + (size - synced).min(budget);
             budget -= kept - synced;
-            let file = fs::OpenOptions::new().write(true).open(&path).expect("segment exists");
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("segment exists");
             file.set_len(kept).expect("cut segment");
         }
         root
@@ -201,13 +216,20 @@ impl SegmentLog {
     /// Test hook: bytes appended but not yet fsynced.
     #[cfg(test)]
     pub(crate) fn unflushed_bytes(&self) -> u64 {
-        self.segments.values().map(|s| s.size_bytes() - s.synced_size_bytes()).sum()
+        self.segments
+            .values()
+            .map(|s| s.size_bytes() - s.synced_size_bytes())
+            .sum()
     }
 
     fn check_usable(&self) -> Result<(), LogError> {
         match &self.failure {
             None => Ok(()),
-            Some(reason) => Err(StorageError::Failed { path: self.dir.clone(), reason: reason.clone() }.into()),
+            Some(reason) => Err(StorageError::Failed {
+                path: self.dir.clone(),
+                reason: reason.clone(),
+            }
+            .into()),
         }
     }
 
@@ -221,7 +243,10 @@ impl SegmentLog {
     }
 
     fn active(&self) -> &Segment {
-        self.segments.values().next_back().expect("the log always has a segment")
+        self.segments
+            .values()
+            .next_back()
+            .expect("the log always has a segment")
     }
 
     /// Kafka `LogSegment.shouldRoll` for one batch: the active segment is not empty and the batch
@@ -234,21 +259,37 @@ impl SegmentLog {
                 || header.last_offset() - active.base_offset() > i32::MAX as i64)
     }
 
-    fn append(&mut self, records: &[u8], leader_epoch: Option<i32>) -> Result<LogAppendInfo, LogError> {
+    fn append(
+        &mut self,
+        records: &[u8],
+        leader_epoch: Option<i32>,
+    ) -> Result<LogAppendInfo, LogError> {
         self.check_usable()?;
-        let headers = validate_append(records, leader_epoch, self.log_end_offset, self.epochs.latest_epoch())?;
+        let headers = validate_append(
+            records,
+            leader_epoch,
+            self.log_end_offset,
+            self.epochs.latest_epoch(),
+        )?;
         match self.write_batches(records, &headers) {
             Ok(()) => {}
             Err(e) => return self.fail(e),
         }
         let first = headers.first().expect("validated");
         let last = headers.last().expect("validated");
-        Ok(LogAppendInfo { first_offset: first.base_offset, last_offset: last.last_offset() })
+        Ok(LogAppendInfo {
+            first_offset: first.base_offset,
+            last_offset: last.last_offset(),
+        })
     }
 
     /// Writes validated batches, rolling segments as needed: one positional write per run of
     /// batches that land in the same segment.
-    fn write_batches(&mut self, records: &[u8], headers: &[BatchHeader]) -> Result<(), StorageError> {
+    fn write_batches(
+        &mut self,
+        records: &[u8],
+        headers: &[BatchHeader],
+    ) -> Result<(), StorageError> {
         let mut run_start = 0usize; // byte range of `records` not yet written
         let mut run_end = 0usize;
         let mut active_size = self.active().size_bytes();
@@ -270,8 +311,13 @@ impl SegmentLog {
         }
         self.write_run(&records[run_start..run_end])?;
         for header in headers {
-            if self.epochs.latest_epoch().is_none_or(|latest| header.partition_leader_epoch > latest) {
-                self.epochs.assign(header.partition_leader_epoch, header.base_offset);
+            if self
+                .epochs
+                .latest_epoch()
+                .is_none_or(|latest| header.partition_leader_epoch > latest)
+            {
+                self.epochs
+                    .assign(header.partition_leader_epoch, header.base_offset);
                 self.checkpoint_dirty = true;
             }
         }
@@ -283,7 +329,11 @@ impl SegmentLog {
         if bytes.is_empty() {
             return Ok(());
         }
-        let segment = self.segments.values_mut().next_back().expect("the log always has a segment");
+        let segment = self
+            .segments
+            .values_mut()
+            .next_back()
+            .expect("the log always has a segment");
         segment.append(bytes)?;
         self.dirty_segments.insert(segment.base_offset());
         Ok(())
@@ -292,24 +342,45 @@ impl SegmentLog {
     /// The batch containing `offset` (which must be in `[start, LEO)`).
     fn batch_containing(&self, offset: i64) -> Result<BatchEntry, StorageError> {
         let entry = match self.pending.first() {
-            Some(first) if offset >= first.base_offset => {
-                self.pending.get(self.pending.partition_point(|e| e.last_offset < offset)).copied()
-            }
+            Some(first) if offset >= first.base_offset => self
+                .pending
+                .get(self.pending.partition_point(|e| e.last_offset < offset))
+                .copied(),
             _ => self.index.batch_containing(offset)?,
         };
-        entry.ok_or_else(|| StorageError::inconsistent(&self.dir, format!("no batch holds offset {offset} below the log end offset")))
+        entry.ok_or_else(|| {
+            StorageError::inconsistent(
+                &self.dir,
+                format!("no batch holds offset {offset} below the log end offset"),
+            )
+        })
     }
 
     /// Entries from the batch containing `start_offset`, while they fit in `max_bytes` (at least
     /// one).
-    fn entries_for_read(&self, start_offset: i64, max_bytes: usize) -> Result<Vec<BatchEntry>, StorageError> {
-        let mut plan = ReadPlan { entries: Vec::new(), total_bytes: 0, max_bytes, full: false };
-        let in_pending = self.pending.first().is_some_and(|first| start_offset >= first.base_offset);
+    fn entries_for_read(
+        &self,
+        start_offset: i64,
+        max_bytes: usize,
+    ) -> Result<Vec<BatchEntry>, StorageError> {
+        let mut plan = ReadPlan {
+            entries: Vec::new(),
+            total_bytes: 0,
+            max_bytes,
+            full: false,
+        };
+        let in_pending = self
+            .pending
+            .first()
+            .is_some_and(|first| start_offset >= first.base_offset);
         if !in_pending {
-            self.index.scan_from(start_offset, |entry| plan.take(entry))?;
+            self.index
+                .scan_from(start_offset, |entry| plan.take(entry))?;
         }
         if !plan.full {
-            let from = self.pending.partition_point(|e| e.last_offset < start_offset);
+            let from = self
+                .pending
+                .partition_point(|e| e.last_offset < start_offset);
             for entry in &self.pending[from..] {
                 if !plan.take(*entry) {
                     break;
@@ -323,10 +394,18 @@ impl SegmentLog {
         let total: usize = entries.iter().map(|e| e.size_bytes as usize).sum();
         let mut out = BytesMut::zeroed(total);
         let mut at = 0;
-        for run in entries.chunk_by(|a, b| a.segment_base == b.segment_base && a.end_position() == b.position as u64) {
+        for run in entries.chunk_by(|a, b| {
+            a.segment_base == b.segment_base && a.end_position() == b.position as u64
+        }) {
             let len: usize = run.iter().map(|e| e.size_bytes as usize).sum();
             let segment = self.segments.get(&run[0].segment_base).ok_or_else(|| {
-                StorageError::inconsistent(&self.dir, format!("segment {} of offset {} is missing", run[0].segment_base, run[0].base_offset))
+                StorageError::inconsistent(
+                    &self.dir,
+                    format!(
+                        "segment {} of offset {} is missing",
+                        run[0].segment_base, run[0].base_offset
+                    ),
+                )
             })?;
             segment.read_exact_at(&mut out[at..at + len], run[0].position as u64)?;
             at += len;
@@ -340,10 +419,16 @@ impl SegmentLog {
             if !header_ok {
                 return Err(LogError::CorruptBatch {
                     offset: entry.base_offset,
-                    reason: format!("segment {} position {} does not hold the indexed batch", entry.segment_base, entry.position),
+                    reason: format!(
+                        "segment {} position {} does not hold the indexed batch",
+                        entry.segment_base, entry.position
+                    ),
                 });
             }
-            batch::verify_crc(bytes).map_err(|e| LogError::CorruptBatch { offset: entry.base_offset, reason: e.to_string() })?;
+            batch::verify_crc(bytes).map_err(|e| LogError::CorruptBatch {
+                offset: entry.base_offset,
+                reason: e.to_string(),
+            })?;
             at += entry.size_bytes as usize;
         }
         Ok(out.freeze())
@@ -352,8 +437,16 @@ impl SegmentLog {
     fn truncate(&mut self, offset: i64) -> Result<(), StorageError> {
         let removed = self.batch_containing(offset)?;
         let new_end = removed.base_offset;
-        let removed_epochs: Vec<(i32, i64)> = self.epochs.entries().into_iter().filter(|&(_, s)| s >= new_end).collect();
-        let indexed = self.pending.first().is_none_or(|first| removed.base_offset < first.base_offset);
+        let removed_epochs: Vec<(i32, i64)> = self
+            .epochs
+            .entries()
+            .into_iter()
+            .filter(|&(_, s)| s >= new_end)
+            .collect();
+        let indexed = self
+            .pending
+            .first()
+            .is_none_or(|first| removed.base_offset < first.base_offset);
         if indexed {
             // The index first: it must never describe data that is gone. Synced, because a
             // stale index entry past the end would cost a full rebuild at the next open.
@@ -366,12 +459,19 @@ impl SegmentLog {
             self.index.write(write, true)?;
         }
         self.pending.retain(|e| e.base_offset < new_end);
-        let later: Vec<i64> = self.segments.range(removed.segment_base + 1..).map(|(&b, _)| b).collect();
+        let later: Vec<i64> = self
+            .segments
+            .range(removed.segment_base + 1..)
+            .map(|(&b, _)| b)
+            .collect();
         for base in &later {
             let segment = self.segments.remove(base).expect("listed");
             segment.delete()?;
         }
-        self.segments.get_mut(&removed.segment_base).expect("segment of an indexed batch").truncate(removed.position as u64)?;
+        self.segments
+            .get_mut(&removed.segment_base)
+            .expect("segment of an indexed batch")
+            .truncate(removed.position as u64)?;
         if !later.is_empty() || self.dir_dirty {
             fsync_dir(&self.dir)?;
             self.dir_dirty = false;
@@ -390,7 +490,10 @@ impl SegmentLog {
 
     fn flush_inner(&mut self) -> Result<(), StorageError> {
         for base in &self.dirty_segments {
-            self.segments.get_mut(base).expect("dirty segments exist").sync()?;
+            self.segments
+                .get_mut(base)
+                .expect("dirty segments exist")
+                .sync()?;
         }
         if self.dir_dirty {
             fsync_dir(&self.dir)?;
@@ -403,7 +506,12 @@ impl SegmentLog {
             write.put_batch(entry);
         }
         if let Some(first) = self.pending.first() {
-            for (epoch, start) in self.epochs.entries().into_iter().filter(|&(_, s)| s >= first.base_offset) {
+            for (epoch, start) in self
+                .epochs
+                .entries()
+                .into_iter()
+                .filter(|&(_, s)| s >= first.base_offset)
+            {
                 write.put_epoch(epoch, start);
             }
         }
@@ -411,9 +519,19 @@ impl SegmentLog {
             let segment = &self.segments[&base];
             let last_offset = match self.pending.iter().rev().find(|e| e.segment_base == base) {
                 Some(entry) => entry.last_offset,
-                None => self.index.last_batch()?.filter(|e| e.segment_base == base).map_or(-1, |e| e.last_offset),
+                None => self
+                    .index
+                    .last_batch()?
+                    .filter(|e| e.segment_base == base)
+                    .map_or(-1, |e| e.last_offset),
             };
-            write.put_sealed(base, SealedSegment { size_bytes: segment.size_bytes(), last_offset });
+            write.put_sealed(
+                base,
+                SealedSegment {
+                    size_bytes: segment.size_bytes(),
+                    last_offset,
+                },
+            );
         }
         if !write.is_empty() {
             // Not synced: after a crash the index may lag behind the fsynced segments, and
@@ -458,7 +576,11 @@ impl ReplicatedLog for SegmentLog {
     }
 
     fn start_offset(&self) -> i64 {
-        *self.segments.keys().next().expect("the log always has a segment")
+        *self
+            .segments
+            .keys()
+            .next()
+            .expect("the log always has a segment")
     }
 
     fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
@@ -482,14 +604,20 @@ impl ReplicatedLog for SegmentLog {
         self.check_usable()?;
         let start = self.start_offset();
         if start_offset < start || start_offset > self.log_end_offset {
-            return Err(LogError::OffsetOutOfRange { offset: start_offset, start, end: self.log_end_offset });
+            return Err(LogError::OffsetOutOfRange {
+                offset: start_offset,
+                start,
+                end: self.log_end_offset,
+            });
         }
         if start_offset == self.log_end_offset {
             return Ok(Bytes::new());
         }
         let entries = self.entries_for_read(start_offset, max_bytes)?;
         assert!(
-            entries.first().is_some_and(|e| e.base_offset <= start_offset && start_offset <= e.last_offset),
+            entries
+                .first()
+                .is_some_and(|e| e.base_offset <= start_offset && start_offset <= e.last_offset),
             "read at {start_offset} found {:?} in {}",
             entries.first(),
             self.dir.display()
@@ -501,7 +629,11 @@ impl ReplicatedLog for SegmentLog {
         self.check_usable()?;
         let start = self.start_offset();
         if offset < start {
-            return Err(LogError::OffsetOutOfRange { offset, start, end: self.log_end_offset });
+            return Err(LogError::OffsetOutOfRange {
+                offset,
+                start,
+                end: self.log_end_offset,
+            });
         }
         if offset >= self.log_end_offset {
             return Ok(());

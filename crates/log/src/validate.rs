@@ -2,8 +2,8 @@
 //! plus the Java KRaft reader's record rules so that nothing a Java peer would reject is
 //! stored or served).
 
-use kraftwerk_records::batch::{self, BatchHeader};
 use kraftwerk_raft::LogError;
+use kraftwerk_records::batch::{self, BatchHeader};
 
 /// The batches of `records` that an append takes, after checking them all (the append is
 /// atomic: one bad batch rejects the whole call).
@@ -28,17 +28,31 @@ pub(crate) fn validate_append(
 ) -> Result<Vec<BatchHeader>, LogError> {
     let mut accepted: Vec<BatchHeader> = Vec::new();
     let mut iter = batch::batches(records);
-    while let Some(item) = iter.next() {
-        let expected = accepted.last().map_or(log_end_offset, BatchHeader::next_offset);
-        let (header, bytes) = item.map_err(|e| LogError::CorruptBatch { offset: expected, reason: e.to_string() })?;
+    for item in iter.by_ref() {
+        let expected = accepted
+            .last()
+            .map_or(log_end_offset, BatchHeader::next_offset);
+        let (header, bytes) = item.map_err(|e| LogError::CorruptBatch {
+            offset: expected,
+            reason: e.to_string(),
+        })?;
         if header.base_offset != expected {
             return Err(if accepted.is_empty() {
-                LogError::UnexpectedAppendOffset { first_offset: header.base_offset, log_end_offset }
+                LogError::UnexpectedAppendOffset {
+                    first_offset: header.base_offset,
+                    log_end_offset,
+                }
             } else {
-                LogError::OffsetsOutOfOrder { expected, found: header.base_offset }
+                LogError::OffsetsOutOfOrder {
+                    expected,
+                    found: header.base_offset,
+                }
             });
         }
-        let corrupt = |reason: String| LogError::CorruptBatch { offset: header.base_offset, reason };
+        let corrupt = |reason: String| LogError::CorruptBatch {
+            offset: header.base_offset,
+            reason,
+        };
         let epoch = header.partition_leader_epoch;
         if leader_epoch.is_some_and(|leader| leader != epoch) {
             return Err(corrupt(format!(
@@ -46,9 +60,15 @@ pub(crate) fn validate_append(
                 leader_epoch.unwrap_or_default()
             )));
         }
-        let floor = accepted.last().map(|h| h.partition_leader_epoch).or(latest_epoch).unwrap_or(0);
+        let floor = accepted
+            .last()
+            .map(|h| h.partition_leader_epoch)
+            .or(latest_epoch)
+            .unwrap_or(0);
         if epoch < floor {
-            return Err(corrupt(format!("partition leader epoch {epoch} is below the latest epoch {floor}")));
+            return Err(corrupt(format!(
+                "partition leader epoch {epoch} is below the latest epoch {floor}"
+            )));
         }
         batch::decode_batch(bytes).map_err(|e| corrupt(e.to_string()))?;
         accepted.push(header);

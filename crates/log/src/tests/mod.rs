@@ -10,7 +10,6 @@ use tempfile::TempDir;
 use crate::{IndexRecovery, LogConfig, SegmentLog};
 
 mod java_dir;
-mod quorum_state_java;
 mod recovery;
 mod rolling;
 
@@ -26,7 +25,11 @@ impl TestLog {
     pub(crate) fn new(config: LogConfig) -> TestLog {
         let dir = tempfile::tempdir().expect("temp dir");
         let log = SegmentLog::open(dir.path(), config).expect("open a new log");
-        TestLog { log: Some(log), config, dir }
+        TestLog {
+            log: Some(log),
+            config,
+            dir,
+        }
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -49,12 +52,21 @@ impl TestLog {
     }
 
     fn crash(mut self, keep_unflushed_bytes: u64) -> TestLog {
-        let root: PathBuf = self.log.take().expect("open").simulate_power_loss(keep_unflushed_bytes);
+        let root: PathBuf = self
+            .log
+            .take()
+            .expect("open")
+            .simulate_power_loss(keep_unflushed_bytes);
         assert_eq!(root, self.dir.path());
         let log = SegmentLog::open(&root, self.config).expect("reopen after crash");
         // The index only describes fsynced data, so a power loss never invalidates it: the
         // suite's crash cases must take the fast path, or they would not test it.
-        assert_eq!(log.recovery_report().index, IndexRecovery::Verified, "{:?}", log.recovery_report());
+        assert_eq!(
+            log.recovery_report().index,
+            IndexRecovery::Verified,
+            "{:?}",
+            log.recovery_report()
+        );
         self.log = Some(log);
         self
     }

@@ -91,8 +91,15 @@ impl MemLog {
         let prefix = batch::valid_prefix(&self.data);
         let dropped = self.data.len() - prefix.bytes;
         // The first batch must start at the log start offset; anything else is not our data.
-        let starts_right = prefix.headers.first().is_none_or(|h| h.base_offset == self.start_offset);
-        assert!(starts_right, "MemLog data does not start at the log start offset {}", self.start_offset);
+        let starts_right = prefix
+            .headers
+            .first()
+            .is_none_or(|h| h.base_offset == self.start_offset);
+        assert!(
+            starts_right,
+            "MemLog data does not start at the log start offset {}",
+            self.start_offset
+        );
         self.data.truncate(prefix.bytes);
         self.batches.clear();
         self.epochs.clear();
@@ -122,15 +129,26 @@ impl MemLog {
     }
 
     fn log_end_offset(&self) -> i64 {
-        self.batches.last().map_or(self.start_offset, |b| b.last_offset + 1)
+        self.batches
+            .last()
+            .map_or(self.start_offset, |b| b.last_offset + 1)
     }
 
     fn latest_epoch(&self) -> Option<i32> {
         self.epochs.last().map(|&(epoch, _)| epoch)
     }
 
-    fn append(&mut self, records: &[u8], leader_epoch: Option<i32>) -> Result<LogAppendInfo, LogError> {
-        let headers = validate_append(records, leader_epoch, self.log_end_offset(), self.latest_epoch())?;
+    fn append(
+        &mut self,
+        records: &[u8],
+        leader_epoch: Option<i32>,
+    ) -> Result<LogAppendInfo, LogError> {
+        let headers = validate_append(
+            records,
+            leader_epoch,
+            self.log_end_offset(),
+            self.latest_epoch(),
+        )?;
         let mut position = self.data.len();
         let total: usize = headers.iter().map(|h| h.size_bytes()).sum();
         self.data.extend_from_slice(&records[..total]);
@@ -140,7 +158,10 @@ impl MemLog {
         }
         let first = headers.first().expect("validated append has a batch");
         let last = headers.last().expect("validated append has a batch");
-        Ok(LogAppendInfo { first_offset: first.base_offset, last_offset: last.last_offset() })
+        Ok(LogAppendInfo {
+            first_offset: first.base_offset,
+            last_offset: last.last_offset(),
+        })
     }
 }
 
@@ -192,7 +213,11 @@ pub(crate) fn validate_append(
                 ));
             }
         }
-        let floor = headers.last().map(|h| h.partition_leader_epoch).or(latest_epoch).unwrap_or(0);
+        let floor = headers
+            .last()
+            .map(|h| h.partition_leader_epoch)
+            .or(latest_epoch)
+            .unwrap_or(0);
         if epoch < floor {
             return Err(corrupt(
                 header.base_offset,
@@ -204,13 +229,22 @@ pub(crate) fn validate_append(
     }
     let complete = iter.position();
     if headers.is_empty() {
-        return Err(corrupt(log_end_offset, format!("append of {} bytes holds no complete record batch", records.len())));
+        return Err(corrupt(
+            log_end_offset,
+            format!(
+                "append of {} bytes holds no complete record batch",
+                records.len()
+            ),
+        ));
     }
     // The leader builds its own batches: a partial one is a bug, not a short read.
     if leader_epoch.is_some() && complete != records.len() {
         return Err(corrupt(
             headers.last().expect("non-empty").next_offset(),
-            format!("{} trailing bytes after the last complete batch", records.len() - complete),
+            format!(
+                "{} trailing bytes after the last complete batch",
+                records.len() - complete
+            ),
         ));
     }
     Ok(headers)
@@ -257,9 +291,15 @@ impl ReplicatedLog for MemLog {
     fn read(&self, start_offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
         let end = self.log_end_offset();
         if start_offset < self.start_offset || start_offset > end {
-            return Err(LogError::OffsetOutOfRange { offset: start_offset, start: self.start_offset, end });
+            return Err(LogError::OffsetOutOfRange {
+                offset: start_offset,
+                start: self.start_offset,
+                end,
+            });
         }
-        let first = self.batches.partition_point(|b| b.last_offset < start_offset);
+        let first = self
+            .batches
+            .partition_point(|b| b.last_offset < start_offset);
         let Some(first_batch) = self.batches.get(first) else {
             return Ok(Bytes::new());
         };
@@ -277,7 +317,11 @@ impl ReplicatedLog for MemLog {
     fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
         let end = self.log_end_offset();
         if offset < self.start_offset {
-            return Err(LogError::OffsetOutOfRange { offset, start: self.start_offset, end });
+            return Err(LogError::OffsetOutOfRange {
+                offset,
+                start: self.start_offset,
+                end,
+            });
         }
         if offset >= end {
             return Ok(());
@@ -288,7 +332,8 @@ impl ReplicatedLog for MemLog {
         self.batches.truncate(first_removed);
         // Kafka truncateFromEnd, applied at the resulting end offset (a batch boundary) so the
         // cache never names an epoch without a batch.
-        self.epochs.retain(|&(_, start)| start < removed.base_offset);
+        self.epochs
+            .retain(|&(_, start)| start < removed.base_offset);
         self.flushed_bytes = self.flushed_bytes.min(self.data.len());
         debug_assert_eq!(self.batches.last().map(|b| b.epoch), self.latest_epoch());
         Ok(())
@@ -301,7 +346,9 @@ impl ReplicatedLog for MemLog {
     }
 
     fn flushed_end_offset(&self) -> i64 {
-        let durable = self.batches.partition_point(|b| b.position + b.size_bytes <= self.flushed_bytes);
+        let durable = self
+            .batches
+            .partition_point(|b| b.position + b.size_bytes <= self.flushed_bytes);
         if durable == 0 {
             self.start_offset
         } else {

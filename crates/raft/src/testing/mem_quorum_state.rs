@@ -40,7 +40,9 @@ impl MemQuorumStateStore {
     fn lock(&self) -> MutexGuard<'_, Stored> {
         // A panic while holding the lock cannot leave `Stored` half-written: both fields are
         // replaced by plain assignments.
-        self.stored.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.stored
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -66,7 +68,12 @@ mod tests {
         let disk = MemQuorumStateStore::new();
         let mut node = disk.clone();
         assert_eq!(node.read().unwrap(), None);
-        let state = ElectionState { epoch: 3, voted_id: Some(2), voters: vec![1, 2, 3], ..Default::default() };
+        let state = ElectionState {
+            epoch: 3,
+            voted_id: Some(2),
+            voters: vec![1, 2, 3],
+            ..Default::default()
+        };
         node.write(&state).unwrap();
         drop(node); // the node crashes
         let restarted = disk.clone();

@@ -63,13 +63,22 @@ fn append_leader<L: ReplicatedLog>(log: &mut L, epoch: i32, records: usize, tag:
 }
 
 fn read_all<L: ReplicatedLog>(log: &L) -> Bytes {
-    log.read(log.start_offset(), usize::MAX).expect("read from the log start offset")
+    log.read(log.start_offset(), usize::MAX)
+        .expect("read from the log start offset")
 }
 
 /// Asserts a rejected append left the log exactly as it was.
 fn assert_unchanged<L: ReplicatedLog>(log: &L, end: OffsetAndEpoch, bytes: &Bytes, what: &str) {
-    assert_eq!(log.end_offset(), end, "{what}: end offset changed by a rejected append");
-    assert_eq!(&read_all(log), bytes, "{what}: contents changed by a rejected append");
+    assert_eq!(
+        log.end_offset(),
+        end,
+        "{what}: end offset changed by a rejected append"
+    );
+    assert_eq!(
+        &read_all(log),
+        bytes,
+        "{what}: contents changed by a rejected append"
+    );
 }
 
 /// A new log is empty at offset 0, epoch 0, and reading at its end returns nothing.
@@ -79,9 +88,20 @@ pub fn empty_log<L: CrashableLog>(mut make: impl FnMut() -> L) {
     assert_eq!(log.start_offset(), 0);
     assert_eq!(log.flushed_end_offset(), 0);
     assert!(log.read(0, usize::MAX).unwrap().is_empty());
-    assert!(matches!(log.read(1, 100), Err(LogError::OffsetOutOfRange { offset: 1, start: 0, end: 0 })));
+    assert!(matches!(
+        log.read(1, 100),
+        Err(LogError::OffsetOutOfRange {
+            offset: 1,
+            start: 0,
+            end: 0
+        })
+    ));
     for epoch in [-1, 0, 1, 5] {
-        assert_eq!(log.end_offset_for_epoch(epoch), OffsetAndEpoch::new(0, 0), "epoch {epoch}");
+        assert_eq!(
+            log.end_offset_for_epoch(epoch),
+            OffsetAndEpoch::new(0, 0),
+            "epoch {epoch}"
+        );
     }
 }
 
@@ -91,10 +111,22 @@ pub fn append_as_leader<L: CrashableLog>(mut make: impl FnMut() -> L) {
     let a = data_batch(0, 1, 3, 1);
     let b = data_batch(3, 1, 2, 2);
     let info = log.append_as_leader(&concat(&[&a, &b]), 1).unwrap();
-    assert_eq!(info, LogAppendInfo { first_offset: 0, last_offset: 4 });
+    assert_eq!(
+        info,
+        LogAppendInfo {
+            first_offset: 0,
+            last_offset: 4
+        }
+    );
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(5, 1));
     let c = data_batch(5, 2, 1, 3);
-    assert_eq!(log.append_as_leader(&c, 2).unwrap(), LogAppendInfo { first_offset: 5, last_offset: 5 });
+    assert_eq!(
+        log.append_as_leader(&c, 2).unwrap(),
+        LogAppendInfo {
+            first_offset: 5,
+            last_offset: 5
+        }
+    );
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(6, 2));
     assert_eq!(read_all(&log), concat(&[&a, &b, &c]));
 }
@@ -108,18 +140,36 @@ pub fn append_as_leader_rejects_bad_epochs<L: CrashableLog>(mut make: impl FnMut
 
     let stamped_4 = data_batch(2, 4, 1, 2);
     let err = log.append_as_leader(&stamped_4, 5).unwrap_err();
-    assert!(matches!(err, LogError::CorruptBatch { offset: 2, .. }), "{err}");
-    assert_unchanged(&log, end, &bytes, "batch epoch differs from the leader epoch");
+    assert!(
+        matches!(err, LogError::CorruptBatch { offset: 2, .. }),
+        "{err}"
+    );
+    assert_unchanged(
+        &log,
+        end,
+        &bytes,
+        "batch epoch differs from the leader epoch",
+    );
 
     let old_epoch = data_batch(2, 2, 1, 2);
     let err = log.append_as_leader(&old_epoch, 2).unwrap_err();
-    assert!(matches!(err, LogError::CorruptBatch { offset: 2, .. }), "{err}");
+    assert!(
+        matches!(err, LogError::CorruptBatch { offset: 2, .. }),
+        "{err}"
+    );
     assert_unchanged(&log, end, &bytes, "epoch below the latest epoch");
 
     let next = data_batch(2, 3, 1, 2);
-    let err = log.append_as_leader(&next[..next.len() - 1], 3).unwrap_err();
+    let err = log
+        .append_as_leader(&next[..next.len() - 1], 3)
+        .unwrap_err();
     assert!(matches!(err, LogError::CorruptBatch { .. }), "{err}");
-    let err = log.append_as_leader(&concat(&[&next, &data_batch(3, 3, 1, 3)])[..next.len() + 20], 3).unwrap_err();
+    let err = log
+        .append_as_leader(
+            &concat(&[&next, &data_batch(3, 3, 1, 3)])[..next.len() + 20],
+            3,
+        )
+        .unwrap_err();
     assert!(matches!(err, LogError::CorruptBatch { .. }), "{err}");
     assert_unchanged(&log, end, &bytes, "incomplete leader batch");
     assert_eq!(bytes, first);
@@ -133,22 +183,47 @@ pub fn append_rejects_offset_errors<L: CrashableLog>(mut make: impl FnMut() -> L
     let (end, bytes) = (log.end_offset(), read_all(&log));
 
     for base in [2, 4, 100] {
-        let err = log.append_as_follower(&data_batch(base, 1, 1, 2)).unwrap_err();
+        let err = log
+            .append_as_follower(&data_batch(base, 1, 1, 2))
+            .unwrap_err();
         assert!(
             matches!(err, LogError::UnexpectedAppendOffset { first_offset, log_end_offset: 3 } if first_offset == base),
             "follower append at {base}: {err}"
         );
-        let err = log.append_as_leader(&data_batch(base, 1, 1, 2), 1).unwrap_err();
-        assert!(matches!(err, LogError::UnexpectedAppendOffset { .. }), "leader append at {base}: {err}");
+        let err = log
+            .append_as_leader(&data_batch(base, 1, 1, 2), 1)
+            .unwrap_err();
+        assert!(
+            matches!(err, LogError::UnexpectedAppendOffset { .. }),
+            "leader append at {base}: {err}"
+        );
     }
     assert_unchanged(&log, end, &bytes, "append off the log end");
 
     let gap = concat(&[&data_batch(3, 1, 2, 2), &data_batch(6, 1, 1, 3)]);
     let err = log.append_as_follower(&gap).unwrap_err();
-    assert!(matches!(err, LogError::OffsetsOutOfOrder { expected: 5, found: 6 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            LogError::OffsetsOutOfOrder {
+                expected: 5,
+                found: 6
+            }
+        ),
+        "{err}"
+    );
     let overlap = concat(&[&data_batch(3, 1, 2, 2), &data_batch(4, 1, 1, 3)]);
     let err = log.append_as_leader(&overlap, 1).unwrap_err();
-    assert!(matches!(err, LogError::OffsetsOutOfOrder { expected: 5, found: 4 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            LogError::OffsetsOutOfOrder {
+                expected: 5,
+                found: 4
+            }
+        ),
+        "{err}"
+    );
     assert_unchanged(&log, end, &bytes, "non-contiguous append");
 
     let err = log.append_as_follower(&[]).unwrap_err();
@@ -166,7 +241,13 @@ pub fn append_as_follower<L: CrashableLog>(mut make: impl FnMut() -> L) {
     let b = data_batch(2, 1, 1, 2);
     let c = data_batch(3, 4, 3, 3);
     let info = log.append_as_follower(&concat(&[&a, &b, &c])).unwrap();
-    assert_eq!(info, LogAppendInfo { first_offset: 0, last_offset: 5 });
+    assert_eq!(
+        info,
+        LogAppendInfo {
+            first_offset: 0,
+            last_offset: 5
+        }
+    );
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(6, 4));
     let (end, bytes) = (log.end_offset(), read_all(&log));
 
@@ -175,15 +256,26 @@ pub fn append_as_follower<L: CrashableLog>(mut make: impl FnMut() -> L) {
     let mut e = data_batch(7, 4, 2, 5).to_vec();
     let last = e.len() - 3;
     e[last] ^= 0x40;
-    let err = log.append_as_follower(&concat(&[&d, &Bytes::from(e)])).unwrap_err();
-    assert!(matches!(err, LogError::CorruptBatch { offset: 7, .. }), "{err}");
+    let err = log
+        .append_as_follower(&concat(&[&d, &Bytes::from(e)]))
+        .unwrap_err();
+    assert!(
+        matches!(err, LogError::CorruptBatch { offset: 7, .. }),
+        "{err}"
+    );
     assert_unchanged(&log, end, &bytes, "CRC failure");
 
     let lower = concat(&[&data_batch(6, 4, 1, 4), &data_batch(7, 3, 1, 5)]);
     let err = log.append_as_follower(&lower).unwrap_err();
-    assert!(matches!(err, LogError::CorruptBatch { offset: 7, .. }), "{err}");
+    assert!(
+        matches!(err, LogError::CorruptBatch { offset: 7, .. }),
+        "{err}"
+    );
     let err = log.append_as_follower(&data_batch(6, 2, 1, 4)).unwrap_err();
-    assert!(matches!(err, LogError::CorruptBatch { offset: 6, .. }), "{err}");
+    assert!(
+        matches!(err, LogError::CorruptBatch { offset: 6, .. }),
+        "{err}"
+    );
     assert_unchanged(&log, end, &bytes, "decreasing epoch");
 
     // Only an incomplete batch: nothing to append.
@@ -195,7 +287,13 @@ pub fn append_as_follower<L: CrashableLog>(mut make: impl FnMut() -> L) {
     // A complete batch followed by part of the next: the complete one is appended.
     let both = concat(&[&d, &f]);
     let info = log.append_as_follower(&both[..d.len() + 30]).unwrap();
-    assert_eq!(info, LogAppendInfo { first_offset: 6, last_offset: 6 });
+    assert_eq!(
+        info,
+        LogAppendInfo {
+            first_offset: 6,
+            last_offset: 6
+        }
+    );
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(7, 4));
     assert_eq!(read_all(&log), concat(&[&a, &b, &c, &d]));
 }
@@ -212,14 +310,34 @@ pub fn read_at_batch_boundaries_and_mid_batch<L: CrashableLog>(mut make: impl Fn
     ];
     let ranges = [(0, 2), (3, 3), (4, 8), (9, 10)];
     for offset in 0..=10 {
-        let containing = ranges.iter().position(|&(lo, hi)| lo <= offset && offset <= hi).unwrap();
+        let containing = ranges
+            .iter()
+            .position(|&(lo, hi)| lo <= offset && offset <= hi)
+            .unwrap();
         let expected = concat(&batches[containing..].iter().collect::<Vec<_>>());
-        assert_eq!(log.read(offset, usize::MAX).unwrap(), expected, "read at offset {offset}");
+        assert_eq!(
+            log.read(offset, usize::MAX).unwrap(),
+            expected,
+            "read at offset {offset}"
+        );
     }
-    assert!(log.read(11, usize::MAX).unwrap().is_empty(), "read at the LEO");
+    assert!(
+        log.read(11, usize::MAX).unwrap().is_empty(),
+        "read at the LEO"
+    );
     for offset in [12, 1000, -1] {
         let err = log.read(offset, usize::MAX).unwrap_err();
-        assert!(matches!(err, LogError::OffsetOutOfRange { start: 0, end: 11, .. }), "read at {offset}: {err}");
+        assert!(
+            matches!(
+                err,
+                LogError::OffsetOutOfRange {
+                    start: 0,
+                    end: 11,
+                    ..
+                }
+            ),
+            "read at {offset}: {err}"
+        );
     }
 }
 
@@ -242,7 +360,11 @@ pub fn read_respects_max_bytes<L: CrashableLog>(mut make: impl FnMut() -> L) {
         (6, 0, vec![&c]),
     ];
     for (offset, max_bytes, expected) in cases {
-        assert_eq!(log.read(offset, max_bytes).unwrap(), concat(&expected), "read({offset}, {max_bytes})");
+        assert_eq!(
+            log.read(offset, max_bytes).unwrap(),
+            concat(&expected),
+            "read({offset}, {max_bytes})"
+        );
     }
 }
 
@@ -255,20 +377,38 @@ pub fn truncate_to_mid_batch_and_boundary<L: CrashableLog>(mut make: impl FnMut(
     let c = append_leader(&mut log, 1, 3, 3); // 6..=8
     log.truncate_to(100).unwrap();
     log.truncate_to(9).unwrap();
-    assert_eq!(log.end_offset(), OffsetAndEpoch::new(9, 1), "truncate at or past the LEO is a no-op");
+    assert_eq!(
+        log.end_offset(),
+        OffsetAndEpoch::new(9, 1),
+        "truncate at or past the LEO is a no-op"
+    );
     assert_eq!(read_all(&log), concat(&[&a, &b, &c]));
 
     log.truncate_to(6).unwrap();
-    assert_eq!(log.end_offset(), OffsetAndEpoch::new(6, 1), "truncate at a batch boundary");
+    assert_eq!(
+        log.end_offset(),
+        OffsetAndEpoch::new(6, 1),
+        "truncate at a batch boundary"
+    );
     assert_eq!(read_all(&log), concat(&[&a, &b]));
 
     log.truncate_to(4).unwrap();
-    assert_eq!(log.end_offset(), OffsetAndEpoch::new(3, 1), "mid-batch truncation removes the batch");
+    assert_eq!(
+        log.end_offset(),
+        OffsetAndEpoch::new(3, 1),
+        "mid-batch truncation removes the batch"
+    );
     assert_eq!(read_all(&log), a);
-    assert!(matches!(log.read(4, 10), Err(LogError::OffsetOutOfRange { .. })));
+    assert!(matches!(
+        log.read(4, 10),
+        Err(LogError::OffsetOutOfRange { .. })
+    ));
 
     let err = log.truncate_to(-1).unwrap_err();
-    assert!(matches!(err, LogError::OffsetOutOfRange { offset: -1, .. }), "{err}");
+    assert!(
+        matches!(err, LogError::OffsetOutOfRange { offset: -1, .. }),
+        "{err}"
+    );
 
     // The log accepts new data at the new end, different from what was removed.
     let b2 = append_leader(&mut log, 2, 1, 9);
@@ -295,7 +435,11 @@ pub fn truncate_to_across_epochs<L: CrashableLog>(mut make: impl FnMut() -> L) {
     log.truncate_to(7).unwrap(); // inside the only epoch-4 batch
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(6, 2));
     assert_eq!(log.end_offset_for_epoch(2), OffsetAndEpoch::new(6, 2));
-    assert_eq!(log.end_offset_for_epoch(4), OffsetAndEpoch::new(6, 2), "epoch 4 is gone");
+    assert_eq!(
+        log.end_offset_for_epoch(4),
+        OffsetAndEpoch::new(6, 2),
+        "epoch 4 is gone"
+    );
 
     log.truncate_to(3).unwrap(); // inside the first epoch-2 batch
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(2, 1));
@@ -357,7 +501,11 @@ pub fn flush_and_flushed_end_offset<L: CrashableLog>(mut make: impl FnMut() -> L
     log.flush().unwrap();
     assert_eq!(log.flushed_end_offset(), 0);
     append_leader(&mut log, 1, 3, 1);
-    assert_eq!(log.flushed_end_offset(), 0, "appends are not durable before flush");
+    assert_eq!(
+        log.flushed_end_offset(),
+        0,
+        "appends are not durable before flush"
+    );
     log.flush().unwrap();
     assert_eq!(log.flushed_end_offset(), 3);
     log.flush().unwrap();
@@ -366,9 +514,17 @@ pub fn flush_and_flushed_end_offset<L: CrashableLog>(mut make: impl FnMut() -> L
     append_leader(&mut log, 2, 2, 3);
     assert_eq!(log.flushed_end_offset(), 3);
     log.truncate_to(5).unwrap();
-    assert_eq!(log.flushed_end_offset(), 3, "truncating unflushed data keeps the flushed end");
+    assert_eq!(
+        log.flushed_end_offset(),
+        3,
+        "truncating unflushed data keeps the flushed end"
+    );
     log.truncate_to(1).unwrap();
-    assert_eq!(log.flushed_end_offset(), 0, "the flushed end never exceeds the LEO");
+    assert_eq!(
+        log.flushed_end_offset(),
+        0,
+        "the flushed end never exceeds the LEO"
+    );
     append_leader(&mut log, 2, 1, 4);
     log.flush().unwrap();
     assert_eq!(log.flushed_end_offset(), 1);
@@ -387,7 +543,11 @@ pub fn crash_loses_only_unflushed<L: CrashableLog>(mut make: impl FnMut() -> L) 
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(5, 2));
     assert_eq!(log.flushed_end_offset(), 5);
     assert_eq!(read_all(&log), concat(&[&a, &b]));
-    assert_eq!(log.end_offset_for_epoch(3), OffsetAndEpoch::new(5, 2), "epoch 3 was never durable");
+    assert_eq!(
+        log.end_offset_for_epoch(3),
+        OffsetAndEpoch::new(5, 2),
+        "epoch 3 was never durable"
+    );
     assert_eq!(log.end_offset_for_epoch(1), OffsetAndEpoch::new(3, 1));
 
     let c = append_leader(&mut log, 4, 2, 5);
@@ -411,8 +571,17 @@ pub fn reopen_preserves_flushed_log<L: CrashableLog>(mut make: impl FnMut() -> L
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(17, 5));
     assert_eq!(log.flushed_end_offset(), 17);
     assert_eq!(read_all(&log), bytes);
-    assert_eq!((-1..7).map(|e| log.end_offset_for_epoch(e)).collect::<Vec<_>>(), epochs);
-    assert_eq!(log.read(12, 1).unwrap(), log.read(11, 1).unwrap(), "reads after reopen find batches");
+    assert_eq!(
+        (-1..7)
+            .map(|e| log.end_offset_for_epoch(e))
+            .collect::<Vec<_>>(),
+        epochs
+    );
+    assert_eq!(
+        log.read(12, 1).unwrap(),
+        log.read(11, 1).unwrap(),
+        "reads after reopen find batches"
+    );
 }
 
 /// Truncation is durable: data removed by `truncate_to` never comes back after a crash, even
@@ -432,7 +601,11 @@ pub fn crash_after_truncate_keeps_truncation<L: CrashableLog>(mut make: impl FnM
     log.flush().unwrap();
     log.truncate_to(0).unwrap();
     let log = log.crash_and_reopen();
-    assert_eq!(log.end_offset(), OffsetAndEpoch::new(0, 0), "truncation to 0 is durable too");
+    assert_eq!(
+        log.end_offset(),
+        OffsetAndEpoch::new(0, 0),
+        "truncation to 0 is durable too"
+    );
     assert!(read_all(&log).is_empty());
 }
 
@@ -455,7 +628,18 @@ pub fn torn_crash_keeps_whole_batches<L: CrashableLog>(mut make: impl FnMut() ->
     let sizes: Vec<u64> = unflushed.iter().map(|b| b.len() as u64).collect();
     let total: u64 = sizes.iter().sum();
     let boundaries = [0, sizes[0], sizes[0] + sizes[1], total];
-    let keeps = [0, 1, 60, sizes[0] - 1, sizes[0], sizes[0] + 1, sizes[0] + sizes[1], total - 1, total, total + 1];
+    let keeps = [
+        0,
+        1,
+        60,
+        sizes[0] - 1,
+        sizes[0],
+        sizes[0] + 1,
+        sizes[0] + sizes[1],
+        total - 1,
+        total,
+        total + 1,
+    ];
     for keep in keeps {
         let (log, flushed, unflushed) = build(&mut make);
         let mut log = log.crash_torn_and_reopen(keep);
@@ -468,10 +652,18 @@ pub fn torn_crash_keeps_whole_batches<L: CrashableLog>(mut make: impl FnMut() ->
             OffsetAndEpoch::new(ends[whole], epochs[whole]),
             "torn crash keeping {kept_bytes} of {total} unflushed bytes"
         );
-        assert_eq!(log.flushed_end_offset(), ends[whole], "recovered data counts as flushed");
+        assert_eq!(
+            log.flushed_end_offset(),
+            ends[whole],
+            "recovered data counts as flushed"
+        );
         let mut expected = vec![&flushed];
         expected.extend(unflushed[..whole].iter());
-        assert_eq!(read_all(&log), concat(&expected), "keeping {kept_bytes} bytes");
+        assert_eq!(
+            read_all(&log),
+            concat(&expected),
+            "keeping {kept_bytes} bytes"
+        );
         let next = append_leader(&mut log, 3, 1, 9);
         assert_eq!(log.read(ends[whole], usize::MAX).unwrap(), next);
     }

@@ -32,7 +32,11 @@ fn crash_torn_reports_the_dropped_bytes_of_a_torn_batch() {
 #[test]
 fn flush_count_and_epoch_entries_track_the_log() {
     let mut log = MemLog::new();
-    let batches = concat(&[&data_batch(0, 1, 1, 1), &data_batch(1, 3, 2, 2), &data_batch(3, 3, 1, 3)]);
+    let batches = concat(&[
+        &data_batch(0, 1, 1, 1),
+        &data_batch(1, 3, 2, 2),
+        &data_batch(3, 3, 1, 3),
+    ]);
     log.append_as_follower(&batches).unwrap();
     assert_eq!(log.epoch_entries(), vec![(1, 0), (3, 1)]);
     assert_eq!(log.flush_count(), 0);
