@@ -1,0 +1,512 @@
+//! A cluster on loopback: N controllers (each kraftwerk or Java) and M Apache Kafka brokers,
+//! each with its own directory, properties file, log file and process group.
+
+use anyhow::{bail, Context, Result};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::env::{ControllerKind, Env};
+use crate::kafka::args;
+use crate::parse::{self, PartitionInfo, QuorumStatus, ReplicaRow};
+use crate::procs::{self, Proc, StopOutcome};
+use crate::util;
+
+/// Broker ids start here so they never collide with controller ids 1..N.
+pub const FIRST_BROKER_ID: i32 = 101;
+
+/// What a node runs as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A controller (KRaft voter).
+    Controller(ControllerKind),
+    /// An Apache Kafka broker (`process.roles=broker`).
+    Broker,
+}
+
+/// One node of the cluster.
+pub struct Node {
+    /// `node.id`.
+    pub id: i32,
+    /// Controller (which kind) or broker.
+    pub role: Role,
+    /// Listener port on 127.0.0.1 (CONTROLLER for controllers, PLAINTEXT for brokers).
+    pub port: u16,
+    /// `<work>/<name>`: holds `server.properties`, `server.log`, `data/`.
+    pub dir: PathBuf,
+    /// Properties file passed to the process.
+    pub props: PathBuf,
+    /// stdout+stderr of every start of this node (appended; restarts are marked).
+    pub log: PathBuf,
+    proc: Option<Proc>,
+    /// How many times the node was started.
+    pub starts: u32,
+}
+
+impl Node {
+    /// `controller-1` or `broker-101`.
+    pub fn name(&self) -> String {
+        match self.role {
+            Role::Controller(_) => format!("controller-{}", self.id),
+            Role::Broker => format!("broker-{}", self.id),
+        }
+    }
+
+    /// `controller-1 (java)`, `broker-101`.
+    pub fn label(&self) -> String {
+        match self.role {
+            Role::Controller(k) => format!("controller-{} ({})", self.id, k.label()),
+            Role::Broker => self.name(),
+        }
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Metadata log directory (`metadata.log.dir`, and `log.dirs` for Kafka processes).
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// True if started and not exited.
+    pub fn is_running(&mut self) -> bool {
+        self.proc.as_mut().map(|p| p.is_running()).unwrap_or(false)
+    }
+
+    /// The running process (error if not started or exited).
+    pub fn proc(&mut self) -> Result<&mut Proc> {
+        let name = self.label();
+        if !self.is_running() {
+            bail!("{name} is not running");
+        }
+        Ok(self.proc.as_mut().expect("running implies a process"))
+    }
+
+    /// Number of lines of this node's log containing `needle`.
+    pub fn log_count(&self, needle: &str) -> usize {
+        std::fs::read_to_string(&self.log).map(|t| t.lines().filter(|l| l.contains(needle)).count()).unwrap_or(0)
+    }
+
+    /// Lines of this node's log containing `needle`.
+    pub fn log_lines(&self, needle: &str) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .map(|t| t.lines().filter(|l| l.contains(needle)).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What to build.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterSpec {
+    /// One entry per controller slot; ids are 1..=N in this order.
+    pub controllers: Vec<ControllerKind>,
+    /// Number of brokers; ids 101, 102, ...
+    pub brokers: usize,
+    /// Extra properties for every controller (e.g. `broker.session.timeout.ms`).
+    pub controller_props: Vec<(String, String)>,
+    /// Extra properties for every broker.
+    pub broker_props: Vec<(String, String)>,
+}
+
+/// Builds a property list from `(key, value)` string pairs.
+pub fn props(kv: &[(&str, &str)]) -> Vec<(String, String)> {
+    kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// The running cluster. Dropping it SIGKILLs every node still running.
+pub struct Cluster<'e> {
+    env: &'e Env,
+    /// The 22-character cluster id every node is formatted with.
+    pub cluster_id: String,
+    /// Controllers, ids 1..=N.
+    pub controllers: Vec<Node>,
+    /// Brokers, ids 101...
+    pub brokers: Vec<Node>,
+}
+
+impl<'e> Cluster<'e> {
+    /// Allocates ports and writes every node's properties file (nothing is started).
+    pub fn new(env: &'e Env, spec: &ClusterSpec) -> Result<Cluster<'e>> {
+        let cluster_id = util::new_cluster_id()?;
+        let mut controllers = Vec::new();
+        for (i, kind) in spec.controllers.iter().enumerate() {
+            controllers.push(new_node(env, i as i32 + 1, Role::Controller(*kind))?);
+        }
+        let mut brokers = Vec::new();
+        for i in 0..spec.brokers {
+            brokers.push(new_node(env, FIRST_BROKER_ID + i as i32, Role::Broker)?);
+        }
+        let voters = controllers.iter().map(|c| format!("{}@{}", c.id, c.addr())).collect::<Vec<_>>().join(",");
+        for n in controllers.iter().chain(brokers.iter()) {
+            std::fs::write(&n.props, render_props(n, &voters, spec))?;
+        }
+        Ok(Cluster { env, cluster_id, controllers, brokers })
+    }
+
+    /// `host:port,...` of every controller (for `--bootstrap-controller`).
+    pub fn controller_bootstrap(&self) -> String {
+        self.controllers.iter().map(Node::addr).collect::<Vec<_>>().join(",")
+    }
+
+    /// `host:port,...` of the given controllers only.
+    pub fn controller_bootstrap_except(&self, skip: i32) -> String {
+        self.controllers.iter().filter(|c| c.id != skip).map(Node::addr).collect::<Vec<_>>().join(",")
+    }
+
+    /// `host:port,...` of every broker (for `--bootstrap-server`).
+    pub fn broker_bootstrap(&self) -> String {
+        self.brokers.iter().map(Node::addr).collect::<Vec<_>>().join(",")
+    }
+
+    /// `host:port,...` of every broker but `skip`.
+    pub fn broker_bootstrap_except(&self, skip: i32) -> String {
+        self.brokers.iter().filter(|b| b.id != skip).map(Node::addr).collect::<Vec<_>>().join(",")
+    }
+
+    /// The node with `id`.
+    pub fn node(&mut self, id: i32) -> Result<&mut Node> {
+        self.controllers.iter_mut().chain(self.brokers.iter_mut()).find(|n| n.id == id).with_context(|| format!("no node {id}"))
+    }
+
+    /// Formats every node's storage: kraftwerk slots with `kraftwerk format`, Java controllers
+    /// and brokers with `kafka-storage format`, all with the same cluster id and
+    /// `--release-version`. Runs the formats in parallel.
+    pub fn format_all(&self) -> Result<()> {
+        self.env.step(&format!(
+            "formatting {} controllers and {} brokers (cluster id {}, release-version {})",
+            self.controllers.len(),
+            self.brokers.len(),
+            self.cluster_id,
+            self.env.release_version
+        ));
+        let nodes: Vec<&Node> = self.controllers.iter().chain(self.brokers.iter()).collect();
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = nodes.iter().map(|n| s.spawn(|| self.format(n))).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| bail!("format thread panicked"))).collect()
+        });
+        for r in results {
+            r?;
+        }
+        Ok(())
+    }
+
+    fn format(&self, n: &Node) -> Result<()> {
+        let rv = &self.env.release_version;
+        match n.role {
+            Role::Controller(ControllerKind::Kraftwerk) => {
+                let mut cmd = Command::new(&self.env.kraftwerk_bin);
+                cmd.args(["format", "--cluster-id", &self.cluster_id, "--config"]).arg(&n.props).args(["--release-version", rv]);
+                let r = procs::run_captured(
+                    &format!("format {}", n.name()),
+                    cmd,
+                    &n.dir.join("format.out"),
+                    &n.dir.join("format.err"),
+                    None,
+                    Duration::from_secs(60),
+                )?;
+                if !r.ok() {
+                    bail!(
+                        "`kraftwerk format` failed for {} ({:?}): {}",
+                        n.label(),
+                        r.code,
+                        util::one_line(&format!("{}\n{}", r.stderr, r.stdout), 600)
+                    );
+                }
+            }
+            _ => {
+                let a = args(&["format", "--config", &n.props.to_string_lossy(), "--cluster-id", &self.cluster_id, "--release-version", rv]);
+                self.env.tool_ok("kafka-storage", &a, None, Duration::from_secs(90)).with_context(|| format!("formatting {}", n.label()))?;
+            }
+        }
+        if !n.data_dir().join("meta.properties").exists() {
+            bail!("formatting {} left no {}", n.label(), n.data_dir().join("meta.properties").display());
+        }
+        Ok(())
+    }
+
+    /// Starts node `id` (its log is appended to, with a marker line per start).
+    pub fn start(&mut self, id: i32) -> Result<()> {
+        let env = self.env;
+        let n = self.node(id)?;
+        if n.is_running() {
+            bail!("{} is already running", n.label());
+        }
+        n.starts += 1;
+        procs::append_marker(
+            &n.log,
+            &format!("===== kraftwerk-it: start #{} of {} at +{:.1}s =====", n.starts, n.label(), env.elapsed().as_secs_f64()),
+        );
+        let cmd = match n.role {
+            Role::Controller(ControllerKind::Kraftwerk) => {
+                let mut c = Command::new(&env.kraftwerk_bin);
+                c.arg("run").arg("--config").arg(&n.props);
+                if std::env::var_os("RUST_LOG").is_none() {
+                    c.env("RUST_LOG", "info");
+                }
+                c.env("RUST_BACKTRACE", "1");
+                c
+            }
+            _ => env.kafka().server_command(&n.props),
+        };
+        n.proc = Some(Proc::spawn(&n.name(), cmd, &n.log, None, true)?);
+        env.step(&format!("started {} on {} (pid {})", n.label(), n.addr(), n.proc.as_ref().map(Proc::pid).unwrap_or(0)));
+        Ok(())
+    }
+
+    /// Starts every controller.
+    pub fn start_controllers(&mut self) -> Result<()> {
+        for id in self.controllers.iter().map(|c| c.id).collect::<Vec<_>>() {
+            self.start(id)?;
+        }
+        Ok(())
+    }
+
+    /// Starts every broker.
+    pub fn start_brokers(&mut self) -> Result<()> {
+        for id in self.brokers.iter().map(|c| c.id).collect::<Vec<_>>() {
+            self.start(id)?;
+        }
+        Ok(())
+    }
+
+    /// Errors if a node that was started has exited (names it, with its exit status).
+    pub fn check_alive(&mut self) -> Result<()> {
+        for n in self.controllers.iter_mut().chain(self.brokers.iter_mut()) {
+            if let Some(p) = n.proc.as_mut() {
+                if let Some(s) = p.try_exit() {
+                    let name = n.label();
+                    let status = procs::describe_status(&s);
+                    n.proc = None;
+                    bail!("{name} exited unexpectedly ({status}); see {}", n.log.display());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// SIGKILLs node `id` (crash) and reaps it.
+    pub fn kill(&mut self, id: i32) -> Result<()> {
+        let n = self.node(id)?;
+        let mut p = n.proc.take().with_context(|| format!("node {id} not started"))?;
+        p.kill()?;
+        p.wait_exit(Duration::from_secs(10));
+        procs::append_marker(&n.log, "===== kraftwerk-it: SIGKILL =====");
+        Ok(())
+    }
+
+    /// SIGTERM, wait up to `grace`, then SIGKILL node `id`. Returns how it ended.
+    pub fn stop(&mut self, id: i32, grace: Duration) -> Result<StopOutcome> {
+        let n = self.node(id)?;
+        let mut p = n.proc.take().with_context(|| format!("node {id} not started"))?;
+        Ok(p.stop(grace))
+    }
+
+    /// Sends SIGTERM to all `ids` at once, then waits up to `grace` for each; SIGKILLs the rest.
+    /// Returns `(label, outcome)` per node.
+    pub fn stop_many(&mut self, ids: &[i32], grace: Duration) -> Result<Vec<(String, StopOutcome)>> {
+        let start = std::time::Instant::now();
+        let mut procs_to_wait = Vec::new();
+        let mut out = Vec::new();
+        for id in ids {
+            let n = self.node(*id)?;
+            let label = n.label();
+            if let Some(mut p) = n.proc.take() {
+                match p.try_exit() {
+                    Some(s) => out.push((label, StopOutcome::AlreadyExited(s))),
+                    None => {
+                        let _ = p.thaw();
+                        let _ = p.term();
+                        procs_to_wait.push((label, p));
+                    }
+                }
+            }
+        }
+        for (label, mut p) in procs_to_wait {
+            let left = grace.saturating_sub(start.elapsed());
+            match p.wait_exit(left) {
+                Some(s) => out.push((label, StopOutcome::Terminated(s, start.elapsed()))),
+                None => {
+                    let _ = p.kill();
+                    out.push((label, StopOutcome::Killed(p.wait_exit(Duration::from_secs(10)))));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stops brokers first (a broker whose controllers are gone waits forever in controlled
+    /// shutdown), then controllers. Errors if a node needed SIGKILL or exited by itself.
+    pub fn stop_all(&mut self, broker_grace: Duration, controller_grace: Duration) -> Result<()> {
+        let brokers: Vec<i32> = self.brokers.iter().map(|b| b.id).collect();
+        let controllers: Vec<i32> = self.controllers.iter().map(|c| c.id).collect();
+        self.env.step("stopping brokers (SIGTERM, SIGKILL after the grace period)");
+        let mut outcomes = self.stop_many(&brokers, broker_grace)?;
+        self.env.step("stopping controllers (SIGTERM, SIGKILL after the grace period)");
+        outcomes.extend(self.stop_many(&controllers, controller_grace)?);
+        let mut problems = Vec::new();
+        for (label, o) in &outcomes {
+            match o {
+                StopOutcome::Terminated(s, d) => {
+                    self.env.step(&format!("{label} stopped {} after SIGTERM ({})", util::secs(*d), procs::describe_status(s)))
+                }
+                StopOutcome::Killed(_) => problems.push(format!("{label} did not exit within the grace period after SIGTERM")),
+                StopOutcome::AlreadyExited(s) => problems.push(format!("{label} had already exited ({})", procs::describe_status(s))),
+            }
+        }
+        if !problems.is_empty() {
+            bail!("{}", problems.join("; "));
+        }
+        Ok(())
+    }
+
+    /// `kafka-metadata-quorum --bootstrap-controller <bootstrap> describe --status`.
+    pub fn describe_status(&self, bootstrap: &str, timeout: Duration) -> Result<(QuorumStatus, String)> {
+        let r = self
+            .env
+            .tool_ok("kafka-metadata-quorum", &args(&["--bootstrap-controller", bootstrap, "describe", "--status"]), None, timeout)?;
+        Ok((parse::parse_status(&r.stdout)?, r.stdout))
+    }
+
+    /// Like [`Cluster::describe_status`] but with an admin client that gives up on an
+    /// unresponsive node after 2 s (`request.timeout.ms`), for polling while a controller is
+    /// down: the admin client sends DescribeQuorum to the controller it believes active, and
+    /// with the defaults it keeps trying a dead one for 30 s.
+    pub fn describe_status_fast(&self, bootstrap: &str) -> Result<(QuorumStatus, String)> {
+        let conf = self.env.work.join("conf/admin-fast.properties");
+        if !conf.exists() {
+            std::fs::write(&conf, "request.timeout.ms=1500\ndefault.api.timeout.ms=3000\nretry.backoff.ms=50\nsocket.connection.setup.timeout.ms=1000\n")?;
+        }
+        let a = args(&["--bootstrap-controller", bootstrap, "--command-config", &conf.to_string_lossy(), "describe", "--status"]);
+        let r = self.env.tool_ok("kafka-metadata-quorum", &a, None, Duration::from_secs(10))?;
+        Ok((parse::parse_status(&r.stdout)?, r.stdout))
+    }
+
+    /// `kafka-metadata-quorum --bootstrap-controller <bootstrap> describe --replication`.
+    pub fn describe_replication(&self, bootstrap: &str, timeout: Duration) -> Result<(Vec<ReplicaRow>, String)> {
+        let r = self.env.tool_ok(
+            "kafka-metadata-quorum",
+            &args(&["--bootstrap-controller", bootstrap, "describe", "--replication"]),
+            None,
+            timeout,
+        )?;
+        Ok((parse::parse_replication(&r.stdout)?, r.stdout))
+    }
+
+    /// Polls `describe --status` until a leader that is one of the voters is reported.
+    pub fn wait_quorum(&mut self, timeout: Duration) -> Result<QuorumStatus> {
+        let bootstrap = self.controller_bootstrap();
+        let voters: Vec<i32> = self.controllers.iter().map(|c| c.id).collect();
+        let env = self.env;
+        util::wait_until("the controller quorum to elect a leader", timeout, Duration::from_millis(500), || {
+            let c = &mut *self;
+            c.check_alive()?;
+            let (s, _) = c.describe_status(&bootstrap, Duration::from_secs(30))?;
+            Ok(if voters.contains(&s.leader_id) { Some(s) } else { None })
+        })
+        .map(|s| {
+            env.step(&format!("quorum has leader {} in epoch {}", s.leader_id, s.leader_epoch));
+            s
+        })
+    }
+
+    /// `kafka-topics --describe --topic <topic>` through `bootstrap`, parsed.
+    pub fn describe_topic(&self, bootstrap: &str, topic: &str, timeout: Duration) -> Result<(Vec<PartitionInfo>, String)> {
+        let r = self.env.tool_ok("kafka-topics", &args(&["--bootstrap-server", bootstrap, "--describe", "--topic", topic]), None, timeout)?;
+        Ok((parse::parse_topic_describe(&r.stdout)?, r.stdout))
+    }
+
+    /// Waits until broker `id` has been unfenced and serves clients.
+    ///
+    /// Why this test: a Kafka broker enables request processing on its client listener only
+    /// after its controller answered a heartbeat with `IsFenced=false` (BrokerServer.startup
+    /// waits for the initial unfence first), so a successful `kafka-topics --list` against it
+    /// proves it is unfenced. Its log line "Transitioning from RECOVERY to RUNNING"
+    /// (BrokerLifecycleManager) tells us cheaply when to try; without it (other wording in
+    /// another release) we still try every 10 s.
+    pub fn wait_broker_ready(&mut self, id: i32, timeout: Duration) -> Result<()> {
+        const RUNNING: &str = "Transitioning from RECOVERY to RUNNING";
+        let env = self.env;
+        let (addr, seen_before) = {
+            let n = self.node(id)?;
+            (n.addr(), n.starts.saturating_sub(1) as usize)
+        };
+        let label = self.node(id)?.label();
+        let start = std::time::Instant::now();
+        let mut last_try = start;
+        util::wait_until(&format!("{label} to be unfenced and serve kafka-topics --list"), timeout, Duration::from_millis(250), || {
+            let c = &mut *self;
+            c.check_alive()?;
+            let running = c.node(id)?.log_count(RUNNING) > seen_before;
+            if running || last_try.elapsed() > Duration::from_secs(10) {
+                last_try = std::time::Instant::now();
+                let r = env.tool("kafka-topics", &args(&["--bootstrap-server", &addr, "--list"]), None, Duration::from_secs(20))?;
+                if r.ok() {
+                    return Ok(Some(()));
+                }
+                bail!("kafka-topics --list against {label}: {}", util::one_line(&r.stderr, 300));
+            }
+            Ok(None)
+        })?;
+        env.step(&format!("{label} is unfenced and serving (after {})", util::secs(start.elapsed())));
+        Ok(())
+    }
+}
+
+fn new_node(env: &Env, id: i32, role: Role) -> Result<Node> {
+    let mut n = Node { id, role, port: util::free_port()?, dir: PathBuf::new(), props: PathBuf::new(), log: PathBuf::new(), proc: None, starts: 0 };
+    n.dir = env.work.join(n.name());
+    std::fs::create_dir_all(&n.dir)?;
+    n.props = n.dir.join("server.properties");
+    n.log = n.dir.join("server.log");
+    Ok(n)
+}
+
+fn render_props(n: &Node, voters: &str, spec: &ClusterSpec) -> String {
+    let mut s = String::new();
+    let data = n.data_dir();
+    let data = data.to_string_lossy();
+    let _ = writeln!(s, "# written by kraftwerk-it for {}", n.label());
+    let _ = writeln!(s, "node.id={}", n.id);
+    let _ = writeln!(s, "controller.quorum.voters={voters}");
+    let _ = writeln!(s, "controller.listener.names=CONTROLLER");
+    match n.role {
+        Role::Controller(kind) => {
+            let _ = writeln!(s, "process.roles=controller");
+            let _ = writeln!(s, "listeners=CONTROLLER://{}", n.addr());
+            let _ = writeln!(s, "metadata.log.dir={data}");
+            if kind == ControllerKind::Java {
+                let _ = writeln!(s, "listener.security.protocol.map=CONTROLLER:PLAINTEXT");
+                let _ = writeln!(s, "log.dirs={data}");
+            }
+            for (k, v) in &spec.controller_props {
+                let _ = writeln!(s, "{k}={v}");
+            }
+        }
+        Role::Broker => {
+            let _ = writeln!(s, "process.roles=broker");
+            let _ = writeln!(s, "listeners=PLAINTEXT://{}", n.addr());
+            let _ = writeln!(s, "advertised.listeners=PLAINTEXT://{}", n.addr());
+            let _ = writeln!(s, "inter.broker.listener.name=PLAINTEXT");
+            let _ = writeln!(s, "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            let _ = writeln!(s, "log.dirs={data}");
+            let _ = writeln!(s, "group.initial.rebalance.delay.ms=0");
+            for (k, v) in &spec.broker_props {
+                let _ = writeln!(s, "{k}={v}");
+            }
+        }
+    }
+    s
+}
+
+/// Writes `lines` (one message per line) to `path` for a console producer's stdin.
+pub fn write_messages(path: &Path, lines: &[String]) -> Result<()> {
+    let mut s = String::with_capacity(lines.len() * 16);
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,318 @@
+//! The scenarios and the client-side steps they share (produce, consume, compare, create
+//! topics, measure a controller failover).
+
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use crate::cluster::{write_messages, Cluster};
+use crate::env::Env;
+use crate::kafka::args;
+use crate::parse::QuorumStatus;
+use crate::util;
+
+pub mod demo;
+pub mod e2e;
+pub mod failover;
+pub mod rf3;
+
+/// A runnable scenario.
+pub struct Scenario {
+    /// Name used on the command line and in the result line.
+    pub name: &'static str,
+    /// One-line description for `--list`.
+    pub about: &'static str,
+    /// Overall deadline (the watchdog fails the run after it; `IT_DEADLINE_S` overrides).
+    pub deadline: Duration,
+    /// The body.
+    pub run: fn(&Env) -> Result<()>,
+}
+
+/// Every scenario, in `--list` order.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "e2e",
+        about: "3 controllers + 1 broker: quorum status, topic, 1000 messages each way, kill the active controller \
+                (failover_ms), broker keeps serving, restarted controller catches up",
+        deadline: Duration::from_secs(480),
+        run: e2e::run,
+    },
+    Scenario {
+        name: "e2e-rf3",
+        about: "3 controllers + 3 brokers, RF 3 / min.insync.replicas 2: kill a partition leader broker, ISR shrinks by \
+                AlterPartition, leaders move, acks=all keeps working, restarted broker rejoins the ISR",
+        deadline: Duration::from_secs(600),
+        run: rf3::run,
+    },
+    Scenario {
+        name: "failover",
+        about: "e2e's failover part alone (3 controllers + 1 broker, SIGKILL the active controller, time to the next \
+                successful topic creation); used by scripts/measure-failover",
+        deadline: Duration::from_secs(300),
+        run: failover::run,
+    },
+    Scenario {
+        name: "demo",
+        about: "interactive: 3 controllers + 1 broker, a topic and a few messages, then stays up until Ctrl-C",
+        deadline: Duration::MAX,
+        run: demo::run,
+    },
+];
+
+/// `n` distinct messages `<prefix>-<i>-<run tag>` (the tag keeps runs apart in shared dirs).
+pub fn messages(prefix: &str, n: usize) -> Vec<String> {
+    let tag = util::base64url(&util::random_bytes(6).unwrap_or_default());
+    (0..n).map(|i| format!("{prefix}-{i:05}-{tag}")).collect()
+}
+
+/// `kafka-topics --create`; returns how long the tool took.
+pub fn create_topic(env: &Env, bootstrap: &str, topic: &str, partitions: u32, rf: u32, configs: &[&str]) -> Result<Duration> {
+    let mut a = args(&[
+        "--bootstrap-server",
+        bootstrap,
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        &partitions.to_string(),
+        "--replication-factor",
+        &rf.to_string(),
+    ]);
+    for c in configs {
+        a.push("--config".into());
+        a.push(c.to_string());
+    }
+    let r = env.tool_ok("kafka-topics", &a, None, Duration::from_secs(90))?;
+    if !r.stdout.contains(&format!("Created topic {topic}")) {
+        bail!("kafka-topics --create {topic} exited 0 but did not print `Created topic {topic}.`: {}", util::one_line(&r.stdout, 300));
+    }
+    env.step(&format!("created topic {topic} ({partitions} partitions, RF {rf}) in {}", util::secs(r.elapsed)));
+    Ok(r.elapsed)
+}
+
+/// Produces `msgs` with `kafka-console-producer` (defaults: acks=all, idempotence on), plus
+/// `extra` arguments. Asserts exit 0 and that the producer was given a producer id (its
+/// TransactionManager logs `ProducerId set to`), which needs AllocateProducerIds at the
+/// controller.
+pub fn produce(env: &Env, bootstrap: &str, topic: &str, msgs: &[String], extra: &[&str]) -> Result<()> {
+    let file = env.work.join(format!("produce-{topic}-{}.txt", util::unix_ms()));
+    write_messages(&file, msgs)?;
+    let mut a = args(&["--bootstrap-server", bootstrap, "--topic", topic]);
+    a.extend(extra.iter().map(|s| s.to_string()));
+    let r = env.tool_ok("kafka-console-producer", &a, Some(&file), Duration::from_secs(180))?;
+    if r.stderr.contains("ERROR") {
+        bail!("kafka-console-producer reported errors: {}", util::one_line(&r.stderr, 600));
+    }
+    if !r.stderr.contains("ProducerId set to") {
+        bail!(
+            "the idempotent producer never logged `ProducerId set to` (no producer id from the broker/controller): {}",
+            util::one_line(&r.stderr, 400)
+        );
+    }
+    env.step(&format!("produced {} messages to {topic} in {} (idempotent producer got a producer id)", msgs.len(), util::secs(r.elapsed)));
+    Ok(())
+}
+
+/// Consumes exactly `n` messages from the beginning of `topic` with consumer group `group`.
+pub fn consume(env: &Env, bootstrap: &str, topic: &str, group: &str, n: usize) -> Result<Vec<String>> {
+    let a = args(&[
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        topic,
+        "--group",
+        group,
+        "--from-beginning",
+        "--max-messages",
+        &n.to_string(),
+        "--timeout-ms",
+        "60000",
+    ]);
+    let r = env.tool("kafka-console-consumer", &a, None, Duration::from_secs(150))?;
+    let got: Vec<String> = r.stdout.lines().map(str::to_string).collect();
+    if !r.ok() && got.len() < n {
+        bail!(
+            "kafka-console-consumer got {} of {n} messages from {topic} (exit {:?}): {}",
+            got.len(),
+            r.code,
+            util::one_line(&r.stderr, 400)
+        );
+    }
+    env.step(&format!("consumed {} messages from {topic} as group {group} in {}", got.len(), util::secs(r.elapsed)));
+    Ok(got)
+}
+
+/// Asserts that `got` holds exactly the messages `sent`: same count, no duplicates, nothing
+/// missing, nothing foreign. The error gives counts and a few examples.
+pub fn assert_same_messages(what: &str, sent: &[String], got: &[String]) -> Result<()> {
+    let s: BTreeSet<&String> = sent.iter().collect();
+    let g: BTreeSet<&String> = got.iter().collect();
+    let missing: Vec<_> = s.difference(&g).take(3).collect();
+    let extra: Vec<_> = g.difference(&s).take(3).collect();
+    if got.len() != sent.len() || !missing.is_empty() || !extra.is_empty() {
+        bail!(
+            "{what}: sent {} distinct messages, read back {} ({} distinct); missing e.g. {:?}, unexpected e.g. {:?}",
+            s.len(),
+            got.len(),
+            g.len(),
+            missing,
+            extra
+        );
+    }
+    Ok(())
+}
+
+/// Checks what a user expects from `describe --status` of a healthy quorum: the cluster id
+/// we formatted with, every controller as a voter, a leader among them, epoch ≥ 1, and the
+/// given brokers as observers.
+pub fn assert_quorum_status(s: &QuorumStatus, cluster: &Cluster, brokers: &[i32]) -> Result<()> {
+    if s.cluster_id != cluster.cluster_id {
+        bail!("describe --status shows ClusterId {} but the nodes were formatted with {}", s.cluster_id, cluster.cluster_id);
+    }
+    let mut want: Vec<i32> = cluster.controllers.iter().map(|c| c.id).collect();
+    let mut have = s.voters.clone();
+    want.sort_unstable();
+    have.sort_unstable();
+    if want != have {
+        bail!("describe --status shows voters {have:?}, expected {want:?}");
+    }
+    if !want.contains(&s.leader_id) {
+        bail!("describe --status shows LeaderId {} which is not a voter", s.leader_id);
+    }
+    if s.leader_epoch < 1 {
+        bail!("describe --status shows LeaderEpoch {} (expected ≥ 1)", s.leader_epoch);
+    }
+    if s.high_watermark < 1 {
+        bail!("describe --status shows HighWatermark {} (expected > 0 after bootstrap records)", s.high_watermark);
+    }
+    for b in brokers {
+        if !s.observers.contains(b) {
+            bail!("describe --status does not list broker {b} among observers {:?}", s.observers);
+        }
+    }
+    Ok(())
+}
+
+/// What [`kill_leader_and_measure`] saw.
+pub struct Failover {
+    /// The controller that was SIGKILLed.
+    pub old_leader: i32,
+    /// Its epoch.
+    pub old_epoch: i64,
+    /// SIGKILL → first successful `kafka-topics --create` exit (ms).
+    pub failover_ms: u64,
+    /// SIGKILL → first `describe --status` (at the survivors) showing a new leader (ms); this is
+    /// an upper bound, sampled with JVM-startup granularity.
+    pub leader_ms: u64,
+    /// The new leader status.
+    pub new_status: QuorumStatus,
+    /// How many `kafka-topics --create` runs it took.
+    pub create_attempts: u32,
+}
+
+/// SIGKILLs the active controller and measures: time to the first successful
+/// `kafka-topics --create` of `topic` (the tool is started right after the kill and rerun
+/// until it succeeds; a run that times out although the topic got created counts when the
+/// next one says "already exists"), and, in parallel, time until the surviving controllers
+/// report another leader with a higher epoch. Errors if either takes longer than 60 s.
+pub fn kill_leader_and_measure(env: &Env, c: &mut Cluster, topic: &str, partitions: u32) -> Result<Failover> {
+    let (before, _) = c.describe_status(&c.controller_bootstrap(), Duration::from_secs(30))?;
+    let old_leader = before.leader_id;
+    let old_epoch = before.leader_epoch;
+    let survivors = c.controller_bootstrap_except(old_leader);
+    let boot = c.broker_bootstrap();
+    env.step(&format!("SIGKILL active controller {old_leader} (epoch {old_epoch})"));
+    c.kill(old_leader)?;
+    let t0 = Instant::now();
+    let limit = Duration::from_secs(60);
+    let cref: &Cluster = c;
+    let (created, leader) = std::thread::scope(|s| {
+        let leader_thread = s.spawn(|| -> Result<(u64, QuorumStatus)> {
+            util::wait_until("a new controller leader", limit, Duration::from_millis(100), || {
+                let (st, _) = cref.describe_status_fast(&survivors)?;
+                Ok((st.leader_id != old_leader && st.leader_id >= 0 && st.leader_epoch > old_epoch)
+                    .then(|| (t0.elapsed().as_millis() as u64, st)))
+            })
+        });
+        let mut attempts = 0u32;
+        let created = loop {
+            attempts += 1;
+            let a = args(&[
+                "--bootstrap-server",
+                &boot,
+                "--create",
+                "--topic",
+                topic,
+                "--partitions",
+                &partitions.to_string(),
+                "--replication-factor",
+                "1",
+            ]);
+            let r = env.tool("kafka-topics", &a, None, Duration::from_secs(90));
+            match r {
+                Ok(r) if r.ok() || r.stderr.contains("already exists") || r.stdout.contains("already exists") => {
+                    break Ok((t0.elapsed().as_millis() as u64, attempts));
+                }
+                Ok(_) if t0.elapsed() < limit => continue,
+                Ok(r) => break Err(anyhow::anyhow!("no successful topic creation within {}s: {}", limit.as_secs(), util::one_line(&r.stderr, 300))),
+                Err(e) => break Err(e),
+            }
+        };
+        (created, leader_thread.join().unwrap_or_else(|_| bail!("leader poll thread panicked")))
+    });
+    let (failover_ms, create_attempts) = created.context("creating a topic after the controller failover")?;
+    let (leader_ms, new_status) = leader.context("waiting for a new controller leader")?;
+    env.step(&format!(
+        "failover: topic {topic} created {failover_ms} ms after SIGKILL ({create_attempts} attempt(s)); \
+         controller {} leads epoch {} (seen {leader_ms} ms after SIGKILL)",
+        new_status.leader_id, new_status.leader_epoch
+    ));
+    Ok(Failover { old_leader, old_epoch, failover_ms, leader_ms, new_status, create_attempts })
+}
+
+/// Polls `describe --replication` at the leader until `node`'s LogEndOffset reaches `target`.
+/// Returns the final table.
+pub fn wait_caught_up(env: &Env, c: &Cluster, node: i32, target: i64, timeout: Duration) -> Result<String> {
+    let boot = c.controller_bootstrap();
+    let start = Instant::now();
+    let raw = util::wait_until(&format!("controller {node} to reach LogEndOffset {target}"), timeout, Duration::from_millis(500), || {
+        let (rows, raw) = c.describe_replication(&boot, Duration::from_secs(30))?;
+        let row = rows.iter().find(|r| r.node_id == node).with_context(|| format!("node {node} not in describe --replication"))?;
+        if row.log_end_offset >= target {
+            Ok(Some(raw))
+        } else {
+            bail!("node {node} at LogEndOffset {} (lag {}), target {target}", row.log_end_offset, row.lag)
+        }
+    })?;
+    env.step(&format!("controller {node} caught up to LogEndOffset ≥ {target} in {}", util::secs(start.elapsed())));
+    Ok(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_distinct() {
+        let m = messages("t", 1000);
+        let s: BTreeSet<_> = m.iter().collect();
+        assert_eq!(s.len(), 1000);
+    }
+
+    #[test]
+    fn same_messages_detects_loss_duplicates_and_strangers() {
+        let sent: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        assert!(assert_same_messages("x", &sent, &["c".into(), "a".into(), "b".into()]).is_ok());
+        assert!(assert_same_messages("x", &sent, &["a".into(), "b".into()]).is_err());
+        assert!(assert_same_messages("x", &sent, &["a".into(), "b".into(), "b".into()]).is_err());
+        assert!(assert_same_messages("x", &sent, &["a".into(), "b".into(), "z".into()]).is_err());
+    }
+
+    #[test]
+    fn scenario_names_unique() {
+        let mut n: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
+        n.sort();
+        n.dedup();
+        assert_eq!(n.len(), SCENARIOS.len());
+    }
+}
