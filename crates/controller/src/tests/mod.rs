@@ -2,3 +2,5 @@
 
 mod bootstrap;
 mod cluster;
+mod partitions;
+mod topics;
