@@ -592,9 +592,6 @@ fn load_dirs(
 /// Runs `kraftwerk format` and prints what `kafka-storage format` prints.
 pub fn run_format(args: &FormatArgs) -> anyhow::Result<()> {
     let report = format(&args.to_options()?)?;
-    for dir in &report.already_formatted {
-        println!("Skipping already formatted directory {}.", dir.display());
-    }
     if report.formatted.is_empty() {
         println!("All of the log directories are already formatted.");
     }
