@@ -293,6 +293,12 @@ impl Index {
             .map_err(|e| self.err(e))
     }
 
+    /// Writes the memtable to an SST file (RocksDB `Flush`), so a reopen does not replay it
+    /// from the write-ahead log.
+    pub fn flush_memtable(&self) -> Result<(), StorageError> {
+        self.db.flush().map_err(|e| self.err(e))
+    }
+
     /// The batch with the largest last offset.
     pub fn last_batch(&self) -> Result<Option<BatchEntry>, StorageError> {
         let mut it = self.db.raw_iterator();

@@ -148,8 +148,11 @@ impl SegmentLog {
     }
 
     /// Flushes and closes the log (a clean shutdown).
+    /// Also writes RocksDB's memtable to disk, so that the next open need not replay the
+    /// index's write-ahead log.
     pub fn close(mut self) -> Result<(), LogError> {
-        self.flush()
+        self.flush()?;
+        Ok(self.index.flush_memtable()?)
     }
 
     /// The partition directory, `<metadata.log.dir>/__cluster_metadata-0`.
@@ -656,3 +659,10 @@ impl ReplicatedLog for SegmentLog {
         self.flushed_end_offset
     }
 }
+
+// The server moves the log into the task that owns the Raft core.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<SegmentLog>();
+    assert_send::<crate::FileQuorumStateStore>();
+};

@@ -9,6 +9,7 @@ use tempfile::TempDir;
 
 use crate::{IndexRecovery, LogConfig, SegmentLog};
 
+mod bench;
 mod java_dir;
 mod recovery;
 mod rolling;

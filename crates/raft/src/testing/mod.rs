@@ -32,3 +32,10 @@ impl CrashableLog for MemLog {
 
 #[cfg(test)]
 mod tests;
+
+// Simulations and tests may move the doubles across threads.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<MemLog>();
+    assert_send::<MemQuorumStateStore>();
+};
