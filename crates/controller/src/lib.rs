@@ -7,6 +7,7 @@ pub mod heartbeat;
 pub mod ids;
 pub mod image;
 pub mod java_order;
+pub mod node;
 pub mod partition_change;
 pub mod placement;
 pub mod replay;

@@ -87,6 +87,9 @@ impl TestNode {
         }
         let mut appended = Vec::new();
         for record in &result.records {
+            // Every record the controller writes must serialize at the version it chose.
+            let bytes = record.encode().unwrap_or_else(|e| panic!("cannot encode {record:?}: {e}"));
+            assert_eq!(&ApiMessageAndVersion::decode(&bytes).expect("decode"), record);
             let offset = self.next_offset();
             self.log.push((offset, record.clone()));
             appended.push((offset, record.clone()));

@@ -2,5 +2,7 @@
 
 mod bootstrap;
 mod cluster;
+mod misc;
 mod partitions;
+mod replay;
 mod topics;

@@ -1,0 +1,484 @@
+//! [`Node`]: one controller node without I/O — the Raft core and the controller state machine
+//! glued together (Kafka's `QuorumController` + its `RaftClient.Listener`).
+//!
+//! What the glue does after every input:
+//! 1. replays every newly committed batch into the controller (standbys and leader alike), so a
+//!    standby's image is always warm;
+//! 2. activates the controller once this node leads and has replayed everything up to and
+//!    including its epoch's LeaderChange record (Kafka fires `handleLeaderChange` at the same
+//!    point), and deactivates it as soon as leadership is lost;
+//! 3. turns controller results into Raft appends (records framed as `ApiMessageAndVersion`,
+//!    replayed speculatively right after the append) and lets the controller's timers run
+//!    (bootstrap, session fencing, NoOpRecord);
+//! 4. answers a request only once its records are committed and replayed — or with
+//!    NOT_CONTROLLER if leadership was lost first.
+//!
+//! Everything is deterministic given the inputs and `now_ms`, so the simulation drives it.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use kraftwerk_raft::{
+    AppendError, Input, LeaderAndEpoch, Output, QuorumStateStore, RaftCore, RaftError, ReplicatedLog, RoleKind,
+};
+use kraftwerk_records::batch::{batches, decode_records, MAX_BATCH_BYTES};
+use kraftwerk_records::metadata::ApiMessageAndVersion;
+use tracing::{info, warn};
+
+use crate::controller::{
+    Controller, ControllerRequest, ControllerResponse, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
+};
+use crate::error::ReplayError;
+
+/// Caller-chosen id of a controller request, echoed with its response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestToken(pub u64);
+
+/// Everything a node can be told.
+#[derive(Debug)]
+pub enum NodeInput {
+    /// A Raft RPC, a response to one, or a send failure.
+    Raft(Input),
+    /// A controller RPC (already unwrapped from an Envelope, if it came in one).
+    Controller {
+        /// Echoed in [`NodeOutput::Controller`].
+        token: RequestToken,
+        /// Request metadata; `now_ms`, `next_offset` and the leader fields are filled by the node.
+        ctx: RequestContext,
+        /// The request.
+        request: ControllerRequest,
+    },
+}
+
+/// Everything a node asks its driver to do.
+#[derive(Debug)]
+pub enum NodeOutput {
+    /// A Raft message to deliver.
+    Raft(Output),
+    /// The answer to a controller request.
+    Controller {
+        /// Token of the request.
+        token: RequestToken,
+        /// The response.
+        response: ControllerResponse,
+    },
+}
+
+/// A fatal node failure: the process must stop.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// Raft or storage failure.
+    #[error(transparent)]
+    Raft(#[from] RaftError),
+    /// A committed or appended record could not be applied.
+    #[error("replay failed at offset {offset}: {source}")]
+    Replay {
+        /// Offset of the batch being replayed.
+        offset: i64,
+        /// Why.
+        #[source]
+        source: ReplayError,
+    },
+    /// A committed batch could not be decoded (Java nodes stop on this too).
+    #[error("undecodable committed batch at offset {offset}: {reason}")]
+    Decode {
+        /// Base offset of the batch.
+        offset: i64,
+        /// Why.
+        reason: String,
+    },
+    /// The log returned nothing where committed data must be.
+    #[error("committed offset {offset} is missing from the log")]
+    MissingCommittedData {
+        /// The offset.
+        offset: i64,
+    },
+}
+
+#[derive(Debug)]
+struct Pending {
+    /// Exclusive offset that must be committed and replayed before answering.
+    wait_offset: i64,
+    /// Epoch the request was handled in; a later deactivation fails it.
+    epoch: i32,
+    token: RequestToken,
+    response: ControllerResponse,
+    /// The request had records of its own (else it only waited for earlier writes).
+    wrote: bool,
+    request_kind: &'static str,
+}
+
+/// A snapshot of the node's state for metrics and ApiVersions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeStatus {
+    /// Raft role.
+    pub role: RoleKind,
+    /// Leader and epoch.
+    pub leader: LeaderAndEpoch,
+    /// High watermark, if known.
+    pub high_watermark: Option<i64>,
+    /// Log end offset.
+    pub log_end_offset: i64,
+    /// Next offset to replay (everything below is in the committed image).
+    pub replayed_end_offset: i64,
+    /// True if the controller is active.
+    pub active: bool,
+    /// Finalized feature levels (metadata.version first).
+    pub finalized_features: Vec<(String, i16)>,
+}
+
+/// One controller node: Raft core + controller. `L` is the metadata log, `Q` the quorum-state
+/// store.
+pub struct Node<L, Q> {
+    raft: RaftCore<L, Q>,
+    controller: Controller,
+    /// Next offset whose batch is replayed into the committed image.
+    replayed_end_offset: i64,
+    pending: VecDeque<Pending>,
+    outputs: Vec<NodeOutput>,
+    /// Epoch the controller was activated in.
+    active_epoch: Option<i32>,
+}
+
+impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
+    /// Wraps a started Raft core and a fresh (standby) controller.
+    pub fn new(raft: RaftCore<L, Q>, controller: Controller) -> Self {
+        let replayed_end_offset = raft.log().start_offset();
+        Self { raft, controller, replayed_end_offset, pending: VecDeque::new(), outputs: Vec::new(), active_epoch: None }
+    }
+
+    /// The Raft core.
+    pub fn raft(&self) -> &RaftCore<L, Q> {
+        &self.raft
+    }
+
+    /// The controller state machine.
+    pub fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// Stops the node and returns its storage (used by the simulation to crash nodes).
+    pub fn into_parts(self) -> (L, Q) {
+        self.raft.into_parts()
+    }
+
+    /// Offset up to which committed records are in the controller's image (exclusive).
+    pub fn replayed_end_offset(&self) -> i64 {
+        self.replayed_end_offset
+    }
+
+    /// Current state for metrics, ApiVersions finalized features and tests.
+    pub fn status(&self) -> NodeStatus {
+        NodeStatus {
+            role: self.raft.role(),
+            leader: self.raft.leader_and_epoch(),
+            high_watermark: self.raft.high_watermark(),
+            log_end_offset: self.raft.log().end_offset().offset,
+            replayed_end_offset: self.replayed_end_offset,
+            active: self.controller.is_active(),
+            finalized_features: self
+                .controller
+                .image()
+                .features
+                .finalized()
+                .map(|(n, l)| (n.clone(), *l))
+                .collect(),
+        }
+    }
+
+    /// Messages and responses to deliver, in order.
+    pub fn take_outputs(&mut self) -> Vec<NodeOutput> {
+        let mut out: Vec<NodeOutput> = self.raft.take_outputs().into_iter().map(NodeOutput::Raft).collect();
+        out.append(&mut self.outputs);
+        out
+    }
+
+    /// Earliest time [`poll`](Self::poll) has work to do, in ms.
+    pub fn next_deadline_ms(&self) -> u64 {
+        let c = if self.controller.is_active() { self.controller.next_deadline_ms() } else { None };
+        self.raft.next_deadline_ms().min(c.unwrap_or(u64::MAX))
+    }
+
+    /// Handles one input at `now_ms`.
+    pub fn handle(&mut self, now_ms: u64, input: NodeInput) -> Result<(), NodeError> {
+        match input {
+            NodeInput::Raft(input) => self.raft.handle(now_ms, input)?,
+            NodeInput::Controller { token, ctx, request } => self.handle_controller_request(now_ms, token, ctx, request)?,
+        }
+        self.settle(now_ms)
+    }
+
+    /// Runs timers.
+    pub fn poll(&mut self, now_ms: u64) -> Result<(), NodeError> {
+        self.raft.poll(now_ms)?;
+        self.settle(now_ms)
+    }
+
+    /// Graceful shutdown: the leader resigns (EndQuorumEpoch to the other voters); the node
+    /// then stays out of elections. Pending requests get NOT_CONTROLLER.
+    pub fn begin_shutdown(&mut self, now_ms: u64) -> Result<(), NodeError> {
+        self.raft.resign(now_ms, true)?;
+        self.settle(now_ms)
+    }
+
+    /// True when a graceful shutdown may stop the process (see `RaftCore::shutdown_may_complete`).
+    pub fn shutdown_may_complete(&self) -> bool {
+        self.raft.shutdown_may_complete()
+    }
+
+    fn fill_context(&self, now_ms: u64, mut ctx: RequestContext) -> RequestContext {
+        let leader = self.raft.leader_and_epoch();
+        ctx.now_ms = now_ms;
+        ctx.next_offset = self.raft.next_offset().unwrap_or(-1);
+        ctx.leader_id = leader.leader_id.unwrap_or(-1);
+        ctx.leader_epoch = leader.epoch;
+        ctx
+    }
+
+    fn handle_controller_request(
+        &mut self,
+        now_ms: u64,
+        token: RequestToken,
+        ctx: RequestContext,
+        request: ControllerRequest,
+    ) -> Result<(), NodeError> {
+        let ctx = self.fill_context(now_ms, ctx);
+        if !self.controller.is_active() {
+            // DescribeCluster is answered by any controller from its committed image.
+            let response = match &request {
+                ControllerRequest::DescribeCluster(r) => {
+                    ControllerResponse::DescribeCluster(self.controller.describe_cluster(&ctx, r))
+                }
+                other => Controller::not_controller_response(other),
+            };
+            self.outputs.push(NodeOutput::Controller { token, response });
+            return Ok(());
+        }
+        let kind = request_kind(&request);
+        let result = self.controller.handle(&ctx, request);
+        self.write(now_ms, result, Some((token, kind)))
+    }
+
+    /// Appends a controller result and replays it speculatively; queues the response until the
+    /// records commit.
+    fn write(&mut self, now_ms: u64, result: ControllerResult<ControllerResponse>, token: Option<(RequestToken, &'static str)>) -> Result<(), NodeError> {
+        let epoch = self.active_epoch.unwrap_or(-1);
+        let ControllerResult { records, atomic, response } = result;
+        if records.is_empty() {
+            if let Some((token, kind)) = token {
+                let wait_offset = self.raft.next_offset().unwrap_or(self.replayed_end_offset);
+                self.pending.push_back(Pending { wait_offset, epoch, token, response, wrote: false, request_kind: kind });
+            }
+            return Ok(());
+        }
+        let chunk = if atomic { records.len() } else { MAX_RECORDS_PER_BATCH };
+        let mut last_offset = -1;
+        for part in records.chunks(chunk.max(1)) {
+            let values: Vec<Bytes> = part
+                .iter()
+                .map(|r| r.encode().unwrap_or_else(|e| panic!("controller produced an unencodable record {r:?}: {e}")))
+                .collect();
+            let first = match self.raft.append(now_ms, values) {
+                Ok(first) => first,
+                Err(AppendError::NotLeader) => {
+                    if let Some((token, _)) = token {
+                        let response = self.not_controller_for(&response);
+                        self.outputs.push(NodeOutput::Controller { token, response });
+                    }
+                    return Ok(());
+                }
+                Err(e @ AppendError::TooLarge { .. }) => {
+                    // The controller bounds atomic results; reaching this is a bug in it.
+                    panic!("controller result does not fit a batch: {e}");
+                }
+            };
+            let with_offsets: Vec<(i64, ApiMessageAndVersion)> =
+                part.iter().cloned().enumerate().map(|(i, r)| (first + i as i64, r)).collect();
+            last_offset = first + part.len() as i64 - 1;
+            self.controller
+                .replay_uncommitted(&with_offsets)
+                .map_err(|source| NodeError::Replay { offset: first, source })?;
+        }
+        if let Some((token, kind)) = token {
+            self.pending.push_back(Pending { wait_offset: last_offset + 1, epoch, token, response, wrote: true, request_kind: kind });
+        }
+        Ok(())
+    }
+
+    fn not_controller_for(&self, response: &ControllerResponse) -> ControllerResponse {
+        not_controller_like(response)
+    }
+
+    /// Brings the controller in line with Raft after any change.
+    fn settle(&mut self, now_ms: u64) -> Result<(), NodeError> {
+        loop {
+            self.replay_committed()?;
+            let leader = self.raft.is_leader();
+            if self.controller.is_active() && (!leader || self.active_epoch != Some(self.raft.epoch())) {
+                self.deactivate();
+            }
+            if leader && !self.controller.is_active() {
+                let start = self.raft.epoch_start_offset().expect("leader has an epoch start");
+                if self.replayed_end_offset > start {
+                    let epoch = self.raft.epoch();
+                    info!(epoch, epoch_start_offset = start, replayed = self.replayed_end_offset, "activating the controller");
+                    self.controller.activate(epoch, now_ms);
+                    self.active_epoch = Some(epoch);
+                }
+            }
+            let mut wrote = false;
+            if self.controller.is_active() {
+                while let Some(next) = self.raft.next_offset() {
+                    let Some(result) = self.controller.poll(now_ms, next) else { break };
+                    let result = ControllerResult { records: result.records, atomic: result.atomic, response: () };
+                    self.write_internal(now_ms, result)?;
+                    wrote = true;
+                    if !self.raft.is_leader() {
+                        break;
+                    }
+                }
+            }
+            self.release_pending();
+            // A write with linger 0 may have committed at once (single voter): go around again.
+            if !wrote || self.raft.high_watermark().unwrap_or(0) <= self.replayed_end_offset {
+                return Ok(());
+            }
+        }
+    }
+
+    fn write_internal(&mut self, now_ms: u64, result: ControllerResult<()>) -> Result<(), NodeError> {
+        let chunk = if result.atomic { result.records.len() } else { MAX_RECORDS_PER_BATCH };
+        for part in result.records.chunks(chunk.max(1)) {
+            let values: Vec<Bytes> = part
+                .iter()
+                .map(|r| r.encode().unwrap_or_else(|e| panic!("controller produced an unencodable record {r:?}: {e}")))
+                .collect();
+            let first = match self.raft.append(now_ms, values) {
+                Ok(first) => first,
+                Err(AppendError::NotLeader) => return Ok(()),
+                Err(e) => panic!("internal controller write does not fit a batch: {e}"),
+            };
+            let with_offsets: Vec<(i64, ApiMessageAndVersion)> =
+                part.iter().cloned().enumerate().map(|(i, r)| (first + i as i64, r)).collect();
+            self.controller
+                .replay_uncommitted(&with_offsets)
+                .map_err(|source| NodeError::Replay { offset: first, source })?;
+        }
+        Ok(())
+    }
+
+    fn deactivate(&mut self) {
+        info!(epoch = ?self.active_epoch, "deactivating the controller: no longer the raft leader");
+        self.controller.deactivate();
+        self.active_epoch = None;
+        // Answer what already committed; everything else gets NOT_CONTROLLER so brokers retry
+        // against the new leader.
+        self.release_pending();
+        while let Some(p) = self.pending.pop_front() {
+            let response = self.not_controller_for(&p.response);
+            if p.wrote {
+                warn!(request = p.request_kind, wait_offset = p.wait_offset, "request's records were not committed before leadership was lost");
+            }
+            self.outputs.push(NodeOutput::Controller { token: p.token, response });
+        }
+    }
+
+    fn release_pending(&mut self) {
+        while let Some(p) = self.pending.front() {
+            if p.wait_offset > self.replayed_end_offset {
+                break;
+            }
+            let p = self.pending.pop_front().expect("front exists");
+            self.outputs.push(NodeOutput::Controller { token: p.token, response: p.response });
+        }
+    }
+
+    /// Replays committed batches below the high watermark that were not replayed yet.
+    fn replay_committed(&mut self) -> Result<(), NodeError> {
+        let Some(hw) = self.raft.high_watermark() else { return Ok(()) };
+        while self.replayed_end_offset < hw {
+            let offset = self.replayed_end_offset;
+            let bytes = self.raft.log().read(offset, MAX_BATCH_BYTES).map_err(RaftError::from)?;
+            if bytes.is_empty() {
+                return Err(NodeError::MissingCommittedData { offset });
+            }
+            let mut progressed = false;
+            for item in batches(&bytes) {
+                let (header, batch) = item.map_err(|e| NodeError::Decode { offset, reason: e.to_string() })?;
+                if header.base_offset >= hw {
+                    break;
+                }
+                if header.next_offset() > hw {
+                    // The high watermark always sits on a batch boundary; a batch straddling it
+                    // would mean a broken log.
+                    return Err(NodeError::Decode { offset: header.base_offset, reason: format!("batch ends at {} beyond the high watermark {hw}", header.next_offset()) });
+                }
+                if header.next_offset() <= self.replayed_end_offset {
+                    continue;
+                }
+                if !header.is_control() {
+                    let records = decode_records(batch)
+                        .map_err(|e| NodeError::Decode { offset: header.base_offset, reason: e.to_string() })?;
+                    let mut decoded = Vec::with_capacity(records.len());
+                    for r in records {
+                        let value = r.value.unwrap_or_default();
+                        let record = ApiMessageAndVersion::decode(&value)
+                            .map_err(|e| NodeError::Decode { offset: r.offset, reason: e.to_string() })?;
+                        decoded.push((r.offset, record));
+                    }
+                    self.controller
+                        .replay_committed(&decoded)
+                        .map_err(|source| NodeError::Replay { offset: header.base_offset, source })?;
+                }
+                self.replayed_end_offset = header.next_offset();
+                progressed = true;
+            }
+            if !progressed {
+                return Err(NodeError::MissingCommittedData { offset });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn request_kind(request: &ControllerRequest) -> &'static str {
+    match request {
+        ControllerRequest::BrokerRegistration(_) => "BrokerRegistration",
+        ControllerRequest::BrokerHeartbeat(_) => "BrokerHeartbeat",
+        ControllerRequest::CreateTopics(_) => "CreateTopics",
+        ControllerRequest::DeleteTopics(_) => "DeleteTopics",
+        ControllerRequest::AllocateProducerIds(_) => "AllocateProducerIds",
+        ControllerRequest::AlterPartition(_) => "AlterPartition",
+        ControllerRequest::AssignReplicasToDirs(_) => "AssignReplicasToDirs",
+        ControllerRequest::ControllerRegistration(_) => "ControllerRegistration",
+        ControllerRequest::DescribeCluster(_) => "DescribeCluster",
+        ControllerRequest::UnregisterBroker(_) => "UnregisterBroker",
+    }
+}
+
+/// The NOT_CONTROLLER (41) answer for a request whose original answer is `response`: the same
+/// shape (topic names of CreateTopics/DeleteTopics kept) with every error set to NOT_CONTROLLER,
+/// so the broker's controller channel re-resolves the leader and retries.
+fn not_controller_like(response: &ControllerResponse) -> ControllerResponse {
+    const NOT_CONTROLLER: i16 = 41;
+    let mut r = response.clone();
+    match &mut r {
+        ControllerResponse::BrokerRegistration(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::BrokerHeartbeat(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::CreateTopics(x) => x.topics.iter_mut().for_each(|t| {
+            t.error_code = NOT_CONTROLLER;
+            t.error_message = None;
+        }),
+        ControllerResponse::DeleteTopics(x) => x.responses.iter_mut().for_each(|t| {
+            t.error_code = NOT_CONTROLLER;
+            t.error_message = None;
+        }),
+        ControllerResponse::AllocateProducerIds(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::AlterPartition(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::AssignReplicasToDirs(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::ControllerRegistration(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::DescribeCluster(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::UnregisterBroker(x) => x.error_code = NOT_CONTROLLER,
+    }
+    r
+}
