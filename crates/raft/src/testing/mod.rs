@@ -16,7 +16,7 @@ pub mod suite;
 
 pub use mem_log::MemLog;
 pub use mem_quorum_state::MemQuorumStateStore;
-pub use suite::CrashableLog;
+pub use suite::{log_suite, CrashableLog};
 
 impl CrashableLog for MemLog {
     fn crash_and_reopen(mut self) -> Self {
