@@ -46,7 +46,7 @@ impl LeaderRecoveryState {
 ///
 /// Invariants checked by [`PartitionRegistration::check_invariants`]: `directories` has one
 /// entry per replica; ISR ⊆ replicas; leader ∈ ISR or `NO_LEADER` (an unclean election may pick
-/// a leader outside the old ISR, but the record then sets ISR = [leader]).
+/// a leader outside the old ISR, but the record then sets ISR = `[leader]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionRegistration {
     /// Replica broker ids, preferred leader first.

@@ -4,5 +4,6 @@ mod bootstrap;
 mod cluster;
 mod misc;
 mod partitions;
+mod proptest_ops;
 mod replay;
 mod topics;
