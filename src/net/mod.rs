@@ -1,1 +1,20 @@
-//! (being written)
+//! The tokio side of the wire protocol: the inbound [`Listener`] (one task per connection,
+//! ApiVersions and Envelope handled here, everything else given to a [`RequestHandler`]) and the
+//! outbound [`PeerClient`] (Raft RPCs and ControllerRegistration to other controllers).
+
+mod connection;
+pub mod listener;
+pub mod peer;
+
+pub use listener::{
+    BoxFuture, FeaturesFn, ForwardedContext, HandlerError, HandlerResult, Listener, ListenerConfig,
+    RequestContext, RequestHandler, ShutdownReport,
+};
+pub use peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
+
+#[cfg(test)]
+mod java_tests;
+#[cfg(test)]
+mod peer_tests;
+#[cfg(test)]
+mod tests;

@@ -294,3 +294,27 @@ fn client_decodes_the_kip_511_fallback_at_v0() {
     assert_eq!(body_version, 0);
     assert_eq!(decoded, ResponseKind::ApiVersions(fallback));
 }
+
+/// kafka-protocol 0.18 sizes `Vec::with_capacity` from the array length on the wire before
+/// reading any element (upstream kafka-protocol-rs PRs #152, #161, #200, unmerged in 0.18.0):
+/// this 21-byte Vote request claiming u32::MAX - 1 topics makes the allocator abort the whole
+/// process ("memory allocation of 343597383520 bytes failed"). Run it once the crate is patched
+/// to bound the capacity by the bytes remaining; it must then be an ordinary decode error.
+#[test]
+#[ignore = "aborts the test process until kafka-protocol bounds array pre-allocation"]
+fn huge_array_length_is_a_decode_error_not_an_abort() {
+    let table = ApiTable::new([(ApiKey::Vote, 0, 2)]).unwrap();
+    let mut payload = BytesMut::new();
+    payload.put_i16(52);
+    payload.put_i16(1);
+    payload.put_i32(1);
+    payload.put_i16(-1); // null client id
+    payload.put_u8(0); // header tagged fields
+    payload.put_u8(0); // null cluster id
+    payload.put_i32(1); // voter id
+    payload.put_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]); // compact array length varint u32::MAX
+    assert!(matches!(
+        decode_request(payload.freeze(), &table),
+        Err(RequestDecodeError::MalformedBody { .. })
+    ));
+}

@@ -62,8 +62,9 @@ impl FrameDecoder {
 
     /// Takes the next complete frame payload (without its size prefix) off the front of `buf`.
     ///
-    /// Returns `Ok(None)` when more bytes are needed; in that case it may reserve capacity in
-    /// `buf` for the rest of the declared frame. Errors leave `buf` untouched.
+    /// Returns `Ok(None)` when more bytes are needed. It never reserves capacity for the declared
+    /// size: a peer announcing a 100 MiB frame must send the bytes before we hold the memory, so
+    /// the reader grows the buffer as data arrives. Errors leave `buf` untouched.
     pub fn decode(&self, buf: &mut BytesMut) -> Result<Option<Bytes>, FrameError> {
         if buf.len() < FRAME_PREFIX_BYTES {
             return Ok(None);
@@ -72,7 +73,6 @@ impl FrameDecoder {
         let payload_len = self.check_size(size)?;
         let total = FRAME_PREFIX_BYTES + payload_len;
         if buf.len() < total {
-            buf.reserve(total - buf.len());
             return Ok(None);
         }
         buf.advance(FRAME_PREFIX_BYTES);
