@@ -150,6 +150,10 @@ impl Connection {
     async fn read_frame_unbounded(&mut self) -> Result<Bytes, Close> {
         loop {
             if let Some(frame) = self.decoder.decode(&mut self.buf).map_err(Close::Frame)? {
+                if self.buf.is_empty() && self.buf.capacity() > 4 * READ_CHUNK_BYTES {
+                    // Do not keep a large request's buffer for the life of the connection.
+                    self.buf = BytesMut::new();
+                }
                 return Ok(frame);
             }
             self.buf.reserve(READ_CHUNK_BYTES);

@@ -88,16 +88,9 @@ async fn java_controller_accepts_our_envelope() {
         &mut data,
     )
     .unwrap();
-    let mut principal = BytesMut::new();
-    principal.put_i16(0);
-    DefaultPrincipalData::default()
-        .with_type(StrBytes::from_static_str("User"))
-        .with_name(StrBytes::from_static_str("ANONYMOUS"))
-        .encode(&mut principal, 0)
-        .unwrap();
     let envelope = EnvelopeRequest::default()
         .with_request_data(data.freeze())
-        .with_request_principal(Some(principal.freeze()))
+        .with_request_principal(Some(principal_bytes()))
         .with_client_host_address(Bytes::from_static(&[127, 0, 0, 1]));
     let (_, response) = peer
         .send(ApiKey::Envelope, move |_| RequestKind::Envelope(envelope))
@@ -114,6 +107,187 @@ async fn java_controller_accepts_our_envelope() {
         panic!()
     };
     assert!(inner.topics[0].partitions[0].leader_id.0 >= 0);
+}
+
+/// Fetches `__cluster_metadata` from a Java leader as observer 100 at the highest Fetch version
+/// `fetch_max` allows: exercises the adaptation of a raft Fetch (replica id and topic id moves)
+/// on a negotiated version and the decoding of a response with records.
+async fn observer_fetch(fetch_max: i16) -> (i16, FetchResponse) {
+    let addr: SocketAddr = std::env::var("KRAFTWERK_JAVA_CONTROLLER")
+        .expect("KRAFTWERK_JAVA_CONTROLLER")
+        .parse()
+        .unwrap();
+    let table = ApiTable::new([
+        (ApiKey::ApiVersions, 0, 4),
+        (ApiKey::DescribeQuorum, 0, 2),
+        (ApiKey::Fetch, 13, fetch_max),
+    ])
+    .unwrap();
+    let node = PeerNode {
+        node_id: 1,
+        host: addr.ip().to_string(),
+        port: addr.port(),
+    };
+    let peer = PeerClient::new(node, PeerClientConfig::raft(100, Arc::new(table)));
+    let (_, quorum) = peer
+        .send(ApiKey::DescribeQuorum, |_| describe_quorum_request())
+        .await
+        .unwrap();
+    let ResponseKind::DescribeQuorum(quorum) = quorum else {
+        panic!()
+    };
+    let leader_epoch = quorum.topics[0].partitions[0].leader_epoch;
+    let fetch = move |_| {
+        use fetch_request::*;
+        let partition = FetchPartition::default()
+            .with_current_leader_epoch(leader_epoch)
+            .with_fetch_offset(0)
+            .with_last_fetched_epoch(0);
+        RequestKind::Fetch(
+            FetchRequest::default()
+                .with_replica_state(ReplicaState::default().with_replica_id(BrokerId(100)))
+                .with_max_wait_ms(500)
+                .with_max_bytes(8 * 1024 * 1024)
+                .with_topics(vec![FetchTopic::default()
+                    .with_topic_id(crate::wire::adapt::METADATA_TOPIC_ID)
+                    .with_partitions(vec![partition])]),
+        )
+    };
+    let (version, response) = peer.send(ApiKey::Fetch, fetch).await.unwrap();
+    let ResponseKind::Fetch(response) = response else {
+        panic!()
+    };
+    (version, response)
+}
+
+/// A raft observer Fetch at v18 and at v13 (legacy replica id) both get records from Java.
+#[tokio::test]
+#[ignore = "needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER=host:port)"]
+async fn java_controller_serves_our_observer_fetch_at_v13_and_v18() {
+    init_logs();
+    for fetch_max in [18, 13] {
+        let (version, response) = observer_fetch(fetch_max).await;
+        assert_eq!(version, fetch_max);
+        assert_eq!(response.error_code, 0, "v{version}: {response:?}");
+        let topic = &response.responses[0];
+        assert_eq!(topic.topic_id, crate::wire::adapt::METADATA_TOPIC_ID);
+        let partition = &topic.partitions[0];
+        assert_eq!(partition.error_code, 0, "v{version}: {partition:?}");
+        assert!(partition.high_watermark > 0, "v{version}: {partition:?}");
+        let records = partition.records.as_ref().expect("records");
+        assert!(
+            records.len() > 61,
+            "v{version}: at least one record batch, got {} bytes",
+            records.len()
+        );
+        eprintln!(
+            "Fetch v{version}: hw {} , {} bytes of records",
+            partition.high_watermark,
+            records.len()
+        );
+    }
+    // The leader tracked us by the replica id we sent (ReplicaState at v18, legacy field at v13).
+    let (_, quorum) = java_controller_peer()
+        .send(ApiKey::DescribeQuorum, |_| describe_quorum_request())
+        .await
+        .unwrap();
+    let ResponseKind::DescribeQuorum(quorum) = quorum else {
+        panic!()
+    };
+    let observers: Vec<i32> = quorum.topics[0].partitions[0]
+        .observers
+        .iter()
+        .map(|o| o.replica_id.0)
+        .collect();
+    assert!(observers.contains(&100), "observers {observers:?}");
+}
+
+fn principal_bytes() -> Bytes {
+    let mut principal = BytesMut::new();
+    principal.put_i16(0);
+    DefaultPrincipalData::default()
+        .with_type(StrBytes::from_static_str("User"))
+        .with_name(StrBytes::from_static_str("ANONYMOUS"))
+        .encode(&mut principal, 0)
+        .unwrap();
+    principal.freeze()
+}
+
+/// Malformed Envelopes get the same error code from a Java controller as from
+/// [`crate::wire::envelope::unwrap_envelope`].
+#[tokio::test]
+#[ignore = "needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER=host:port)"]
+async fn java_controller_envelope_errors_match_ours() {
+    use crate::wire::envelope::unwrap_envelope;
+    init_logs();
+    let peer = java_controller_peer();
+    let ours = ApiTable::new([
+        (ApiKey::ApiVersions, 0, 4),
+        (ApiKey::DescribeQuorum, 0, 2),
+        (ApiKey::Envelope, 0, 0),
+    ])
+    .unwrap();
+    let inner = |api: ApiKey, version: i16, body: RequestKind| {
+        let mut data = BytesMut::new();
+        encode_request_into(&request_header(api, version, 1, "admin"), &body, &mut data).unwrap();
+        data.freeze()
+    };
+    let describe_quorum = inner(ApiKey::DescribeQuorum, 2, describe_quorum_request());
+    let good = EnvelopeRequest::default()
+        .with_request_data(describe_quorum.clone())
+        .with_request_principal(Some(principal_bytes()))
+        .with_client_host_address(Bytes::from_static(&[127, 0, 0, 1]));
+    let cases = [
+        ("null principal", good.clone().with_request_principal(None)),
+        (
+            "garbage principal",
+            good.clone()
+                .with_request_principal(Some(Bytes::from_static(&[0, 0, 9]))),
+        ),
+        (
+            "3-byte address",
+            good.clone()
+                .with_client_host_address(Bytes::from_static(&[1, 2, 3])),
+        ),
+        (
+            "inner header cut short",
+            good.clone()
+                .with_request_data(Bytes::from_static(&[0, 55, 0])),
+        ),
+        (
+            "inner body cut short",
+            good.clone()
+                .with_request_data(describe_quorum.slice(..describe_quorum.len() - 3)),
+        ),
+        (
+            "inner ApiVersions",
+            good.clone().with_request_data(inner(
+                ApiKey::ApiVersions,
+                3,
+                RequestKind::ApiVersions(ApiVersionsRequest::default()),
+            )),
+        ),
+        (
+            "inner unknown api",
+            good.clone()
+                .with_request_data(Bytes::from_static(&[3, 231, 0, 0, 0, 0, 0, 1, 0, 0])),
+        ),
+    ];
+    for (label, envelope) in cases {
+        let ours_code = unwrap_envelope(&envelope, &ours)
+            .err()
+            .map_or(0, |e| e.error_code());
+        let (_, response) = peer
+            .send(ApiKey::Envelope, move |_| RequestKind::Envelope(envelope))
+            .await
+            .unwrap();
+        let ResponseKind::Envelope(response) = response else {
+            panic!()
+        };
+        eprintln!("{label}: java {} ours {ours_code}", response.error_code);
+        assert_eq!(response.error_code, ours_code, "{label}");
+        assert_eq!(response.response_data, None, "{label}");
+    }
 }
 
 /// Answers what Kafka's admin client asks a controller for `kafka-metadata-quorum describe`.

@@ -454,6 +454,9 @@ async fn read_frames(
     loop {
         match decoder.decode(&mut buf) {
             Ok(Some(frame)) => {
+                if buf.is_empty() && buf.capacity() > 4 * READ_CHUNK_BYTES {
+                    buf = BytesMut::new(); // do not keep a large response's buffer
+                }
                 if tx.send(Ok(frame)).await.is_err() {
                     return;
                 }
