@@ -3,6 +3,7 @@
 //! records and replays them.
 
 pub mod cluster;
+pub mod elections;
 pub mod leader_isr;
 pub mod partitions;
 pub mod producer_ids;

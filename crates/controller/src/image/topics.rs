@@ -53,6 +53,8 @@ pub struct TopicsImage {
     elr_index: OrdMap<i32, OrdSet<TopicIdPartition>>,
     /// Non-reserved directory id → partitions with a replica in it.
     dir_index: OrdMap<Uuid, OrdSet<TopicIdPartition>>,
+    /// Partitions whose leader is not their preferred (first) replica (`imbalancedPartitions`).
+    imbalanced: OrdSet<TopicIdPartition>,
 }
 
 fn index_add<K: Ord + Clone>(index: &mut OrdMap<K, OrdSet<TopicIdPartition>>, key: K, tp: TopicIdPartition) {
@@ -146,6 +148,11 @@ impl TopicsImage {
         index_iter(&self.leader_index, &NO_LEADER)
     }
 
+    /// Partitions whose leader is not the preferred replica, including leaderless ones.
+    pub fn imbalanced_partitions(&self) -> impl Iterator<Item = &TopicIdPartition> {
+        self.imbalanced.iter()
+    }
+
     /// Partitions with a replica in directory `dir` (reserved directory ids are not indexed).
     pub fn partitions_in_directory(&self, dir: &Uuid) -> Vec<TopicIdPartition> {
         index_iter(&self.dir_index, dir)
@@ -233,6 +240,9 @@ impl TopicsImage {
                 index_add(&mut self.dir_index, *dir, tp);
             }
         }
+        if !p.has_preferred_leader() {
+            self.imbalanced.insert(tp);
+        }
     }
 
     fn unindex(&mut self, tp: TopicIdPartition, p: &PartitionRegistration) {
@@ -248,6 +258,7 @@ impl TopicsImage {
                 index_remove(&mut self.dir_index, dir, &tp);
             }
         }
+        self.imbalanced.remove(&tp);
     }
 
     /// Checks that every index agrees with the partitions (test and debug helper; O(partitions)).

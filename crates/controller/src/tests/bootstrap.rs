@@ -93,10 +93,15 @@ fn noop_every_interval_and_not_when_disabled() {
     let mut cfg = config(MetadataVersion::V4_1_IV1);
     cfg.noop_interval_ms = 0;
     let mut quiet = TestNode::new(cfg);
+    quiet.now_ms = start;
     quiet.become_leader();
     quiet.now_ms += 100_000;
     assert!(quiet.poll_until_idle().is_empty());
-    assert_eq!(quiet.controller.next_deadline_ms(), None);
+    // Only the periodic election checks remain, five minutes after activation.
+    assert_eq!(quiet.controller.next_deadline_ms(), Some(start + 300_000));
+    quiet.now_ms = start + 300_000;
+    assert!(quiet.poll_until_idle().is_empty(), "nothing to elect");
+    assert_eq!(quiet.controller.next_deadline_ms(), Some(start + 600_000));
 }
 
 #[test]

@@ -320,3 +320,121 @@ fn controlled_shutdown_target_is_set_once() {
     assert!(node.controller.image().cluster.broker(1).unwrap().fenced);
     node.controller.image().check_invariants().unwrap();
 }
+
+#[test]
+fn preferred_leaders_come_back_after_the_imbalance_check() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epochs = node.add_brokers(&[1, 2]);
+    let topic = node.create_topic("pref", 4, 2);
+    let preferred_by_1: Vec<i32> = node
+        .controller
+        .image()
+        .topics
+        .get(&topic)
+        .unwrap()
+        .partitions
+        .iter()
+        .filter(|(_, p)| p.replicas[0] == 1)
+        .map(|(id, _)| *id)
+        .collect();
+    assert!(!preferred_by_1.is_empty());
+    // Broker 1 is fenced and comes back: its partitions stay with broker 2.
+    node.heartbeat(1, epochs[0], true, false, node.next_offset());
+    node.commit();
+    let offset = node.next_offset();
+    node.heartbeat(1, epochs[0], false, false, offset);
+    node.commit();
+    for id in &preferred_by_1 {
+        assert_eq!(node.controller.image().topics.partition(&topic, *id).unwrap().leader, 2);
+    }
+    // ISR expansion (the broker caught up) through AlterPartition is the broker's job; do it.
+    for id in &preferred_by_1 {
+        let p = node.controller.latest().topics.partition(&topic, *id).unwrap().clone();
+        let mut isr = p.isr.clone();
+        if !isr.contains(&1) {
+            isr.push(1);
+        }
+        let data = kafka_protocol::messages::alter_partition_request::PartitionData::default()
+            .with_partition_index(*id)
+            .with_leader_epoch(p.leader_epoch)
+            .with_partition_epoch(p.partition_epoch)
+            .with_new_isr_with_epochs(
+                isr.iter()
+                    .map(|b| kafka_protocol::messages::alter_partition_request::BrokerState::default().with_broker_id((*b).into()).with_broker_epoch(-1))
+                    .collect(),
+            );
+        let request = kafka_protocol::messages::AlterPartitionRequest::default()
+            .with_broker_id(2.into())
+            .with_broker_epoch(epochs[1])
+            .with_topics(vec![kafka_protocol::messages::alter_partition_request::TopicData::default()
+                .with_topic_id(topic)
+                .with_partitions(vec![data])]);
+        node.request(3, ControllerRequest::AlterPartition(request));
+    }
+    node.commit();
+    // Keep sessions alive until the five-minute check.
+    let activation = 1_000;
+    while node.now_ms < activation + 300_000 {
+        node.now_ms += 2_000;
+        for (id, epoch) in [(1, epochs[0]), (2, epochs[1])] {
+            let offset = node.next_offset();
+            node.heartbeat(id, epoch, false, false, offset);
+        }
+        node.poll_until_idle();
+        node.commit();
+    }
+    for id in &preferred_by_1 {
+        let p = node.controller.image().topics.partition(&topic, *id).unwrap();
+        assert_eq!(p.leader, 1, "partition {id} back on its preferred leader: {p:?}");
+    }
+    assert_eq!(node.controller.image().topics.imbalanced_partitions().count(), 0);
+}
+
+#[test]
+fn unclean_election_check_elects_out_of_sync_replicas_when_the_topic_allows_it() {
+    use kraftwerk_records::metadata::ConfigRecord;
+    let mut node = TestNode::active(MetadataVersion::V3_9_IV0);
+    let epochs = node.add_brokers(&[1, 2]);
+    let topic = node.create_topic("u", 1, 2);
+    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    let (leader, other) = (p.leader, if p.leader == 1 { 2 } else { 1 });
+    let epoch_of = |b: i32| epochs[(b - 1) as usize];
+    // Shrink the ISR to the leader, then fence the leader: the partition goes offline.
+    let data = kafka_protocol::messages::alter_partition_request::PartitionData::default()
+        .with_partition_index(0)
+        .with_leader_epoch(p.leader_epoch)
+        .with_partition_epoch(p.partition_epoch)
+        .with_new_isr_with_epochs(vec![kafka_protocol::messages::alter_partition_request::BrokerState::default()
+            .with_broker_id(leader.into())
+            .with_broker_epoch(-1)]);
+    let request = kafka_protocol::messages::AlterPartitionRequest::default()
+        .with_broker_id(leader.into())
+        .with_broker_epoch(epoch_of(leader))
+        .with_topics(vec![kafka_protocol::messages::alter_partition_request::TopicData::default()
+            .with_topic_id(topic)
+            .with_partitions(vec![data])]);
+    node.request(3, ControllerRequest::AlterPartition(request));
+    node.heartbeat(leader, epoch_of(leader), true, false, node.next_offset());
+    node.commit();
+    assert_eq!(node.controller.image().topics.partition(&topic, 0).unwrap().leader, NO_LEADER);
+    // Allow unclean elections for the topic.
+    let config = ConfigRecord {
+        resource_type: 2,
+        resource_name: "u".into(),
+        name: "unclean.leader.election.enable".into(),
+        value: Some("true".into()),
+        ..Default::default()
+    };
+    node.append(&crate::controller::ControllerResult::of(vec![ApiMessageAndVersion::new(config, 0)], ()));
+    node.commit();
+    while node.now_ms < 1_000 + 300_000 {
+        node.now_ms += 2_000;
+        let offset = node.next_offset();
+        node.heartbeat(other, epoch_of(other), false, false, offset);
+        node.poll_until_idle();
+        node.commit();
+    }
+    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    assert_eq!((p.leader, p.isr.clone()), (other, vec![other]));
+    assert_eq!(p.leader_recovery_state, crate::image::partition::LeaderRecoveryState::Recovering);
+}
