@@ -99,8 +99,6 @@ pub enum NodeError {
 struct Pending {
     /// Exclusive offset that must be committed and replayed before answering.
     wait_offset: i64,
-    /// Epoch the request was handled in; a later deactivation fails it.
-    epoch: i32,
     token: RequestToken,
     response: ControllerResponse,
     /// The request had records of its own (else it only waited for earlier writes).
@@ -262,12 +260,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     /// Appends a controller result and replays it speculatively; queues the response until the
     /// records commit.
     fn write(&mut self, now_ms: u64, result: ControllerResult<ControllerResponse>, token: Option<(RequestToken, &'static str)>) -> Result<(), NodeError> {
-        let epoch = self.active_epoch.unwrap_or(-1);
+        let _epoch = self.active_epoch.unwrap_or(-1);
         let ControllerResult { records, atomic, response } = result;
         if records.is_empty() {
             if let Some((token, kind)) = token {
                 let wait_offset = self.raft.next_offset().unwrap_or(self.replayed_end_offset);
-                self.pending.push_back(Pending { wait_offset, epoch, token, response, wrote: false, request_kind: kind });
+                self.pending.push_back(Pending { wait_offset, token, response, wrote: false, request_kind: kind });
             }
             return Ok(());
         }
@@ -300,7 +298,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 .map_err(|source| NodeError::Replay { offset: first, source })?;
         }
         if let Some((token, kind)) = token {
-            self.pending.push_back(Pending { wait_offset: last_offset + 1, epoch, token, response, wrote: true, request_kind: kind });
+            self.pending.push_back(Pending { wait_offset: last_offset + 1, token, response, wrote: true, request_kind: kind });
         }
         Ok(())
     }

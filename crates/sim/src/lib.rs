@@ -5,9 +5,11 @@
 //! Modelled on Kafka's `RaftEventSimulationTest` and TigerBeetle's VOPR.
 
 pub mod invariants;
+pub mod node_cluster;
 pub mod network;
 pub mod raft_cluster;
 pub mod scheduler;
+pub mod workload;
 
 /// Seeds to run: `SIM_SEED=<n>` runs one seed, else `SIM_SEEDS=<count>` seeds starting at
 /// `SIM_SEED_START` (default 1), else `default_count`.

@@ -23,7 +23,7 @@ use crate::scheduler::Scheduler;
 
 /// The request versions a simulated node "negotiated"; the core must produce the right content
 /// for each (e.g. NodeEndpoints only from Fetch v17).
-fn api_version_for(request: &RaftRequest, rng: &mut SmallRng) -> i16 {
+pub fn api_version_for(request: &RaftRequest, rng: &mut SmallRng) -> i16 {
     match request {
         RaftRequest::Fetch(_) => [13, 15, 16, 17, 18][rng.gen_range(0..5)],
         RaftRequest::Vote(_) | RaftRequest::BeginQuorumEpoch(_) | RaftRequest::EndQuorumEpoch(_) => rng.gen_range(0..=1),
