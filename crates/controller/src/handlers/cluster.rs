@@ -178,9 +178,7 @@ pub fn register_broker(
         _ => {
             let stored_epoch = existing.map_or(-2, |e| e.epoch);
             let clean = ctx.api_version >= 3 && stored_epoch == request.previous_broker_epoch;
-            if existing.is_some() {
-                LeaderIsrUpdater { image, config }.broker_shutdown(broker_id, clean, &mut records);
-            }
+            LeaderIsrUpdater { image, config }.broker_shutdown(broker_id, clean, &mut records);
             record.broker_epoch = ctx.next_offset;
             record.fenced = true;
             heartbeats.forget_other_epochs(broker_id, ctx.next_offset);

@@ -43,9 +43,8 @@ fn whole_request_error(request: &CreateTopicsRequest, error: ApiError) -> Create
         .with_topics(request.topics.iter().map(|t| topic_result(t.name.as_str(), &error)).collect())
 }
 
-fn validate_total_partitions(request: &CreateTopicsRequest, default_num_partitions: i32) -> Result<(), ApiError> {
-    let total: i64 = request
-        .topics
+fn validate_total_partitions(topics: &[&CreatableTopic], default_num_partitions: i32) -> Result<(), ApiError> {
+    let total: i64 = topics
         .iter()
         .map(|t| {
             if !t.assignments.is_empty() {
@@ -111,7 +110,7 @@ pub fn create_topics(
     let mut results: Vec<CreatableTopicResult> = Vec::new();
     let mut records: Vec<ApiMessageAndVersion> = Vec::new();
     if !effective.is_empty() {
-        if let Err(error) = validate_total_partitions(request, config.default_num_partitions) {
+        if let Err(error) = validate_total_partitions(&effective, config.default_num_partitions) {
             return ControllerResult::of(Vec::new(), whole_request_error(request, error));
         }
         for topic in &effective {

@@ -438,3 +438,62 @@ fn unclean_election_check_elects_out_of_sync_replicas_when_the_topic_allows_it()
     assert_eq!((p.leader, p.isr.clone()), (other, vec![other]));
     assert_eq!(p.leader_recovery_state, crate::image::partition::LeaderRecoveryState::Recovering);
 }
+
+/// KIP-966 unclean-shutdown handling on registration (Kafka 4.1.2 `handleBrokerShutdown`): a
+/// broker that restarts without a clean shutdown (PreviousBrokerEpoch ≠ its registered epoch)
+/// leaves every ELR; a clean restart keeps its ELR membership.
+#[test]
+fn re_registration_after_unclean_shutdown_leaves_the_elr() {
+    use kraftwerk_records::metadata::ConfigRecord;
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epochs = node.add_brokers(&[1, 2, 3]);
+    let mut request = crate::testing::create_topics(&[("elr", 1, 3)]);
+    request.topics[0].configs = vec![kafka_protocol::messages::create_topics_request::CreatableTopicConfig::default()
+        .with_name("min.insync.replicas".into())
+        .with_value(Some("3".into()))];
+    let (_, records) = node.request(7, ControllerRequest::CreateTopics(request));
+    assert!(records.iter().any(|r| matches!(&r.record, MetadataRecord::Config(ConfigRecord { name, .. }) if name == "min.insync.replicas")));
+    node.commit();
+    let topic = node.controller.image().topics.get_by_name("elr").unwrap().id;
+    let leader = node.controller.image().topics.partition(&topic, 0).unwrap().leader;
+    let others: Vec<i32> = [1, 2, 3].into_iter().filter(|b| *b != leader).collect();
+    // Both followers are fenced: the ISR drops below min ISR 3, so they move to the ELR.
+    for b in &others {
+        let offset = node.next_offset();
+        node.heartbeat(*b, epochs[(*b - 1) as usize], true, false, offset);
+    }
+    node.commit();
+    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    assert_eq!(p.isr, vec![leader]);
+    let mut elr = p.elr.clone();
+    elr.sort_unstable();
+    assert_eq!(elr, others);
+    // Let the fenced brokers' sessions lapse while the leader keeps heartbeating.
+    for _ in 0..6 {
+        node.now_ms += 2_000;
+        let offset = node.next_offset();
+        node.heartbeat(leader, epochs[(leader - 1) as usize], false, false, offset);
+        node.poll_until_idle();
+        node.commit();
+    }
+    // Unclean restart of the first follower: it leaves the ELR before re-registering.
+    let unclean = others[0];
+    let mut request = registration(unclean, Uuid::from_u64_pair(50, 50));
+    request.previous_broker_epoch = -1;
+    let (response, records) = register(&mut node, request);
+    assert_eq!(response.error_code, 0);
+    assert!(matches!(&records[0].record, MetadataRecord::PartitionChange(c) if c.eligible_leader_replicas == Some(vec![others[1]])), "{records:?}");
+    assert!(matches!(records.last().unwrap().record, MetadataRecord::RegisterBroker(_)));
+    node.commit();
+    // Clean restart of the second: PreviousBrokerEpoch matches, it stays in the ELR.
+    let clean = others[1];
+    let mut request = registration(clean, Uuid::from_u64_pair(60, 60));
+    request.previous_broker_epoch = epochs[(clean - 1) as usize];
+    let (response, records) = register(&mut node, request);
+    assert_eq!(response.error_code, 0);
+    assert_eq!(records.len(), 1, "{records:?}");
+    node.commit();
+    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    assert_eq!(p.elr, vec![clean]);
+    node.controller.image().check_invariants().unwrap();
+}
