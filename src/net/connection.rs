@@ -68,7 +68,15 @@ enum Close {
 impl Close {
     /// Normal ends are logged at debug; everything else is worth a warning.
     fn is_normal(&self) -> bool {
-        matches!(self, Close::PeerClosed | Close::Idle(_) | Close::Shutdown)
+        use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+        match self {
+            Close::PeerClosed | Close::Idle(_) | Close::Shutdown => true,
+            Close::Io(e) => matches!(
+                e.kind(),
+                BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof
+            ),
+            _ => false,
+        }
     }
 }
 

@@ -114,7 +114,6 @@ fn versions(api_key: ApiKey) -> std::ops::RangeInclusive<i16> {
 macro_rules! round_trip_tests {
     ($($test:ident: $api:ident, $request:ty, $response:ty;)*) => {
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(64))]
             $(
                 #[test]
                 fn $test(seed in any::<u64>()) {
