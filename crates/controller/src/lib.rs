@@ -1,4 +1,40 @@
-//! kraftwerk's KRaft controller state machine (being written).
+//! kraftwerk's KRaft controller state machine: the metadata image, `replay`, and the
+//! controller RPC handlers, without I/O (no sockets, files, clock or global RNG).
+//!
+//! Follows Apache Kafka 4.1.2's `QuorumController` and its `*ControlManager`s: every request
+//! becomes `(records, response)` ([`controller::ControllerResult`]); records change state only
+//! through [`replay::replay`], which the active controller, standbys and snapshot loading share.
+//!
+//! # Public API (used by the node, `node.rs`)
+//!
+//! * [`controller::Controller`] — committed image plus speculative images:
+//!   [`new`](controller::Controller::new), [`replay_committed`](controller::Controller::replay_committed),
+//!   [`replay_uncommitted`](controller::Controller::replay_uncommitted),
+//!   [`activate`](controller::Controller::activate) / [`deactivate`](controller::Controller::deactivate),
+//!   [`handle`](controller::Controller::handle), [`poll`](controller::Controller::poll) (bootstrap,
+//!   session-expiry fencing, NoOps), [`next_deadline_ms`](controller::Controller::next_deadline_ms),
+//!   [`not_controller_response`](controller::Controller::not_controller_response),
+//!   [`describe_cluster`](controller::Controller::describe_cluster), [`image`](controller::Controller::image),
+//!   [`latest`](controller::Controller::latest), [`last_committed_offset`](controller::Controller::last_committed_offset).
+//!   The module docs of [`controller`] state the contract (append at `next_offset`, replay before
+//!   the next call, answer after commit) and how "empty log" is decided for bootstrap.
+//! * [`controller::ControllerConfig`], [`controller::RequestContext`],
+//!   [`controller::ControllerRequest`] / [`controller::ControllerResponse`] (one variant per API),
+//!   [`controller::MAX_RECORDS_PER_BATCH`].
+//! * [`image::MetadataImage`] — features, cluster, topics (with broker → partition indexes),
+//!   configs, producer ids, and the records kept for snapshots (ACLs, quotas, SCRAM, delegation
+//!   tokens); [`image::MetadataImage::write_records`] writes it back as records.
+//! * [`error::ReplayError`] — a record that contradicts the image (fatal on the active
+//!   controller).
+//!
+//! # Modules
+//!
+//! * [`image`], [`replay`], [`mod@write`]: state, its only mutation, and its snapshot form.
+//! * [`handlers`]: one module per concern (cluster lifecycle, leader/ISR updates, topics,
+//!   partitions, producer ids); pure functions of (image, request).
+//! * [`partition_change`] (`PartitionChangeBuilder` incl. ELR), [`placement`]
+//!   (`StripedReplicaPlacer`), [`heartbeat`] (sessions and the broker state machine),
+//!   [`topic_name`], [`topic_configs`], [`ids`], [`java_order`].
 
 pub mod controller;
 pub mod error;
@@ -18,3 +54,10 @@ mod tests;
 pub mod topic_configs;
 pub mod topic_name;
 pub mod write;
+
+pub use controller::{
+    Controller, ControllerConfig, ControllerRequest, ControllerResponse, ControllerResult, RequestContext,
+    MAX_RECORDS_PER_BATCH,
+};
+pub use error::{ApiError, ReplayError};
+pub use image::MetadataImage;
