@@ -183,19 +183,6 @@ pub enum ResponseDecodeError {
     },
 }
 
-/// Reads the api key, version and correlation id at the front of a request without consuming it.
-/// Returns `None` if fewer than 8 bytes are present.
-pub fn peek_request_prefix(frame: &[u8]) -> Option<(i16, i16, i32)> {
-    if frame.len() < 8 {
-        return None;
-    }
-    Some((
-        i16::from_be_bytes([frame[0], frame[1]]),
-        i16::from_be_bytes([frame[2], frame[3]]),
-        i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]),
-    ))
-}
-
 /// Decodes a request header from the front of `payload` (advancing it), choosing the header
 /// version from the api key and version in its first four bytes.
 pub fn decode_request_header(
