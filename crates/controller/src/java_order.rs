@@ -82,9 +82,66 @@ impl Default for JavaIntHashSet {
     }
 }
 
+/// `String.hashCode`: `s[0]*31^(n-1) + … + s[n-1]` over UTF-16 code units, wrapping.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// The iteration order of a `new HashMap<String, _>()` after putting `keys` in order: the
+/// distinct keys (first occurrence kept), ordered as Java iterates them.
+pub fn java_string_map_order<'a>(keys: &[&'a str]) -> Vec<&'a str> {
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut capacity = DEFAULT_CAPACITY;
+    for key in keys {
+        if !distinct.contains(key) {
+            distinct.push(key);
+            if distinct.len() > capacity / 4 * 3 {
+                capacity *= 2;
+            }
+        }
+    }
+    let bucket = |key: &str| {
+        let h = java_string_hash(key) as u32;
+        ((h ^ (h >> 16)) as usize) & (capacity - 1)
+    };
+    let mut order: Vec<(usize, usize, &str)> = distinct.iter().enumerate().map(|(i, k)| (bucket(k), i, *k)).collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, _, k)| k).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Printed by Java 17: "retention.ms".hashCode(), "cleanup.policy".hashCode(), and the
+    // keySet() order of a HashMap after putting STRING_KEYS in order.
+    const RETENTION_MS_HASH: i32 = -1339220362;
+    const CLEANUP_POLICY_HASH: i32 = -537988164;
+    const STRING_KEYS: [&str; 15] = [
+        "retention.ms", "cleanup.policy", "min.insync.replicas", "segment.bytes", "max.message.bytes",
+        "compression.type", "unclean.leader.election.enable", "segment.ms", "retention.bytes", "flush.ms",
+        "index.interval.bytes", "preallocate", "message.timestamp.type", "delete.retention.ms", "éx",
+    ];
+    const STRING_KEYS_JAVA_ORDER: [&str; 15] = [
+        "compression.type", "max.message.bytes", "message.timestamp.type", "min.insync.replicas", "preallocate",
+        "index.interval.bytes", "unclean.leader.election.enable", "retention.bytes", "delete.retention.ms", "éx",
+        "cleanup.policy", "flush.ms", "retention.ms", "segment.bytes", "segment.ms",
+    ];
+
+    #[test]
+    fn string_hash_matches_java() {
+        // "retention.ms".hashCode() and "cleanup.policy".hashCode() printed by Java.
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("a"), 97);
+        assert_eq!(java_string_hash("retention.ms"), RETENTION_MS_HASH);
+        assert_eq!(java_string_hash("cleanup.policy"), CLEANUP_POLICY_HASH);
+        assert_eq!(java_string_hash("éx"), 7343);
+    }
+
+    #[test]
+    fn string_map_order_matches_java() {
+        assert_eq!(java_string_map_order(&STRING_KEYS), STRING_KEYS_JAVA_ORDER.to_vec());
+    }
 
     #[test]
     fn small_ids_iterate_in_ascending_order() {

@@ -10,7 +10,7 @@ use kafka_protocol::messages::create_topics_response::{CreatableTopicConfigs, Cr
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_records::metadata::{ApiMessageAndVersion, ConfigRecord, RemoveTopicRecord, TopicRecord};
+use kraftwerk_records::metadata::{ApiMessageAndVersion, ClearElrRecord, ConfigRecord, RemoveTopicRecord, TopicRecord};
 use rand::rngs::StdRng;
 use uuid::Uuid;
 
@@ -20,11 +20,15 @@ use crate::error::ApiError;
 use crate::ids::{random_topic_id, ZERO_UUID};
 use crate::image::configs::resource_type;
 use crate::image::partition::{LeaderRecoveryState, PartitionRegistration};
-use crate::image::MetadataImage;
+use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
+use crate::java_order::java_string_map_order;
 use crate::placement;
 use crate::topic_configs::{effective_topic_configs, topic_config, validate_topic_config};
 use crate::topic_name::{self, CLUSTER_METADATA_TOPIC_NAME};
 use crate::write::partition_record;
+
+/// Longest config value, in UTF-16 code units (`ConfigurationControlManager`).
+pub const MAX_CONFIG_VALUE_LENGTH: usize = 32_767;
 
 /// Most partitions one CreateTopics request may create (`validateTotalNumberOfPartitions`).
 pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
@@ -178,15 +182,29 @@ fn create_topic(
             format!("Null value not supported for topic configs: {}", null_configs.join(",")),
         ));
     }
+    // Java collects the configs in a HashMap (last value wins) and writes the ConfigRecords in
+    // its iteration order.
     let mut creation_configs: BTreeMap<String, String> = BTreeMap::new();
-    let mut config_keys: Vec<String> = Vec::new();
     for c in &topic.configs {
-        let key = c.name.to_string();
-        let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
-        validate_topic_config(&key, &value).map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
-        if creation_configs.insert(key.clone(), value).is_none() {
-            config_keys.push(key);
+        creation_configs.insert(c.name.to_string(), c.value.as_ref().map(|v| v.to_string()).unwrap_or_default());
+    }
+    let request_keys: Vec<&str> = topic.configs.iter().map(|c| c.name.as_str()).collect();
+    let config_keys: Vec<String> = java_string_map_order(&request_keys).into_iter().map(str::to_owned).collect();
+    for key in &config_keys {
+        if creation_configs[key].encode_utf16().count() > MAX_CONFIG_VALUE_LENGTH {
+            return Err(ApiError::new(
+                ResponseError::InvalidConfig,
+                "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.",
+            ));
         }
+    }
+    for key in &config_keys {
+        if topic_config(key).is_none() {
+            return Err(ApiError::new(ResponseError::InvalidConfig, format!("Unknown topic config name: {key}")));
+        }
+    }
+    for key in &config_keys {
+        validate_topic_config(key, &creation_configs[key]).map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
     }
 
     let partitions = if !topic.assignments.is_empty() {
@@ -210,6 +228,10 @@ fn create_topic(
             },
             0,
         ));
+    }
+    // Setting min.insync.replicas clears the topic's ELRs (`createClearElrRecordsAsNeeded`).
+    if image.features.is_elr_enabled() && creation_configs.contains_key(MIN_INSYNC_REPLICAS_CONFIG) {
+        records.push(ApiMessageAndVersion::new(ClearElrRecord { topic_name: name.to_owned(), ..Default::default() }, 0));
     }
     for (partition_id, registration) in partitions.iter().enumerate() {
         records.push(partition_record(topic_id, partition_id as i32, registration, mv));

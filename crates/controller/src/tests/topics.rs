@@ -282,3 +282,41 @@ fn delete_topics_by_name_and_id() {
     assert!(records.is_empty());
     assert_eq!(response.responses[0].error_message.as_deref(), Some("Duplicate topic name."));
 }
+
+#[test]
+fn min_isr_config_clears_elr_when_elr_is_enabled_and_configs_follow_java_map_order() {
+    for (mv, expect_clear) in [(MetadataVersion::V4_1_IV1, true), (MetadataVersion::V3_9_IV0, false)] {
+        let mut node = TestNode::active(mv);
+        node.add_brokers(&[1]);
+        let mut request = create_topics(&[("m", 1, 1)]);
+        request.topics[0].configs = ["retention.ms", "cleanup.policy", "min.insync.replicas"]
+            .iter()
+            .map(|k| CreatableTopicConfig::default().with_name(StrBytes::from_static_str(k)).with_value(Some(StrBytes::from_static_str(if *k == "cleanup.policy" { "compact" } else { "1" }))))
+            .collect();
+        let (response, records) = create(&mut node, request);
+        assert_eq!(response.topics[0].error_code, 0);
+        let kinds: Vec<String> = records
+            .iter()
+            .map(|r| match &r.record {
+                MetadataRecord::Config(c) => c.name.clone(),
+                other => other.name().to_owned(),
+            })
+            .collect();
+        // java.util.HashMap order of the three keys, as Java 17 prints it.
+        let mut expected = vec!["TopicRecord".to_owned(), "cleanup.policy".into(), "min.insync.replicas".into(), "retention.ms".into()];
+        if expect_clear {
+            expected.push("ClearElrRecord".into());
+        }
+        expected.push("PartitionRecord".into());
+        assert_eq!(kinds, expected, "{mv}");
+    }
+    // Oversized values are refused.
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    node.add_brokers(&[1]);
+    let mut request = create_topics(&[("big", 1, 1)]);
+    request.topics[0].configs = vec![CreatableTopicConfig::default()
+        .with_name(StrBytes::from_static_str("cleanup.policy"))
+        .with_value(Some(StrBytes::from_string("x".repeat(32_768))))];
+    let (response, _) = create(&mut node, request);
+    assert_eq!(response.topics[0].error_code, 40);
+}
