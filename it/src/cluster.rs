@@ -473,14 +473,14 @@ fn render_props(n: &Node, voters: &str, spec: &ClusterSpec) -> String {
     let _ = writeln!(s, "controller.quorum.voters={voters}");
     let _ = writeln!(s, "controller.listener.names=CONTROLLER");
     match n.role {
-        Role::Controller(kind) => {
+        Role::Controller(_) => {
+            // The same file for kraftwerk and Java: kraftwerk reads Kafka's keys (and ignores
+            // the ones it has no use for), so either can run any slot.
             let _ = writeln!(s, "process.roles=controller");
             let _ = writeln!(s, "listeners=CONTROLLER://{}", n.addr());
+            let _ = writeln!(s, "listener.security.protocol.map=CONTROLLER:PLAINTEXT");
             let _ = writeln!(s, "metadata.log.dir={data}");
-            if kind == ControllerKind::Java {
-                let _ = writeln!(s, "listener.security.protocol.map=CONTROLLER:PLAINTEXT");
-                let _ = writeln!(s, "log.dirs={data}");
-            }
+            let _ = writeln!(s, "log.dirs={data}");
             for (k, v) in &spec.controller_props {
                 let _ = writeln!(s, "{k}={v}");
             }

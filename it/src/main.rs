@@ -95,6 +95,7 @@ fn run(name: &str, cli: &Cli) -> Result<()> {
         .unwrap_or(scenario.deadline);
     // The demo stops gracefully on Ctrl-C (brokers first), which can take a while.
     let force_after = if name == "demo" { Duration::from_secs(90) } else { Duration::from_secs(20) };
+    report::set_keep(name == "demo");
     procs::install_signal_handlers(force_after)?;
     if deadline != Duration::MAX {
         report::start_watchdog(deadline);

@@ -13,9 +13,10 @@ use crate::{procs, util};
 struct RunInfo {
     scenario: String,
     work_dir: Option<PathBuf>,
+    keep: bool,
 }
 
-static RUN: Mutex<RunInfo> = Mutex::new(RunInfo { scenario: String::new(), work_dir: None });
+static RUN: Mutex<RunInfo> = Mutex::new(RunInfo { scenario: String::new(), work_dir: None, keep: false });
 static FINISHED: AtomicBool = AtomicBool::new(false);
 
 /// Records the scenario name (for the result line).
@@ -26,6 +27,15 @@ pub fn set_scenario(name: &str) {
 /// Records the work directory (kept and printed on failure).
 pub fn set_work_dir(dir: PathBuf) {
     RUN.lock().unwrap_or_else(|e| e.into_inner()).work_dir = Some(dir);
+}
+
+/// Keeps the work dir also on PASS (the demo: its logs are what the user looks at).
+pub fn set_keep(keep: bool) {
+    RUN.lock().unwrap_or_else(|e| e.into_inner()).keep = keep;
+}
+
+fn keep() -> bool {
+    RUN.lock().unwrap_or_else(|e| e.into_inner()).keep || std::env::var("IT_KEEP").map(|v| v == "1").unwrap_or(false)
 }
 
 fn scenario() -> String {
@@ -92,8 +102,8 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
                 }
             }
             if let Some(dir) = work_dir() {
-                if std::env::var("IT_KEEP").map(|v| v == "1").unwrap_or(false) {
-                    println!("work dir kept (IT_KEEP=1): {}", dir.display());
+                if keep() {
+                    println!("work dir kept: {}", dir.display());
                 } else if std::fs::remove_dir_all(&dir).is_ok() {
                     println!("work dir removed: {} (IT_KEEP=1 keeps it)", dir.display());
                 }
