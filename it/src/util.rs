@@ -81,19 +81,34 @@ pub fn one_line(s: &str, max: usize) -> String {
 static PORTS: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
 
 /// A TCP port on 127.0.0.1 that was free a moment ago and that this run has not handed out
-/// before. (The kernel may still give it to someone else before our process binds it; with
-/// ephemeral ports that race is rare enough for tests.)
+/// before. Ports come from below the kernel's ephemeral range
+/// (`/proc/sys/net/ipv4/ip_local_port_range`), so the client sockets of the many tool JVMs
+/// cannot take a node's port while it is down between a kill and a restart.
 pub fn free_port() -> Result<u16> {
+    let low = ephemeral_low();
+    let (from, to) = if low > 12_000 { (10_000u16, low - 1) } else { (low.max(1024), low.max(1024) + 10_000) };
     let mut guard = PORTS.lock().unwrap();
     let used = guard.get_or_insert_with(HashSet::new);
-    for _ in 0..100 {
-        let l = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0")?;
-        let port = l.local_addr()?.port();
-        if used.insert(port) {
+    for _ in 0..1000 {
+        let r = random_bytes(2)?;
+        let port = from + (u16::from_le_bytes([r[0], r[1]]) % (to - from));
+        if used.contains(&port) {
+            continue;
+        }
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            used.insert(port);
             return Ok(port);
         }
     }
-    bail!("could not find a free port on 127.0.0.1")
+    bail!("could not find a free port on 127.0.0.1 in {from}..{to}")
+}
+
+/// The first port of the kernel's ephemeral range (32768 when unreadable).
+fn ephemeral_low() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u16>().ok()))
+        .unwrap_or(32768)
 }
 
 /// `n` bytes from the kernel's CSPRNG.
@@ -234,10 +249,14 @@ mod tests {
     }
 
     #[test]
-    fn free_ports_are_distinct() {
-        let a = free_port().unwrap();
-        let b = free_port().unwrap();
-        assert_ne!(a, b);
+    fn free_ports_are_distinct_bindable_and_not_ephemeral() {
+        let ports: Vec<u16> = (0..20).map(|_| free_port().unwrap()).collect();
+        let set: HashSet<u16> = ports.iter().copied().collect();
+        assert_eq!(set.len(), ports.len());
+        for p in ports {
+            assert!(p >= 1024 && (p < ephemeral_low() || ephemeral_low() <= 12_000), "{p}");
+            TcpListener::bind(("127.0.0.1", p)).unwrap();
+        }
     }
 
     #[test]
