@@ -295,13 +295,13 @@ fn client_decodes_the_kip_511_fallback_at_v0() {
     assert_eq!(decoded, ResponseKind::ApiVersions(fallback));
 }
 
-/// kafka-protocol 0.18 sizes `Vec::with_capacity` from the array length on the wire before
-/// reading any element (upstream kafka-protocol-rs PRs #152, #161, #200, unmerged in 0.18.0):
-/// this 21-byte Vote request claiming u32::MAX - 1 topics makes the allocator abort the whole
-/// process ("memory allocation of 343597383520 bytes failed"). Run it once the crate is patched
-/// to bound the capacity by the bytes remaining; it must then be an ordinary decode error.
+/// kafka-protocol 0.18.0 sized `Vec::with_capacity` from the array length on the wire before
+/// reading any element (upstream kafka-protocol-rs PRs #152, #161, #200): this 21-byte Vote
+/// request claiming u32::MAX - 1 topics made the allocator abort the whole process ("memory
+/// allocation of 343597383520 bytes failed"). The vendored, patched crate
+/// (`vendor/kafka-protocol`) bounds the reservation by the bytes remaining, so it is an ordinary
+/// decode error that closes one connection.
 #[test]
-#[ignore = "aborts the test process until kafka-protocol bounds array pre-allocation"]
 fn huge_array_length_is_a_decode_error_not_an_abort() {
     let table = ApiTable::new([(ApiKey::Vote, 0, 2)]).unwrap();
     let mut payload = BytesMut::new();

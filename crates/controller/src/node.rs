@@ -121,7 +121,7 @@ pub struct NodeStatus {
     pub replayed_end_offset: i64,
     /// True if the controller is active.
     pub active: bool,
-    /// Finalized feature levels (metadata.version first).
+    /// Finalized feature levels: metadata.version first (if bootstrapped), then the others > 0.
     pub finalized_features: Vec<(String, i16)>,
 }
 
@@ -174,13 +174,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             log_end_offset: self.raft.log().end_offset().offset,
             replayed_end_offset: self.replayed_end_offset,
             active: self.controller.is_active(),
-            finalized_features: self
-                .controller
-                .image()
-                .features
-                .finalized()
-                .map(|(n, l)| (n.clone(), *l))
-                .collect(),
+            finalized_features: {
+                let features = &self.controller.image().features;
+                features
+                    .metadata_version()
+                    .map(|mv| (kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME.to_owned(), mv.feature_level()))
+                    .into_iter()
+                    .chain(features.finalized().map(|(n, l)| (n.clone(), *l)))
+                    .collect()
+            },
         }
     }
 

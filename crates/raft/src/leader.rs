@@ -132,7 +132,8 @@ impl LeaderState {
             return false;
         }
         if let Some(p) = self.voters.get_mut(&replica_id) {
-            p.directory_id = directory_id;
+            // Static voters (kraft.version 0) are keyed by id alone; like Java, DescribeQuorum
+            // reports no directory id for them.
             p.update_on_fetch(now_ms, fetch_offset, leader_end_offset);
             self.fetched_voters.insert(replica_id);
             self.maybe_update_high_watermark()

@@ -1,0 +1,166 @@
+//! The APIs this controller serves and the versions it advertises in ApiVersions, plus the
+//! conversions between the wire's `RequestKind`/`ResponseKind` and the node's request types.
+//!
+//! Only APIs with a handler, and only versions whose semantics are implemented, are listed
+//! (broker-controller-contract.md §2): e.g. Vote stops at v1 because pre-vote (v2, KIP-996) is
+//! not implemented, so Java peers fall back to plain elections.
+
+use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kraftwerk_controller::{ControllerRequest, ControllerResponse};
+use kraftwerk_raft::{RaftRequest, RaftResponse};
+
+use crate::wire::api_table::ApiTable;
+
+/// `(api, min version, max version)` served on the controller listener.
+pub const SERVED_APIS: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Fetch, 4, 18),
+    (ApiKey::CreateTopics, 2, 7),
+    (ApiKey::DeleteTopics, 1, 6),
+    (ApiKey::ApiVersions, 0, 4),
+    (ApiKey::Vote, 0, 1),
+    (ApiKey::BeginQuorumEpoch, 0, 1),
+    (ApiKey::EndQuorumEpoch, 0, 1),
+    (ApiKey::DescribeQuorum, 0, 2),
+    (ApiKey::AlterPartition, 2, 3),
+    (ApiKey::Envelope, 0, 0),
+    (ApiKey::FetchSnapshot, 0, 1),
+    (ApiKey::DescribeCluster, 0, 1),
+    (ApiKey::BrokerRegistration, 0, 4),
+    (ApiKey::BrokerHeartbeat, 0, 1),
+    (ApiKey::UnregisterBroker, 0, 0),
+    (ApiKey::AllocateProducerIds, 0, 0),
+    (ApiKey::ControllerRegistration, 0, 0),
+    (ApiKey::AssignReplicasToDirs, 0, 0),
+];
+
+/// The table advertised by the listener and used by the peer client.
+pub fn served_api_table() -> ApiTable {
+    ApiTable::new(SERVED_APIS.iter().copied()).expect("the served API table is valid")
+}
+
+/// A request routed to the node.
+pub enum Routed {
+    /// A Raft RPC.
+    Raft(RaftRequest),
+    /// A controller RPC.
+    Controller(ControllerRequest),
+}
+
+/// Routes a decoded request; `None` for APIs this node does not serve.
+pub fn route(request: RequestKind) -> Option<Routed> {
+    Some(match request {
+        RequestKind::Vote(r) => Routed::Raft(RaftRequest::Vote(r)),
+        RequestKind::BeginQuorumEpoch(r) => Routed::Raft(RaftRequest::BeginQuorumEpoch(r)),
+        RequestKind::EndQuorumEpoch(r) => Routed::Raft(RaftRequest::EndQuorumEpoch(r)),
+        RequestKind::Fetch(r) => Routed::Raft(RaftRequest::Fetch(r)),
+        RequestKind::FetchSnapshot(r) => Routed::Raft(RaftRequest::FetchSnapshot(r)),
+        RequestKind::DescribeQuorum(r) => Routed::Raft(RaftRequest::DescribeQuorum(r)),
+        RequestKind::BrokerRegistration(r) => Routed::Controller(ControllerRequest::BrokerRegistration(r)),
+        RequestKind::BrokerHeartbeat(r) => Routed::Controller(ControllerRequest::BrokerHeartbeat(r)),
+        RequestKind::CreateTopics(r) => Routed::Controller(ControllerRequest::CreateTopics(r)),
+        RequestKind::DeleteTopics(r) => Routed::Controller(ControllerRequest::DeleteTopics(r)),
+        RequestKind::AllocateProducerIds(r) => Routed::Controller(ControllerRequest::AllocateProducerIds(r)),
+        RequestKind::AlterPartition(r) => Routed::Controller(ControllerRequest::AlterPartition(r)),
+        RequestKind::AssignReplicasToDirs(r) => Routed::Controller(ControllerRequest::AssignReplicasToDirs(r)),
+        RequestKind::ControllerRegistration(r) => Routed::Controller(ControllerRequest::ControllerRegistration(r)),
+        RequestKind::DescribeCluster(r) => Routed::Controller(ControllerRequest::DescribeCluster(r)),
+        RequestKind::UnregisterBroker(r) => Routed::Controller(ControllerRequest::UnregisterBroker(r)),
+        _ => return None,
+    })
+}
+
+/// The wire form of a Raft request (for the peer client).
+pub fn raft_request_kind(request: RaftRequest) -> (ApiKey, RequestKind) {
+    match request {
+        RaftRequest::Vote(r) => (ApiKey::Vote, RequestKind::Vote(r)),
+        RaftRequest::BeginQuorumEpoch(r) => (ApiKey::BeginQuorumEpoch, RequestKind::BeginQuorumEpoch(r)),
+        RaftRequest::EndQuorumEpoch(r) => (ApiKey::EndQuorumEpoch, RequestKind::EndQuorumEpoch(r)),
+        RaftRequest::Fetch(r) => (ApiKey::Fetch, RequestKind::Fetch(r)),
+        RaftRequest::FetchSnapshot(r) => (ApiKey::FetchSnapshot, RequestKind::FetchSnapshot(r)),
+        RaftRequest::DescribeQuorum(r) => (ApiKey::DescribeQuorum, RequestKind::DescribeQuorum(r)),
+    }
+}
+
+/// A Raft response from the wire; `None` if the api does not match a Raft response.
+pub fn raft_response(response: ResponseKind) -> Option<RaftResponse> {
+    Some(match response {
+        ResponseKind::Vote(r) => RaftResponse::Vote(r),
+        ResponseKind::BeginQuorumEpoch(r) => RaftResponse::BeginQuorumEpoch(r),
+        ResponseKind::EndQuorumEpoch(r) => RaftResponse::EndQuorumEpoch(r),
+        ResponseKind::Fetch(r) => RaftResponse::Fetch(r),
+        ResponseKind::FetchSnapshot(r) => RaftResponse::FetchSnapshot(r),
+        ResponseKind::DescribeQuorum(r) => RaftResponse::DescribeQuorum(r),
+        _ => return None,
+    })
+}
+
+/// The wire form of a Raft response.
+pub fn raft_response_kind(response: RaftResponse) -> ResponseKind {
+    match response {
+        RaftResponse::Vote(r) => ResponseKind::Vote(r),
+        RaftResponse::BeginQuorumEpoch(r) => ResponseKind::BeginQuorumEpoch(r),
+        RaftResponse::EndQuorumEpoch(r) => ResponseKind::EndQuorumEpoch(r),
+        RaftResponse::Fetch(r) => ResponseKind::Fetch(r),
+        RaftResponse::FetchSnapshot(r) => ResponseKind::FetchSnapshot(r),
+        RaftResponse::DescribeQuorum(r) => ResponseKind::DescribeQuorum(r),
+    }
+}
+
+/// The wire form of a controller response.
+pub fn controller_response_kind(response: ControllerResponse) -> ResponseKind {
+    match response {
+        ControllerResponse::BrokerRegistration(r) => ResponseKind::BrokerRegistration(r),
+        ControllerResponse::BrokerHeartbeat(r) => ResponseKind::BrokerHeartbeat(r),
+        ControllerResponse::CreateTopics(r) => ResponseKind::CreateTopics(r),
+        ControllerResponse::DeleteTopics(r) => ResponseKind::DeleteTopics(r),
+        ControllerResponse::AllocateProducerIds(r) => ResponseKind::AllocateProducerIds(r),
+        ControllerResponse::AlterPartition(r) => ResponseKind::AlterPartition(r),
+        ControllerResponse::AssignReplicasToDirs(r) => ResponseKind::AssignReplicasToDirs(r),
+        ControllerResponse::ControllerRegistration(r) => ResponseKind::ControllerRegistration(r),
+        ControllerResponse::DescribeCluster(r) => ResponseKind::DescribeCluster(r),
+        ControllerResponse::UnregisterBroker(r) => ResponseKind::UnregisterBroker(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default_request(api: ApiKey) -> RequestKind {
+        use kafka_protocol::messages::*;
+        match api {
+            ApiKey::Fetch => RequestKind::Fetch(FetchRequest::default()),
+            ApiKey::CreateTopics => RequestKind::CreateTopics(CreateTopicsRequest::default()),
+            ApiKey::DeleteTopics => RequestKind::DeleteTopics(DeleteTopicsRequest::default()),
+            ApiKey::Vote => RequestKind::Vote(VoteRequest::default()),
+            ApiKey::BeginQuorumEpoch => RequestKind::BeginQuorumEpoch(BeginQuorumEpochRequest::default()),
+            ApiKey::EndQuorumEpoch => RequestKind::EndQuorumEpoch(EndQuorumEpochRequest::default()),
+            ApiKey::DescribeQuorum => RequestKind::DescribeQuorum(DescribeQuorumRequest::default()),
+            ApiKey::AlterPartition => RequestKind::AlterPartition(AlterPartitionRequest::default()),
+            ApiKey::FetchSnapshot => RequestKind::FetchSnapshot(FetchSnapshotRequest::default()),
+            ApiKey::DescribeCluster => RequestKind::DescribeCluster(DescribeClusterRequest::default()),
+            ApiKey::BrokerRegistration => RequestKind::BrokerRegistration(BrokerRegistrationRequest::default()),
+            ApiKey::BrokerHeartbeat => RequestKind::BrokerHeartbeat(BrokerHeartbeatRequest::default()),
+            ApiKey::UnregisterBroker => RequestKind::UnregisterBroker(UnregisterBrokerRequest::default()),
+            ApiKey::AllocateProducerIds => RequestKind::AllocateProducerIds(AllocateProducerIdsRequest::default()),
+            ApiKey::ControllerRegistration => RequestKind::ControllerRegistration(ControllerRegistrationRequest::default()),
+            ApiKey::AssignReplicasToDirs => RequestKind::AssignReplicasToDirs(AssignReplicasToDirsRequest::default()),
+            other => panic!("{other:?} is advertised: add it here and give it a route"),
+        }
+    }
+
+    #[test]
+    fn every_served_api_except_apiversions_and_envelope_has_a_route() {
+        for &(api, _, _) in SERVED_APIS {
+            if matches!(api, ApiKey::ApiVersions | ApiKey::Envelope) {
+                continue;
+            }
+            assert!(route(default_request(api)).is_some(), "{api:?} is advertised but has no handler");
+        }
+    }
+
+    #[test]
+    fn pre_vote_is_not_advertised() {
+        assert_eq!(served_api_table().range(ApiKey::Vote).map(|r| r.max_version), Some(1));
+    }
+}

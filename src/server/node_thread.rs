@@ -1,0 +1,234 @@
+//! The thread that owns the node (Raft core + controller + log): one owner, no locks around
+//! state (Kafka runs its raft IO thread and controller event thread the same way).
+//!
+//! Network tasks hand it events over a bounded channel and get answers on oneshot channels; it
+//! hands outbound Raft requests to the peer dispatcher and publishes a status snapshot after
+//! every change. Disk writes (appends, fsync, `quorum-state`) happen on this thread, in the
+//! order the core demands, before any message that depends on them is released.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, NodeStatus, RequestToken};
+use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
+use kraftwerk_log::{FileQuorumStateStore, SegmentLog};
+use kraftwerk_raft::{InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure};
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{error, info, warn};
+
+/// The node type the server runs.
+pub type ServerNode = Node<SegmentLog, FileQuorumStateStore>;
+
+/// Most events queued for the node thread before callers see "overloaded".
+pub const NODE_QUEUE_CAPACITY: usize = 16_384;
+
+/// Something for the node thread to do.
+pub enum NodeEvent {
+    /// A Raft request from a peer, broker or tool.
+    RaftRequest {
+        /// Version it came at.
+        api_version: i16,
+        /// The request.
+        request: RaftRequest,
+        /// Where the answer goes.
+        reply: oneshot::Sender<RaftResponse>,
+    },
+    /// The answer to a Raft request this node sent.
+    RaftResponse {
+        /// Id of the request.
+        id: OutboundId,
+        /// The answer.
+        response: RaftResponse,
+    },
+    /// A Raft request this node sent failed.
+    RaftSendFailed {
+        /// Id of the request.
+        id: OutboundId,
+        /// Why.
+        failure: SendFailure,
+    },
+    /// A controller request.
+    ControllerRequest {
+        /// Request metadata (version, client id, listener).
+        ctx: RequestContext,
+        /// The request.
+        request: ControllerRequest,
+        /// Where the answer goes.
+        reply: oneshot::Sender<ControllerResponse>,
+    },
+    /// Graceful shutdown: resign if leader, then stop.
+    Shutdown,
+}
+
+/// An outbound Raft request for the peer dispatcher.
+#[derive(Debug)]
+pub struct OutboundRaft {
+    /// Core's id for the request.
+    pub id: OutboundId,
+    /// Destination node id.
+    pub destination: i32,
+    /// The request.
+    pub request: RaftRequest,
+}
+
+/// Handle for submitting events to the node thread.
+#[derive(Clone)]
+pub struct NodeHandle {
+    tx: SyncSender<NodeEvent>,
+}
+
+/// The node thread is gone or its queue is full.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    /// The queue is full: the node is overloaded.
+    #[error("node queue full")]
+    Overloaded,
+    /// The node stopped.
+    #[error("node stopped")]
+    Stopped,
+}
+
+impl NodeHandle {
+    /// Queues an event without blocking.
+    pub fn submit(&self, event: NodeEvent) -> Result<(), SubmitError> {
+        self.tx.try_send(event).map_err(|e| match e {
+            TrySendError::Full(_) => SubmitError::Overloaded,
+            TrySendError::Disconnected(_) => SubmitError::Stopped,
+        })
+    }
+}
+
+/// Creates the channel the node thread reads from.
+pub fn channel() -> (NodeHandle, Receiver<NodeEvent>) {
+    let (tx, rx) = std::sync::mpsc::sync_channel(NODE_QUEUE_CAPACITY);
+    (NodeHandle { tx }, rx)
+}
+
+/// How the node thread ended.
+#[derive(Debug)]
+pub enum NodeExit {
+    /// Graceful shutdown completed.
+    Clean,
+    /// A fatal error (storage failure, broken invariant): the process must exit non-zero.
+    Fatal(String),
+}
+
+/// Longest a graceful shutdown waits for a successor to take over, in ms.
+const SHUTDOWN_GRACE_MS: u64 = 5_000;
+
+/// Runs the node until shutdown or a fatal error. `start` is the clock origin.
+pub fn run(
+    mut node: ServerNode,
+    events: Receiver<NodeEvent>,
+    outbound: mpsc::UnboundedSender<OutboundRaft>,
+    status: watch::Sender<NodeStatus>,
+    start: Instant,
+) -> NodeExit {
+    let now_ms = || start.elapsed().as_millis() as u64 + 1;
+    let mut raft_replies: HashMap<InboundId, oneshot::Sender<RaftResponse>> = HashMap::new();
+    let mut controller_replies: HashMap<RequestToken, oneshot::Sender<ControllerResponse>> = HashMap::new();
+    let mut next_id: u64 = 0;
+    let mut shutdown_deadline: Option<u64> = None;
+    loop {
+        let now = now_ms();
+        let deadline = node.next_deadline_ms().min(shutdown_deadline.unwrap_or(u64::MAX));
+        let wait = Duration::from_millis(deadline.saturating_sub(now).min(1_000));
+        let first = match events.recv_timeout(wait) {
+            Ok(event) => Some(event),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                info!("every node handle dropped; stopping");
+                return NodeExit::Clean;
+            }
+        };
+        // Take what else is queued (bounded), so a burst is handled in one pass.
+        let mut batch: Vec<NodeEvent> = first.into_iter().collect();
+        while batch.len() < 512 {
+            match events.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        let now = now_ms();
+        let mut result = Ok(());
+        for event in batch {
+            next_id += 1;
+            result = match event {
+                NodeEvent::RaftRequest { api_version, request, reply } => {
+                    let id = InboundId(next_id);
+                    raft_replies.insert(id, reply);
+                    node.handle(now, NodeInput::Raft(Input::Request { id, api_version, request }))
+                }
+                NodeEvent::RaftResponse { id, response } => node.handle(now, NodeInput::Raft(Input::Response { id, response })),
+                NodeEvent::RaftSendFailed { id, failure } => node.handle(now, NodeInput::Raft(Input::SendFailed { id, failure })),
+                NodeEvent::ControllerRequest { ctx, request, reply } => {
+                    let token = RequestToken(next_id);
+                    controller_replies.insert(token, reply);
+                    node.handle(now, NodeInput::Controller { token, ctx, request })
+                }
+                NodeEvent::Shutdown => {
+                    if shutdown_deadline.is_none() {
+                        info!("graceful shutdown: resigning leadership if held");
+                        shutdown_deadline = Some(now + SHUTDOWN_GRACE_MS);
+                        node.begin_shutdown(now)
+                    } else {
+                        Ok(())
+                    }
+                }
+            };
+            if result.is_err() {
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = node.poll(now);
+        }
+        for output in node.take_outputs() {
+            match output {
+                NodeOutput::Raft(Output::Send { id, destination, request }) => {
+                    if outbound.send(OutboundRaft { id, destination, request }).is_err() {
+                        warn!("peer dispatcher stopped");
+                    }
+                }
+                NodeOutput::Raft(Output::Respond { id, response }) => {
+                    if let Some(reply) = raft_replies.remove(&id) {
+                        let _ = reply.send(response);
+                    }
+                }
+                NodeOutput::Controller { token, response } => {
+                    if let Some(reply) = controller_replies.remove(&token) {
+                        let _ = reply.send(response);
+                    }
+                }
+            }
+        }
+        if let Err(e) = result {
+            error!(error = %e, "fatal node error; stopping");
+            return NodeExit::Fatal(e.to_string());
+        }
+        let current = node.status();
+        status.send_if_modified(|s| {
+            if *s != current {
+                *s = current;
+                true
+            } else {
+                false
+            }
+        });
+        if let Some(deadline) = shutdown_deadline {
+            if node.shutdown_may_complete() || now_ms() >= deadline {
+                if !node.shutdown_may_complete() {
+                    warn!("shutdown grace period over before a successor acknowledged");
+                }
+                let (log, _) = node.into_parts();
+                if let Err(e) = log.close() {
+                    error!(error = %e, "closing the log failed");
+                    return NodeExit::Fatal(e.to_string());
+                }
+                info!("node stopped");
+                return NodeExit::Clean;
+            }
+        }
+    }
+}
