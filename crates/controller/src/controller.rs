@@ -41,8 +41,10 @@ use kafka_protocol::messages::{
     AllocateProducerIdsRequest, AllocateProducerIdsResponse, AlterPartitionRequest, AlterPartitionResponse,
     AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
     BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
-    CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest,
-    DescribeClusterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, ElectLeadersRequest, ElectLeadersResponse,
+    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    UpdateFeaturesRequest, UpdateFeaturesResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{AbortTransactionRecord, ApiMessageAndVersion, ConfigRecord, NoOpRecord};
@@ -90,6 +92,11 @@ pub struct ControllerConfig {
     pub leader_imbalance_check_interval_ms: u64,
     /// `unclean.leader.election.interval.ms` (300,000): period of the unclean-election check.
     pub unclean_leader_election_interval_ms: u64,
+    /// Node ids of the controller quorum (voters); UpdateFeatures requires each to have
+    /// registered (from MV 3.7-IV0), and BROKER config resources may name them.
+    pub quorum_node_ids: Vec<i32>,
+    /// `unstable.feature.versions.enable` (false): UpdateFeatures may pick unstable levels.
+    pub enable_unstable_feature_versions: bool,
     /// Records of `bootstrap.checkpoint`: FeatureLevelRecord(metadata.version) first, then the
     /// other features, then SCRAM credentials. Written once, on the first activation over an
     /// empty log.
@@ -117,6 +124,8 @@ impl ControllerConfig {
             auto_leader_rebalance_enable: true,
             leader_imbalance_check_interval_ms: 300_000,
             unclean_leader_election_interval_ms: 300_000,
+            quorum_node_ids: vec![node_id],
+            enable_unstable_feature_versions: false,
             bootstrap,
             rng_seed: 0,
             kraft_version: 0,
@@ -221,6 +230,53 @@ pub enum ControllerResponse {
     DescribeCluster(DescribeClusterResponse),
     /// UnregisterBroker (64).
     UnregisterBroker(UnregisterBrokerResponse),
+}
+
+/// Admin requests the controller also serves (CreatePartitions, ElectLeaders, UpdateFeatures,
+/// IncrementalAlterConfigs). Kept apart from [`ControllerRequest`] so that adding them did not
+/// break exhaustive matches elsewhere; route them with [`Controller::handle_admin`]. The same
+/// contract applies (append, replay, answer after commit).
+#[derive(Clone, Debug)]
+pub enum AdminRequest {
+    /// CreatePartitions (37).
+    CreatePartitions(CreatePartitionsRequest),
+    /// ElectLeaders (43).
+    ElectLeaders(ElectLeadersRequest),
+    /// UpdateFeatures (57).
+    UpdateFeatures(UpdateFeaturesRequest),
+    /// IncrementalAlterConfigs (44).
+    IncrementalAlterConfigs(IncrementalAlterConfigsRequest),
+}
+
+/// The response to an [`AdminRequest`], same variant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AdminResponse {
+    /// CreatePartitions (37).
+    CreatePartitions(CreatePartitionsResponse),
+    /// ElectLeaders (43).
+    ElectLeaders(ElectLeadersResponse),
+    /// UpdateFeatures (57).
+    UpdateFeatures(UpdateFeaturesResponse),
+    /// IncrementalAlterConfigs (44).
+    IncrementalAlterConfigs(IncrementalAlterConfigsResponse),
+}
+
+impl ControllerRequest {
+    /// The Kafka API key of the request.
+    pub fn api_key(&self) -> i16 {
+        match self {
+            ControllerRequest::BrokerRegistration(_) => 62,
+            ControllerRequest::BrokerHeartbeat(_) => 63,
+            ControllerRequest::CreateTopics(_) => 19,
+            ControllerRequest::DeleteTopics(_) => 20,
+            ControllerRequest::AllocateProducerIds(_) => 67,
+            ControllerRequest::AlterPartition(_) => 56,
+            ControllerRequest::AssignReplicasToDirs(_) => 73,
+            ControllerRequest::ControllerRegistration(_) => 70,
+            ControllerRequest::DescribeCluster(_) => 60,
+            ControllerRequest::UnregisterBroker(_) => 64,
+        }
+    }
 }
 
 /// State only the active controller has.
@@ -422,6 +478,66 @@ impl Controller {
         };
         self.expect(ctx.next_offset, &result);
         result
+    }
+
+    /// Handles an admin request on the active controller. A standby answers NOT_CONTROLLER
+    /// ([`Controller::not_controller_admin_response`]).
+    pub fn handle_admin(&mut self, ctx: &RequestContext, request: AdminRequest) -> ControllerResult<AdminResponse> {
+        if self.active.is_none() {
+            return ControllerResult::of(Vec::new(), Self::not_controller_admin_response(&request));
+        }
+        self.check_replayed();
+        let image = self.latest().clone();
+        let config = &self.config;
+        let result = match &request {
+            AdminRequest::CreatePartitions(r) => {
+                handlers::admin::create_partitions(&image, &mut self.rng, r).map(AdminResponse::CreatePartitions)
+            }
+            AdminRequest::ElectLeaders(r) => handlers::admin::elect_leaders(&image, config, r).map(AdminResponse::ElectLeaders),
+            AdminRequest::UpdateFeatures(r) => {
+                handlers::admin::update_features(&image, config, ctx, r).map(AdminResponse::UpdateFeatures)
+            }
+            AdminRequest::IncrementalAlterConfigs(r) => {
+                handlers::admin::incremental_alter_configs(&image, config, r).map(AdminResponse::IncrementalAlterConfigs)
+            }
+        };
+        self.expect(ctx.next_offset, &result);
+        result
+    }
+
+    /// NOT_CONTROLLER (41) for an admin request: per topic (CreatePartitions), top level
+    /// (ElectLeaders, UpdateFeatures), per resource (IncrementalAlterConfigs).
+    pub fn not_controller_admin_response(request: &AdminRequest) -> AdminResponse {
+        let code = ResponseError::NotController.code();
+        match request {
+            AdminRequest::CreatePartitions(r) => AdminResponse::CreatePartitions(CreatePartitionsResponse::default().with_results(
+                r.topics
+                    .iter()
+                    .map(|t| {
+                        kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult::default()
+                            .with_name(t.name.clone())
+                            .with_error_code(code)
+                    })
+                    .collect(),
+            )),
+            AdminRequest::ElectLeaders(_) => AdminResponse::ElectLeaders(ElectLeadersResponse::default().with_error_code(code)),
+            AdminRequest::UpdateFeatures(_) => {
+                AdminResponse::UpdateFeatures(UpdateFeaturesResponse::default().with_error_code(code).with_error_message(None))
+            }
+            AdminRequest::IncrementalAlterConfigs(r) => AdminResponse::IncrementalAlterConfigs(
+                IncrementalAlterConfigsResponse::default().with_responses(
+                    r.resources
+                        .iter()
+                        .map(|x| {
+                            kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse::default()
+                                .with_resource_type(x.resource_type)
+                                .with_resource_name(x.resource_name.clone())
+                                .with_error_code(code)
+                        })
+                        .collect(),
+                ),
+            ),
+        }
     }
 
     /// DescribeCluster from the committed image, on any controller (standbys answer it too).

@@ -130,6 +130,14 @@ impl TestNode {
         (result.response, result.records)
     }
 
+    /// Handles an admin request, appends its records; returns the response and the records.
+    pub fn admin(&mut self, api_version: i16, request: crate::controller::AdminRequest) -> (crate::controller::AdminResponse, Vec<ApiMessageAndVersion>) {
+        let ctx = self.ctx(api_version);
+        let result = self.controller.handle_admin(&ctx, request);
+        self.append(&result);
+        (result.response, result.records)
+    }
+
     /// Runs `poll` until idle; returns the records written.
     pub fn poll_until_idle(&mut self) -> Vec<ApiMessageAndVersion> {
         let mut written = Vec::new();

@@ -2,6 +2,7 @@
 //! Kafka's `*ControlManager` methods. They never change the image; the node appends the
 //! records and replays them.
 
+pub mod admin;
 pub mod cluster;
 pub mod elections;
 pub mod leader_isr;

@@ -278,7 +278,7 @@ fn new_partition(image: &MetadataImage, replicas: Vec<i32>, isr: Vec<i32>) -> Pa
 }
 
 /// `validateManualPartitionAssignment`.
-fn validate_manual_assignment(image: &MetadataImage, replicas: &[i32], replication_factor: Option<usize>) -> Result<(), ApiError> {
+pub(crate) fn validate_manual_assignment(image: &MetadataImage, replicas: &[i32], replication_factor: Option<usize>) -> Result<(), ApiError> {
     let invalid = |m: String| Err(ApiError::new(ResponseError::InvalidReplicaAssignment, m));
     if replicas.is_empty() {
         return invalid("The manual partition assignment includes an empty replica list.".to_owned());
