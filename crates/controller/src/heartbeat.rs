@@ -41,6 +41,21 @@ impl BrokerControlState {
     }
 }
 
+/// What a heartbeat says, plus the facts the state machine needs about the broker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeartbeatInput {
+    /// `WantFence`.
+    pub want_fence: bool,
+    /// `WantShutDown`.
+    pub want_shut_down: bool,
+    /// `CurrentMetadataOffset`.
+    pub current_metadata_offset: i64,
+    /// Offset of the broker's RegisterBrokerRecord.
+    pub registration_offset: i64,
+    /// Whether the broker leads any partition.
+    pub has_leaderships: bool,
+}
+
 /// What the active controller remembers about one broker between heartbeats.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct BrokerHeartbeatState {
@@ -197,18 +212,16 @@ impl BrokerHeartbeatManager {
             .unwrap_or(i64::MAX)
     }
 
-    /// `calculateNextBrokerState` for a heartbeat.
+    /// `calculateNextBrokerState` for a heartbeat: (current state, next state).
     pub fn next_state(
         &mut self,
         broker_id: i32,
         epoch: i64,
         registered_fenced: bool,
-        want_fence: bool,
-        want_shut_down: bool,
-        current_metadata_offset: i64,
-        registration_offset: i64,
-        has_leaderships: bool,
+        heartbeat: &HeartbeatInput,
     ) -> (BrokerControlState, BrokerControlState) {
+        let HeartbeatInput { want_fence, want_shut_down, current_metadata_offset, registration_offset, has_leaderships } =
+            *heartbeat;
         let current = self.current_state(broker_id, epoch, registered_fenced);
         let next = match current {
             BrokerControlState::Fenced => {
@@ -255,6 +268,10 @@ impl BrokerHeartbeatManager {
 mod tests {
     use super::*;
 
+    fn hb(want_fence: bool, want_shut_down: bool, current_metadata_offset: i64, registration_offset: i64, has_leaderships: bool) -> HeartbeatInput {
+        HeartbeatInput { want_fence, want_shut_down, current_metadata_offset, registration_offset, has_leaderships }
+    }
+
     fn manager() -> BrokerHeartbeatManager {
         BrokerHeartbeatManager::activate(9000, &ClusterImage::default(), 0)
     }
@@ -285,18 +302,18 @@ mod tests {
     fn fenced_broker_unfences_once_caught_up() {
         let mut m = manager();
         let s = |m: &mut BrokerHeartbeatManager, want_fence, offset| {
-            m.next_state(1, 10, true, want_fence, false, offset, 10, false).1
+            m.next_state(1, 10, true, &hb(want_fence, false, offset, 10, false)).1
         };
         assert_eq!(s(&mut m, true, 50), BrokerControlState::Fenced);
         assert_eq!(s(&mut m, false, 9), BrokerControlState::Fenced);
         assert_eq!(s(&mut m, false, 10), BrokerControlState::Unfenced);
-        assert_eq!(m.next_state(1, 10, true, false, true, 0, 10, false).1, BrokerControlState::ShutdownNow);
+        assert_eq!(m.next_state(1, 10, true, &hb(false, true, 0, 10, false)).1, BrokerControlState::ShutdownNow);
     }
 
     #[test]
     fn unfenced_transitions() {
         let mut m = manager();
-        let mut s = |want_fence, want_shut_down, leads| m.next_state(1, 10, false, want_fence, want_shut_down, 20, 10, leads).1;
+        let mut s = |want_fence, want_shut_down, leads| m.next_state(1, 10, false, &hb(want_fence, want_shut_down, 20, 10, leads)).1;
         assert_eq!(s(false, false, true), BrokerControlState::Unfenced);
         assert_eq!(s(true, false, true), BrokerControlState::Fenced);
         assert_eq!(s(true, true, true), BrokerControlState::ShutdownNow);
@@ -311,10 +328,10 @@ mod tests {
         m.maybe_set_controlled_shutdown_offset(1, 10, 50);
         m.maybe_set_controlled_shutdown_offset(1, 10, 99);
         assert_eq!(m.controlled_shutdown_offset(1), Some(50), "the target is set once");
-        assert_eq!(m.next_state(1, 10, false, false, true, 60, 10, true).1, BrokerControlState::ControlledShutdown);
-        assert_eq!(m.next_state(1, 10, false, false, true, 60, 10, false).1, BrokerControlState::ControlledShutdown);
+        assert_eq!(m.next_state(1, 10, false, &hb(false, true, 60, 10, true)).1, BrokerControlState::ControlledShutdown);
+        assert_eq!(m.next_state(1, 10, false, &hb(false, true, 60, 10, false)).1, BrokerControlState::ControlledShutdown);
         m.touch(2, 20, false, 50);
-        assert_eq!(m.next_state(1, 10, false, false, true, 60, 10, false).1, BrokerControlState::ShutdownNow);
+        assert_eq!(m.next_state(1, 10, false, &hb(false, true, 60, 10, false)).1, BrokerControlState::ShutdownNow);
         // Fencing clears the target.
         m.touch(1, 10, true, 60);
         assert_eq!(m.controlled_shutdown_offset(1), None);

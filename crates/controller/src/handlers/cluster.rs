@@ -23,7 +23,7 @@ use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
 use super::leader_isr::LeaderIsrUpdater;
 use crate::controller::{ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
 use crate::error::ApiError;
-use crate::heartbeat::BrokerHeartbeatManager;
+use crate::heartbeat::{BrokerHeartbeatManager, HeartbeatInput};
 use crate::ids::{is_reserved_directory, uuid_to_kafka_string};
 use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
 use crate::image::MetadataImage;
@@ -220,16 +220,14 @@ pub fn broker_heartbeat(
         return stale();
     }
     let has_leaderships = image.topics.has_leaderships(broker_id);
-    let (current, next) = heartbeats.next_state(
-        broker_id,
-        epoch,
-        registration.fenced,
-        request.want_fence,
-        request.want_shut_down,
-        request.current_metadata_offset,
-        registration.registration_offset,
+    let input = HeartbeatInput {
+        want_fence: request.want_fence,
+        want_shut_down: request.want_shut_down,
+        current_metadata_offset: request.current_metadata_offset,
+        registration_offset: registration.registration_offset,
         has_leaderships,
-    );
+    };
+    let (current, next) = heartbeats.next_state(broker_id, epoch, registration.fenced, &input);
     let updater = LeaderIsrUpdater { image, config };
     let mut records = Vec::new();
     if current != next {

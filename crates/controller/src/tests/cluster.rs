@@ -309,7 +309,7 @@ fn controlled_shutdown_target_is_set_once() {
         node.heartbeat(3, epochs[2], false, false, target - 1);
         let r = node.heartbeat(1, epochs[0], false, true, offset);
         assert!(!r.should_shut_down);
-        assert_eq!(node.controller.is_active(), true);
+        assert!(node.controller.is_active());
     }
     // Once both active brokers reach the target, the next heartbeat says shut down.
     node.heartbeat(2, epochs[1], false, false, target);
