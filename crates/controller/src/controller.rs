@@ -224,8 +224,10 @@ impl Controller {
     pub fn replay_uncommitted(&mut self, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
         let Some(&(last, _)) = records.last() else { return Ok(()) };
         assert!(self.active.is_some(), "replay_uncommitted on a standby controller");
-        let mut image = self.latest().clone();
+        let before = self.latest().clone();
+        let mut image = before.clone();
         apply(&mut image, records)?;
+        assert_own_records_keep_invariants(&before, &image, records);
         self.uncommitted.push_back((last, image));
         Ok(())
     }
@@ -466,6 +468,40 @@ impl Controller {
         .into_iter()
         .flatten()
         .min()
+    }
+}
+
+/// Cheap checks of what this controller itself wrote (a violation is a controller bug, so it
+/// stops the node): every partition it created or changed keeps leader ∈ ISR or -1, ISR ⊆
+/// replicas, one directory per replica; a new broker incarnation gets a larger epoch than the
+/// one it replaces.
+fn assert_own_records_keep_invariants(before: &MetadataImage, after: &MetadataImage, records: &[(i64, ApiMessageAndVersion)]) {
+    use kraftwerk_records::metadata::MetadataRecord;
+    for (offset, record) in records {
+        let partition = match &record.record {
+            MetadataRecord::Partition(r) => Some((r.topic_id, r.partition_id)),
+            MetadataRecord::PartitionChange(r) => Some((r.topic_id, r.partition_id)),
+            MetadataRecord::RegisterBroker(r) => {
+                if let Some(previous) = before.cluster.broker(r.broker_id) {
+                    assert!(
+                        previous.incarnation_id == r.incarnation_id || r.broker_epoch > previous.epoch,
+                        "broker {} re-registered at offset {offset} with epoch {} not above {}",
+                        r.broker_id,
+                        r.broker_epoch,
+                        previous.epoch
+                    );
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some((topic_id, partition_id)) = partition {
+            if let Some(p) = after.topics.partition(&topic_id, partition_id) {
+                if let Err(violation) = p.check_invariants() {
+                    panic!("record at offset {offset} broke partition {topic_id}:{partition_id}: {violation}");
+                }
+            }
+        }
     }
 }
 
