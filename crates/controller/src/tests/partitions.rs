@@ -240,3 +240,67 @@ fn assign_replicas_to_dirs() {
     let ControllerResponse::AssignReplicasToDirs(r) = response else { panic!() };
     assert_eq!(r.error_code, 77);
 }
+
+/// JBOD: a heartbeat reporting a failed directory moves leadership off the replicas in it and
+/// records the remaining online directories (BrokerRegistrationChangeRecord v2).
+#[test]
+fn offline_log_dir_in_heartbeat_moves_leadership() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let dir_a = Uuid::from_u64_pair(0xA, 1);
+    let dir_b = Uuid::from_u64_pair(0xB, 1);
+    let mut request = crate::testing::registration(1, Uuid::from_u64_pair(1, 1));
+    request.log_dirs = vec![dir_a, dir_b];
+    node.request(4, ControllerRequest::BrokerRegistration(request));
+    node.register(2);
+    node.commit();
+    let e1 = node.controller.image().cluster.broker(1).unwrap().epoch;
+    let e2 = node.controller.image().cluster.broker(2).unwrap().epoch;
+    for (b, e) in [(1, e1), (2, e2)] {
+        let offset = node.next_offset();
+        node.heartbeat(b, e, false, false, offset);
+    }
+    node.commit();
+    // Broker 1 leads a partition replicated on 1 and 2 (manual assignment), replica in dir A.
+    let mut create = crate::testing::create_topics(&[("jbod", -1, -1)]);
+    create.topics[0].assignments = vec![kafka_protocol::messages::create_topics_request::CreatableReplicaAssignment::default()
+        .with_partition_index(0)
+        .with_broker_ids(vec![1.into(), 2.into()])];
+    node.request(7, ControllerRequest::CreateTopics(create));
+    node.commit();
+    let topic = node.controller.image().topics.get_by_name("jbod").unwrap().id;
+    assert_eq!(node.controller.image().topics.partition(&topic, 0).unwrap().directories[0], crate::ids::DIRECTORY_UNASSIGNED);
+    let assign = AssignReplicasToDirsRequest::default().with_broker_id(1.into()).with_broker_epoch(e1).with_directories(vec![
+        dirs::DirectoryData::default().with_id(dir_a).with_topics(vec![dirs::TopicData::default()
+            .with_topic_id(topic)
+            .with_partitions(vec![dirs::PartitionData::default().with_partition_index(0)])]),
+    ]);
+    node.request(0, ControllerRequest::AssignReplicasToDirs(assign));
+    node.commit();
+    assert_eq!(node.controller.image().topics.partitions_in_directory(&dir_a).len(), 1);
+    assert_eq!(node.controller.image().topics.partition(&topic, 0).unwrap().leader, 1);
+    // Heartbeat v1 with dir A offline.
+    let before = node.next_offset() as usize;
+    let heartbeat = kafka_protocol::messages::BrokerHeartbeatRequest::default()
+        .with_broker_id(1.into())
+        .with_broker_epoch(e1)
+        .with_current_metadata_offset(node.next_offset())
+        .with_offline_log_dirs(vec![dir_a]);
+    node.request(1, ControllerRequest::BrokerHeartbeat(heartbeat));
+    let written: Vec<_> = node.log[before..].iter().map(|(_, r)| r.clone()).collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert!(matches!(&written[0].record, MetadataRecord::PartitionChange(c) if c.leader == 2 && c.isr == Some(vec![2])));
+    assert_eq!(written[1].version, 2);
+    assert!(matches!(&written[1].record, MetadataRecord::BrokerRegistrationChange(c) if c.log_dirs == vec![dir_b]));
+    node.commit();
+    assert_eq!(node.controller.image().cluster.broker(1).unwrap().directories, vec![dir_b]);
+    // Reporting it again changes nothing.
+    let before = node.next_offset();
+    let heartbeat = kafka_protocol::messages::BrokerHeartbeatRequest::default()
+        .with_broker_id(1.into())
+        .with_broker_epoch(e1)
+        .with_current_metadata_offset(before)
+        .with_offline_log_dirs(vec![dir_a]);
+    node.request(1, ControllerRequest::BrokerHeartbeat(heartbeat));
+    assert_eq!(node.next_offset(), before);
+    node.controller.image().check_invariants().unwrap();
+}
