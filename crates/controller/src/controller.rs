@@ -391,7 +391,12 @@ impl Controller {
             return Some(ControllerResult::atomic(vec![ApiMessageAndVersion::new(abort, 0)], ()));
         }
         if image.records_replayed == 0 {
-            return Some(ControllerResult::atomic(self.bootstrap_records(), ()));
+            // One atomic batch, so that a new leader has all of it or none of it. (A bootstrap
+            // file with more than 10,000 records, e.g. SCRAM users, cannot be atomic; Kafka
+            // would use a metadata transaction there.)
+            let records = self.bootstrap_records();
+            let atomic = records.len() <= MAX_RECORDS_PER_BATCH;
+            return Some(ControllerResult { records, atomic, response: () });
         }
         let config = &self.config;
         let active = self.active.as_mut().expect("poll checked active");
