@@ -8,13 +8,15 @@
 //! own codec (`kraftwerk::wire::codec`), so header version choice is covered too.
 //!
 //! - `write_rust_rpc_vectors` writes `<dir>/rust/rpc.tsv` (`name, api key, version,
-//!   request|response, hex`): random requests and responses, made by filling every field with
+//!   request|response, hex, header JSON, body JSON`; the JSON in the format of Kafka's
+//!   `*JsonConverter`, rendered from `Debug` as for metadata records): random requests and responses, made by filling every field with
 //!   random values (the field tables of `src/wire/adapt` drive the filling) and fitting them to
 //!   the version with kraftwerk's own `adapt_request_for_version` / `adapt_response_for_version`,
 //!   exactly as kraftwerk prepares what it sends. Java reads each with its `*Data` classes and
 //!   must write identical bytes.
 //! - `read_java_rpc_vectors` reads `<dir>/java/rpc.tsv`, frames Kafka's classes wrote for random
-//!   values, decodes them with our codec and re-encodes them: the bytes must be identical.
+//!   values, decodes them with our codec and re-encodes them: the bytes must be identical, and
+//!   our header and body must hold every field line Kafka listed.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -35,6 +37,33 @@ use kraftwerk::wire::{adapt_request_for_version, adapt_response_for_version};
 mod fill;
 
 use fill::{Fill, Gen};
+
+/// The `Debug` → Kafka-JSON rendering of the records crate's vector tests, shared so that RPC
+/// field values are compared the same way.
+#[path = "../crates/records/src/java_vectors/debug_json.rs"]
+mod debug_json;
+
+fn json_of(value: &impl std::fmt::Debug) -> String {
+    debug_json::to_text(&debug_json::from_debug(&format!("{value:?}")))
+}
+
+/// Kafka's canonical field lines (space-separated) that our rendering of `value` lacks.
+fn missing_field(java_lines: &str, value: &impl std::fmt::Debug) -> Option<String> {
+    let ours = debug_json::canonical_lines(&debug_json::from_debug(&format!("{value:?}")));
+    let have: HashSet<&str> = ours.iter().map(String::as_str).collect();
+    java_lines
+        .split(' ')
+        .filter(|l| !l.is_empty())
+        .find(|l| !have.contains(l))
+        .map(|line| {
+            let key = &line[..line.find('=').unwrap()];
+            let theirs = ours
+                .iter()
+                .find(|l| l.starts_with(&format!("{key}=")))
+                .map_or("<absent>", String::as_str);
+            format!("Kafka has {line}, we have {theirs}")
+        })
+}
 
 /// Reads the field tables of `src/wire/adapt` (`versioned_fields!(module::Struct { field: lo..=hi
 /// [=> kind], .. })`) and implements [`Fill`] for every struct listed: each field random.
@@ -237,7 +266,10 @@ fn vectors_root() -> PathBuf {
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
+        })
         .unwrap_or(default)
 }
 
@@ -281,7 +313,8 @@ fn listed_apis() -> Vec<(String, ApiKey, i16, i16)> {
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             let key: i16 = f[1].parse().unwrap();
-            let api = ApiKey::try_from(key).unwrap_or_else(|()| panic!("kafka-protocol has no api key {key}"));
+            let api = ApiKey::try_from(key)
+                .unwrap_or_else(|()| panic!("kafka-protocol has no api key {key}"));
             let range = api.valid_versions();
             let min = f[2].parse::<i16>().unwrap().max(range.min);
             let max = f[3].parse::<i16>().unwrap().min(range.max);
@@ -290,24 +323,44 @@ fn listed_apis() -> Vec<(String, ApiKey, i16, i16)> {
         .collect()
 }
 
+/// A frame decoded by our codec: the header and body (as `Debug` values, for the field check)
+/// and the bytes we encode for them.
+struct Decoded {
+    header: Box<dyn std::fmt::Debug>,
+    body: Box<dyn std::fmt::Debug>,
+    encoded: Bytes,
+}
+
 /// Decodes a frame with our codec and encodes it again; `Err` says what went wrong.
-fn round_trip(api: ApiKey, version: i16, request: bool, frame: &[u8]) -> Result<Bytes, String> {
+fn round_trip(api: ApiKey, version: i16, request: bool, frame: &[u8]) -> Result<Decoded, String> {
     let mut payload = Bytes::copy_from_slice(frame);
     let mut out = BytesMut::new();
     if request {
         let (key, header) = decode_request_header(&mut payload).map_err(|e| e.to_string())?;
         if key != api || header.request_api_version != version {
-            return Err(format!("header names {key:?} v{}", header.request_api_version));
+            return Err(format!(
+                "header names {key:?} v{}",
+                header.request_api_version
+            ));
         }
         let decoded = decode_request_body(key, header, payload).map_err(|e| e.to_string())?;
         encode_request_into(&decoded.header, &decoded.body, &mut out).map_err(|e| e.to_string())?;
+        Ok(Decoded {
+            header: Box::new(decoded.header),
+            body: Box::new(decoded.body),
+            encoded: out.freeze(),
+        })
     } else {
         let (header, body_version, body) =
             decode_response(api, version, payload).map_err(|e| e.to_string())?;
         encode_response_into(api, body_version, header.correlation_id, &body, &mut out)
             .map_err(|e| e.to_string())?;
+        Ok(Decoded {
+            header: Box::new(header),
+            body: Box::new(body),
+            encoded: out.freeze(),
+        })
     }
-    Ok(out.freeze())
 }
 
 fn random_unknown_tags(g: &mut Gen) -> BTreeMap<i32, Bytes> {
@@ -356,7 +409,7 @@ fn write_rust_rpc_vectors() {
                         *unknown_tags(&mut body) = random_unknown_tags(&mut g);
                     }
                     let mut out = BytesMut::new();
-                    let encoded = match &body {
+                    let (encoded, header_json, body_json) = match &body {
                         Body::Request(r) => {
                             let mut header = RequestHeader::default()
                                 .with_request_api_key(api as i16)
@@ -366,25 +419,48 @@ fn write_rust_rpc_vectors() {
                             if flexible {
                                 header.unknown_tagged_fields = random_unknown_tags(&mut g);
                             }
-                            encode_request_into(&header, r, &mut out)
+                            (
+                                encode_request_into(&header, r, &mut out),
+                                json_of(&header),
+                                json_of(r),
+                            )
                         }
-                        Body::Response(r) => encode_response_into(api, version, Fill::fill(&mut g), r, &mut out),
+                        Body::Response(r) => {
+                            let header =
+                                ResponseHeader::default().with_correlation_id(Fill::fill(&mut g));
+                            let encoded = encode_response_into(
+                                api,
+                                version,
+                                header.correlation_id,
+                                r,
+                                &mut out,
+                            );
+                            (encoded, json_of(&header), json_of(r))
+                        }
                     };
                     if let Err(e) = encoded {
-                        failures.push(format!("{name} v{version} {kind}: adapted value does not encode: {e}"));
+                        failures.push(format!(
+                            "{name} v{version} {kind}: adapted value does not encode: {e}"
+                        ));
                         continue;
                     }
                     let frame = out.freeze();
                     // Our own decoder must give back exactly what we encoded.
                     match round_trip(api, version, request, &frame) {
-                        Ok(again) if again == frame => {}
+                        Ok(again) if again.encoded == frame => {}
                         Ok(again) => failures.push(format!(
                             "{name} v{version} {kind}: our decode+encode changes our own bytes: {}",
-                            first_difference(&frame, &again).unwrap()
+                            first_difference(&frame, &again.encoded).unwrap()
                         )),
-                        Err(e) => failures.push(format!("{name} v{version} {kind}: we cannot decode our own bytes: {e}")),
+                        Err(e) => failures.push(format!(
+                            "{name} v{version} {kind}: we cannot decode our own bytes: {e}"
+                        )),
                     }
-                    lines.push(format!("{name}\t{}\t{version}\t{kind}\t{}", api as i16, hex(&frame)));
+                    lines.push(format!(
+                        "{name}\t{}\t{version}\t{kind}\t{}\t{header_json}\t{body_json}",
+                        api as i16,
+                        hex(&frame)
+                    ));
                     written += 1;
                 }
                 if written < samples {
@@ -396,7 +472,17 @@ fn write_rust_rpc_vectors() {
     let dir = vectors_root().join("rust");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("rpc.tsv"), lines.join("\n") + "\n").unwrap();
-    assert!(failures.is_empty(), "{} problems:\n  - {}", failures.len(), failures.iter().take(25).cloned().collect::<Vec<_>>().join("\n  - "));
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n  - {}",
+        failures.len(),
+        failures
+            .iter()
+            .take(25)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  - ")
+    );
     eprintln!("compat: wrote {} RPC frames", lines.len());
     for (reason, count) in unreadable {
         eprintln!("compat: KNOWN GAP: {count} random values drawn again: {reason}");
@@ -425,13 +511,29 @@ fn read_java_rpc_vectors() {
         checks += 1;
         let frame = unhex(cols[4]);
         match round_trip(api, version, request, &frame) {
-            Ok(ours) if ours.as_ref() == frame.as_slice() => {}
-            Ok(ours) => failures.push(format!(
-                "{what}: re-encoded differently: {}; Kafka bytes {}",
-                first_difference(&frame, &ours).unwrap(),
+            Ok(ours) => {
+                if ours.encoded.as_ref() != frame.as_slice() {
+                    failures.push(format!(
+                        "{what}: re-encoded differently: {}; Kafka bytes {}",
+                        first_difference(&frame, &ours.encoded).unwrap(),
+                        cols[4]
+                    ));
+                }
+                checks += 2;
+                if let Some(m) = missing_field(cols[5], &ours.header) {
+                    failures.push(format!(
+                        "{what} header: fields differ: {m}; {:?}",
+                        ours.header
+                    ));
+                }
+                if let Some(m) = missing_field(cols[6], &ours.body) {
+                    failures.push(format!("{what}: fields differ: {m}; {:?}", ours.body));
+                }
+            }
+            Err(e) => failures.push(format!(
+                "{what}: we cannot decode Kafka's bytes {}: {e}",
                 cols[4]
             )),
-            Err(e) => failures.push(format!("{what}: we cannot decode Kafka's bytes {}: {e}", cols[4])),
         }
     }
     // Coverage: every listed version both libraries know.
@@ -450,7 +552,10 @@ fn read_java_rpc_vectors() {
             for request in [true, false] {
                 checks += 1;
                 if !seen.contains(&(api as i16, version, request)) {
-                    failures.push(format!("Kafka wrote no {name} v{version} {} vectors", if request { "request" } else { "response" }));
+                    failures.push(format!(
+                        "Kafka wrote no {name} v{version} {} vectors",
+                        if request { "request" } else { "response" }
+                    ));
                 }
             }
         }
@@ -459,7 +564,12 @@ fn read_java_rpc_vectors() {
         failures.is_empty(),
         "Kafka RPC frames read by kraftwerk's codec: {} of {checks} checks failed\n  - {}",
         failures.len(),
-        failures.iter().take(25).cloned().collect::<Vec<_>>().join("\n  - ")
+        failures
+            .iter()
+            .take(25)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  - ")
     );
     eprintln!("compat: Kafka RPC frames read by kraftwerk's codec: {checks} checks passed");
 }

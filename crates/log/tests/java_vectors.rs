@@ -43,7 +43,10 @@ fn vectors_root() -> PathBuf {
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
+        })
         .unwrap_or(default)
 }
 
@@ -56,7 +59,8 @@ struct Rng(u64);
 
 impl Rng {
     fn new(stream: u64) -> Self {
-        Rng(env_number("KRAFTWERK_COMPAT_SEED", 20251129) ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        Rng(env_number("KRAFTWERK_COMPAT_SEED", 20251129)
+            ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -89,9 +93,13 @@ impl Rng {
     }
     /// Text that needs escaping in a properties file and in JSON.
     fn text(&mut self) -> String {
-        const PIECES: &[&str] = &["a", "Z", "0", "-", "_", " ", "=", ":", "#", "!", "\\", "é", "✓", "𝄞", "\t", "\u{1}"];
+        const PIECES: &[&str] = &[
+            "a", "Z", "0", "-", "_", " ", "=", ":", "#", "!", "\\", "é", "✓", "𝄞", "\t", "\u{1}",
+        ];
         let n = 1 + self.below(12);
-        (0..n).map(|_| PIECES[self.below(PIECES.len() as u64) as usize]).collect()
+        (0..n)
+            .map(|_| PIECES[self.below(PIECES.len() as u64) as usize])
+            .collect()
     }
 }
 
@@ -140,7 +148,8 @@ fn undash(text: &str) -> Option<&str> {
 
 fn tsv(side: &str, name: &str) -> Vec<Vec<String>> {
     let path = vectors_root().join(side).join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run compat/run)", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run compat/run)", path.display()));
     text.lines()
         .filter(|l| !l.is_empty())
         .map(|l| l.split('\t').map(str::to_owned).collect())
@@ -148,10 +157,15 @@ fn tsv(side: &str, name: &str) -> Vec<Vec<String>> {
 }
 
 fn random_election_state(rng: &mut Rng, kraft_version: u8) -> ElectionState {
-    let epoch = if rng.chance(4) { (rng.next() >> 33) as i32 } else { rng.below(100) as i32 };
+    let epoch = if rng.chance(4) {
+        (rng.next() >> 33) as i32
+    } else {
+        rng.below(100) as i32
+    };
     let leader_id = (!rng.chance(3)).then(|| rng.id());
     let voted_id = rng.chance(2).then(|| rng.id());
-    let voted_directory_id = (kraft_version == 1 && voted_id.is_some() && !rng.chance(3)).then(|| rng.uuid());
+    let voted_directory_id =
+        (kraft_version == 1 && voted_id.is_some() && !rng.chance(3)).then(|| rng.uuid());
     let mut voters: Vec<i32> = Vec::new();
     if kraft_version == 0 {
         for _ in 0..rng.below(6) {
@@ -206,7 +220,11 @@ fn features_text(features: &[(Feature, i16)]) -> String {
     if features.is_empty() {
         return "-".into();
     }
-    features.iter().map(|(f, l)| format!("{}={l}", f.name())).collect::<Vec<_>>().join(",")
+    features
+        .iter()
+        .map(|(f, l)| format!("{}={l}", f.name()))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[test]
@@ -231,7 +249,11 @@ fn write_rust_disk_vectors() {
             state.leader_id.unwrap_or(-1),
             state.voted_id.unwrap_or(-1),
             dash(state.voted_directory_id.map(kafka_uuid_to_string)),
-            if voters.is_empty() { "-".into() } else { voters.join(",") }
+            if voters.is_empty() {
+                "-".into()
+            } else {
+                voters.join(",")
+            }
         ));
     }
     std::fs::write(rust.join("quorum-state.tsv"), lines.join("\n") + "\n").unwrap();
@@ -281,11 +303,18 @@ fn write_rust_disk_vectors() {
             "{case}\t{}\t{}\t{}",
             mv.feature_level(),
             features_text(&features),
-            if extra.is_empty() { "-".into() } else { extra.join(" ") }
+            if extra.is_empty() {
+                "-".into()
+            } else {
+                extra.join(" ")
+            }
         ));
     }
     std::fs::write(rust.join("bootstrap.tsv"), lines.join("\n") + "\n").unwrap();
-    eprintln!("compat: wrote {} quorum-state, meta.properties and bootstrap.checkpoint files each", samples());
+    eprintln!(
+        "compat: wrote {} quorum-state, meta.properties and bootstrap.checkpoint files each",
+        samples()
+    );
 }
 
 struct Failures(Vec<String>, usize);
@@ -308,7 +337,9 @@ fn read_java_quorum_state(f: &mut Failures) {
         let state = match FileQuorumStateStore::new(&path).load() {
             Ok(Some(s)) => s,
             other => {
-                f.check(false, || format!("{what}: we cannot read Kafka's file: {other:?}"));
+                f.check(false, || {
+                    format!("{what}: we cannot read Kafka's file: {other:?}")
+                });
                 continue;
             }
         };
@@ -318,14 +349,23 @@ fn read_java_quorum_state(f: &mut Failures) {
             leader_id: id(&row[3]),
             voted_id: id(&row[4]),
             voted_directory_id: undash(&row[5]).map(|t| kafka_uuid_from_string(t).unwrap()),
-            voters: undash(&row[6]).map_or(Vec::new(), |v| v.split(',').map(|x| x.parse().unwrap()).collect()),
+            voters: undash(&row[6]).map_or(Vec::new(), |v| {
+                v.split(',').map(|x| x.parse().unwrap()).collect()
+            }),
         };
-        f.check(state == expected, || format!("{what}: read {state:?}, Kafka wrote {expected:?}"));
+        f.check(state == expected, || {
+            format!("{what}: read {state:?}, Kafka wrote {expected:?}")
+        });
         // Written back by us, the file must be byte-identical to Kafka's.
         let tmp = tempfile::tempdir().unwrap();
         let ours_path = tmp.path().join(QUORUM_STATE_FILE);
-        FileQuorumStateStore::with_kraft_version(&ours_path, kraft_version).store(&state).unwrap();
-        let (theirs, ours) = (std::fs::read(&path).unwrap(), std::fs::read(&ours_path).unwrap());
+        FileQuorumStateStore::with_kraft_version(&ours_path, kraft_version)
+            .store(&state)
+            .unwrap();
+        let (theirs, ours) = (
+            std::fs::read(&path).unwrap(),
+            std::fs::read(&ours_path).unwrap(),
+        );
         f.check(theirs == ours, || {
             format!(
                 "{what}: we write it differently: {}\n    Kafka: {}\n    ours:  {}",
@@ -350,24 +390,35 @@ fn read_java_meta_properties(f: &mut Failures) {
         let meta = match MetaProperties::read(&dir) {
             Ok(Some(m)) => m,
             other => {
-                f.check(false, || format!("{what}: we cannot read Kafka's file: {other:?}"));
+                f.check(false, || {
+                    format!("{what}: we cannot read Kafka's file: {other:?}")
+                });
                 continue;
             }
         };
         let expected = MetaProperties {
-            version: if row[1] == "1" { MetaPropertiesVersion::V1 } else { MetaPropertiesVersion::V0 },
+            version: if row[1] == "1" {
+                MetaPropertiesVersion::V1
+            } else {
+                MetaPropertiesVersion::V0
+            },
             cluster_id: undash(&row[2]).map(|h| String::from_utf8(unhex(h)).unwrap()),
             node_id: undash(&row[3]).map(|n| n.parse().unwrap()),
             directory_id: undash(&row[4]).map(|t| kafka_uuid_from_string(t).unwrap()),
         };
-        f.check(meta == expected, || format!("{what}: read {meta:?}, Kafka wrote {expected:?}"));
+        f.check(meta == expected, || {
+            format!("{what}: read {meta:?}, Kafka wrote {expected:?}")
+        });
         // What we write for what we read must be what Kafka writes for what it read, date line
         // aside (Java prints it in the JVM's time zone).
         let theirs = std::fs::read_to_string(dir.join("rewritten/meta.properties")).unwrap();
         let ours = meta.render(0);
         let strip = |t: &str| -> String {
             let date = date_line(t);
-            t.lines().filter(|l| Some(*l) != date).map(|l| format!("{l}\n")).collect()
+            t.lines()
+                .filter(|l| Some(*l) != date)
+                .map(|l| format!("{l}\n"))
+                .collect()
         };
         f.check(strip(&theirs) == strip(&ours), || {
             format!("{what}: we write it differently:\n    Kafka: {theirs:?}\n    ours:  {ours:?}")
@@ -379,11 +430,16 @@ fn read_java_bootstrap(f: &mut Failures) {
     for row in tsv("java", "bootstrap.tsv") {
         let case: usize = row[0].parse().unwrap();
         let dir = case_dir("java", "bootstrap", case);
-        let what = format!("bootstrap.checkpoint case {case} (metadata.version level {})", row[1]);
+        let what = format!(
+            "bootstrap.checkpoint case {case} (metadata.version level {})",
+            row[1]
+        );
         let read = match BootstrapMetadata::read_dir(&dir) {
             Ok(m) => m,
             Err(e) => {
-                f.check(false, || format!("{what}: we cannot read Kafka's file: {e}"));
+                f.check(false, || {
+                    format!("{what}: we cannot read Kafka's file: {e}")
+                });
                 continue;
             }
         };
@@ -400,16 +456,29 @@ fn read_java_bootstrap(f: &mut Failures) {
         for frame in undash(&row[3]).map_or(Vec::new(), |t| t.split(' ').collect()) {
             expected.push(ApiMessageAndVersion::decode(&unhex(frame)).unwrap());
         }
-        f.check(read.records == expected && read.metadata_version == mv, || {
-            format!("{what}: read {:?} at {:?}, expected {expected:?}", read.records, read.metadata_version)
-        });
+        f.check(
+            read.records == expected && read.metadata_version == mv,
+            || {
+                format!(
+                    "{what}: read {:?} at {:?}, expected {expected:?}",
+                    read.records, read.metadata_version
+                )
+            },
+        );
         // Our writer at Kafka's time stamps must give Kafka's bytes.
         let theirs = std::fs::read(dir.join(BOOTSTRAP_FILE)).unwrap();
-        let stamps: Vec<i64> = batches(&theirs).map(|b| b.unwrap().0.max_timestamp).collect();
+        let stamps: Vec<i64> = batches(&theirs)
+            .map(|b| b.unwrap().0.max_timestamp)
+            .collect();
         let footer = *stamps.last().unwrap();
         let data = if stamps.len() > 2 { stamps[1] } else { footer };
         let ours = read.encode_checkpoint(stamps[0], data, footer).unwrap();
-        f.check(theirs == ours, || format!("{what}: we write it differently: {}", first_difference(&theirs, &ours).unwrap()));
+        f.check(theirs == ours, || {
+            format!(
+                "{what}: we write it differently: {}",
+                first_difference(&theirs, &ours).unwrap()
+            )
+        });
     }
 }
 
@@ -432,4 +501,3 @@ fn read_java_disk_vectors() {
     );
     eprintln!("compat: Kafka-written quorum-state, meta.properties and bootstrap.checkpoint read by kraftwerk-log: {checks} checks passed");
 }
-

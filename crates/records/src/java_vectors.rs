@@ -64,7 +64,10 @@ fn java_file(name: &str) -> PathBuf {
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
+        })
         .unwrap_or(default)
 }
 
@@ -136,7 +139,12 @@ impl Failures {
             eprintln!("compat: {}: {} checks passed", self.what, self.checks);
             return;
         }
-        let shown: Vec<_> = self.messages.iter().take(25).map(|m| format!("  - {m}")).collect();
+        let shown: Vec<_> = self
+            .messages
+            .iter()
+            .take(25)
+            .map(|m| format!("  - {m}"))
+            .collect();
         panic!(
             "{}: {} of {} checks failed\n{}",
             self.what,
@@ -322,9 +330,15 @@ fn random_control(rng: &mut Rng, record_type: i16, realistic: bool) -> ControlRe
         crate::control::SNAPSHOT_HEADER => ControlRecord::SnapshotHeader(
             SnapshotHeaderRecord::default().with_last_contained_log_timestamp(i64::random(rng, 0)),
         ),
-        crate::control::SNAPSHOT_FOOTER => ControlRecord::SnapshotFooter(SnapshotFooterRecord::default()),
+        crate::control::SNAPSHOT_FOOTER => {
+            ControlRecord::SnapshotFooter(SnapshotFooterRecord::default())
+        }
         crate::control::KRAFT_VERSION => {
-            let level = if realistic { rng.below(2) as i16 } else { i16::random(rng, 0) };
+            let level = if realistic {
+                rng.below(2) as i16
+            } else {
+                i16::random(rng, 0)
+            };
             ControlRecord::KRaftVersion(KRaftVersionRecord::default().with_k_raft_version(level))
         }
         crate::control::KRAFT_VOTERS => {
@@ -353,7 +367,11 @@ fn random_control(rng: &mut Rng, record_type: i16, realistic: bool) -> ControlRe
         }
         other => panic!("no control record type {other}"),
     };
-    let tags = if realistic { BTreeMap::new() } else { random_unknown_tags(rng) };
+    let tags = if realistic {
+        BTreeMap::new()
+    } else {
+        random_unknown_tags(rng)
+    };
     match &mut record {
         ControlRecord::LeaderChange(m) => (m.version, m.unknown_tagged_fields) = (version, tags),
         ControlRecord::SnapshotHeader(m) => (m.version, m.unknown_tagged_fields) = (version, tags),
@@ -384,11 +402,18 @@ fn write_rust_vectors() {
     for &(key, name, min, max) in METADATA_RECORD_TYPES {
         for version in min..=max {
             for _ in 0..samples() {
-                let record = ApiMessageAndVersion::new(MetadataRecord::random(key, &mut rng, version), version);
-                let bytes = record
-                    .encode()
-                    .unwrap_or_else(|e| panic!("{name} v{version}: our random value does not encode: {e}"));
-                lines.push(format!("{key}\t{version}\t{}\t{}", hex(&bytes), json_of(&record.record)));
+                let record = ApiMessageAndVersion::new(
+                    MetadataRecord::random(key, &mut rng, version),
+                    version,
+                );
+                let bytes = record.encode().unwrap_or_else(|e| {
+                    panic!("{name} v{version}: our random value does not encode: {e}")
+                });
+                lines.push(format!(
+                    "{key}\t{version}\t{}\t{}",
+                    hex(&bytes),
+                    json_of(&record.record)
+                ));
             }
         }
     }
@@ -399,7 +424,11 @@ fn write_rust_vectors() {
     for record_type in CONTROL_TYPES {
         for _ in 0..samples() {
             let record = random_control(&mut rng, record_type, false);
-            lines.push(format!("{record_type}\t{}\t{}", hex(&record.encode_value()), json_of(&record)));
+            lines.push(format!(
+                "{record_type}\t{}\t{}",
+                hex(&record.encode_value()),
+                json_of(&record)
+            ));
         }
     }
     std::fs::write(rust_file("control.tsv"), lines.join("\n") + "\n").unwrap();
@@ -408,7 +437,9 @@ fn write_rust_vectors() {
     let mut log = Vec::new();
     let push = |log: &mut Vec<u8>, batch: Bytes| {
         log.extend_from_slice(&batch);
-        crate::batch::BatchHeader::parse(&batch).unwrap().next_offset()
+        crate::batch::BatchHeader::parse(&batch)
+            .unwrap()
+            .next_offset()
     };
     let start = [
         ControlRecord::leader_change(1, &[1, 2, 3], &[1, 3]),
@@ -424,20 +455,42 @@ fn write_rust_vectors() {
                 continue;
             };
             for version in min..=max {
-                random.push(ApiMessageAndVersion::new(MetadataRecord::random(key, &mut rng, version), version));
+                random.push(ApiMessageAndVersion::new(
+                    MetadataRecord::random(key, &mut rng, version),
+                    version,
+                ));
             }
         }
     }
-    for (i, chunk) in random.chunks(1 + i64::random(&mut rng, 0).rem_euclid(60) as usize).enumerate() {
+    for (i, chunk) in random
+        .chunks(1 + i64::random(&mut rng, 0).rem_euclid(60) as usize)
+        .enumerate()
+    {
         next = push(&mut log, data_batch(next, chunk));
         if i % 7 == 0 {
-            let kinds = [crate::control::LEADER_CHANGE, crate::control::KRAFT_VERSION, crate::control::KRAFT_VOTERS];
-            let records: Vec<_> = kinds.iter().map(|&t| random_control(&mut rng, t, true)).collect();
-            next = push(&mut log, control_batch(next, 5 + i as i32, 3000 + i as i64, &records));
+            let kinds = [
+                crate::control::LEADER_CHANGE,
+                crate::control::KRAFT_VERSION,
+                crate::control::KRAFT_VOTERS,
+            ];
+            let records: Vec<_> = kinds
+                .iter()
+                .map(|&t| random_control(&mut rng, t, true))
+                .collect();
+            next = push(
+                &mut log,
+                control_batch(next, 5 + i as i32, 3000 + i as i64, &records),
+            );
         }
     }
-    next = push(&mut log, control_batch(next, 6, 3000, &[ControlRecord::snapshot_header(2999)]));
-    next = push(&mut log, control_batch(next, 6, 3000, &[ControlRecord::snapshot_footer()]));
+    next = push(
+        &mut log,
+        control_batch(next, 6, 3000, &[ControlRecord::snapshot_header(2999)]),
+    );
+    next = push(
+        &mut log,
+        control_batch(next, 6, 3000, &[ControlRecord::snapshot_footer()]),
+    );
     assert_eq!(valid_prefix(&log).bytes, log.len());
     std::fs::write(rust_file("rust.log"), &log).unwrap();
     eprintln!(
@@ -452,11 +505,18 @@ fn write_rust_vectors() {
 fn missing_field(java_lines: &str, value: &impl std::fmt::Debug) -> Option<String> {
     let ours = debug_json::canonical_lines(&debug_json::from_debug(&format!("{value:?}")));
     let have: HashSet<&str> = ours.iter().map(String::as_str).collect();
-    java_lines.split(' ').filter(|l| !l.is_empty()).find(|l| !have.contains(l)).map(|line| {
-        let key = &line[..line.find('=').unwrap()];
-        let theirs = ours.iter().find(|l| l.starts_with(&format!("{key}="))).map_or("<absent>", String::as_str);
-        format!("Kafka has {line}, we have {theirs}")
-    })
+    java_lines
+        .split(' ')
+        .filter(|l| !l.is_empty())
+        .find(|l| !have.contains(l))
+        .map(|line| {
+            let key = &line[..line.find('=').unwrap()];
+            let theirs = ours
+                .iter()
+                .find(|l| l.starts_with(&format!("{key}=")))
+                .map_or("<absent>", String::as_str);
+            format!("Kafka has {line}, we have {theirs}")
+        })
 }
 
 fn read_java_records(failures: &mut Failures) {
@@ -472,27 +532,54 @@ fn read_java_records(failures: &mut Failures) {
         let record = match ApiMessageAndVersion::decode(&bytes) {
             Ok(r) => r,
             Err(e) => {
-                failures.check(false, || format!("{what}: we cannot decode Kafka's bytes {}: {e}", cols[2]));
+                failures.check(false, || {
+                    format!("{what}: we cannot decode Kafka's bytes {}: {e}", cols[2])
+                });
                 continue;
             }
         };
-        failures.check(record.version == version && record.record.api_key() == key, || {
-            format!("{what}: decoded as api key {} v{}", record.record.api_key(), record.version)
-        });
-        let ours = record.encode().map(|b| b.to_vec()).map_err(|e| e.to_string());
-        failures.check(ours.as_ref().ok().map(|b| b.as_slice()) == Some(bytes.as_slice()), || match &ours {
-            Ok(b) => format!("{what}: re-encoded differently: {}; Kafka bytes {}", first_difference(&bytes, b).unwrap(), cols[2]),
-            Err(e) => format!("{what}: cannot re-encode: {e}"),
-        });
+        failures.check(
+            record.version == version && record.record.api_key() == key,
+            || {
+                format!(
+                    "{what}: decoded as api key {} v{}",
+                    record.record.api_key(),
+                    record.version
+                )
+            },
+        );
+        let ours = record
+            .encode()
+            .map(|b| b.to_vec())
+            .map_err(|e| e.to_string());
+        failures.check(
+            ours.as_ref().ok().map(|b| b.as_slice()) == Some(bytes.as_slice()),
+            || match &ours {
+                Ok(b) => format!(
+                    "{what}: re-encoded differently: {}; Kafka bytes {}",
+                    first_difference(&bytes, b).unwrap(),
+                    cols[2]
+                ),
+                Err(e) => format!("{what}: cannot re-encode: {e}"),
+            },
+        );
         let missing = missing_field(cols[3], &record.record);
-        failures.check(missing.is_none(), || format!("{what}: fields differ: {}; {:?}", missing.unwrap(), record.record));
+        failures.check(missing.is_none(), || {
+            format!(
+                "{what}: fields differ: {}; {:?}",
+                missing.unwrap(),
+                record.record
+            )
+        });
     }
     for &(key, name, min, max) in METADATA_RECORD_TYPES {
         let Some(max) = java_4_1_max_version(key, max) else {
             continue;
         };
         for version in min..=max {
-            failures.check(seen.contains(&(key, version)), || format!("Kafka wrote no {name} v{version} vectors"));
+            failures.check(seen.contains(&(key, version)), || {
+                format!("Kafka wrote no {name} v{version} vectors")
+            });
         }
     }
 }
@@ -510,19 +597,28 @@ fn read_java_control_records(failures: &mut Failures) {
         let record = match ControlRecord::decode(&key, &value) {
             Ok(r) => r,
             Err(e) => {
-                failures.check(false, || format!("{what}: we cannot decode Kafka's bytes {}: {e}", cols[1]));
+                failures.check(false, || {
+                    format!("{what}: we cannot decode Kafka's bytes {}: {e}", cols[1])
+                });
                 continue;
             }
         };
         let ours = record.encode_value();
         failures.check(ours.as_ref() == value.as_slice(), || {
-            format!("{what}: re-encoded differently: {}", first_difference(&value, &ours).unwrap())
+            format!(
+                "{what}: re-encoded differently: {}",
+                first_difference(&value, &ours).unwrap()
+            )
         });
         let missing = missing_field(cols[2], &record);
-        failures.check(missing.is_none(), || format!("{what}: fields differ: {}; {record:?}", missing.unwrap()));
+        failures.check(missing.is_none(), || {
+            format!("{what}: fields differ: {}; {record:?}", missing.unwrap())
+        });
     }
     for t in CONTROL_TYPES {
-        failures.check(seen.contains(&t), || format!("Kafka wrote no control records of type {t}"));
+        failures.check(seen.contains(&t), || {
+            format!("Kafka wrote no control records of type {t}")
+        });
     }
 }
 
@@ -530,7 +626,12 @@ fn read_java_log(failures: &mut Failures) {
     let log = std::fs::read(java_file("java.log")).unwrap();
     let prefix = valid_prefix(&log);
     failures.check(prefix.bytes == log.len(), || {
-        format!("java.log: only {} of {} bytes are valid batches: {:?}", prefix.bytes, log.len(), prefix.stopped_because)
+        format!(
+            "java.log: only {} of {} bytes are valid batches: {:?}",
+            prefix.bytes,
+            log.len(),
+            prefix.stopped_because
+        )
     });
     let mut fixed_seen = Vec::new();
     for (header, batch) in crate::batch::batches(&log[..prefix.bytes]).map(Result::unwrap) {
@@ -539,16 +640,28 @@ fn read_java_log(failures: &mut Failures) {
             let records: Vec<_> = match decode_control_batch(batch) {
                 Ok((_, records)) => records.into_iter().map(|(_, r)| r).collect(),
                 Err(e) => {
-                    failures.check(false, || format!("java.log control batch at offset {at}: {e}"));
+                    failures.check(false, || {
+                        format!("java.log control batch at offset {at}: {e}")
+                    });
                     continue;
                 }
             };
             if let Some(ControlRecord::Voters(_)) = records.get(2) {
-                failures.check(records[2] == fixed_voters(), || format!("java.log voters at {at}: {:?}", records[2]));
+                failures.check(records[2] == fixed_voters(), || {
+                    format!("java.log voters at {at}: {:?}", records[2])
+                });
             }
-            let ours = control_batch(at, header.partition_leader_epoch, header.max_timestamp, &records);
+            let ours = control_batch(
+                at,
+                header.partition_leader_epoch,
+                header.max_timestamp,
+                &records,
+            );
             failures.check(ours.as_ref() == batch, || {
-                format!("java.log control batch at offset {at}: rebuilt differently: {}", first_difference(batch, &ours).unwrap())
+                format!(
+                    "java.log control batch at offset {at}: rebuilt differently: {}",
+                    first_difference(batch, &ours).unwrap()
+                )
             });
         } else {
             let (_, records) = match decode_batch(batch) {
@@ -558,32 +671,46 @@ fn read_java_log(failures: &mut Failures) {
                     continue;
                 }
             };
-            let mut rebuilt = BatchBuilder::new(at, header.partition_leader_epoch, header.max_timestamp);
+            let mut rebuilt =
+                BatchBuilder::new(at, header.partition_leader_epoch, header.max_timestamp);
             for r in records {
                 let value = r.value.unwrap();
                 match ApiMessageAndVersion::decode(&value) {
                     Ok(decoded) => fixed_seen.push(decoded),
-                    Err(e) => failures.check(false, || format!("java.log record at offset {}: {e}", r.offset)),
+                    Err(e) => failures.check(false, || {
+                        format!("java.log record at offset {}: {e}", r.offset)
+                    }),
                 }
                 rebuilt.append(None, &value);
             }
             let ours = rebuilt.build();
             failures.check(ours.as_ref() == batch, || {
-                format!("java.log data batch at offset {at}: rebuilt differently: {}", first_difference(batch, &ours).unwrap())
+                format!(
+                    "java.log data batch at offset {at}: rebuilt differently: {}",
+                    first_difference(batch, &ours).unwrap()
+                )
             });
         }
     }
     // Java wrote the same fixed records first.
     let fixed = fixed_records();
-    failures.check(fixed_seen.len() >= fixed.len() && fixed_seen[..fixed.len()] == fixed[..], || {
-        format!("java.log: the fixed records differ from ours: {:?}", &fixed_seen[..fixed.len().min(fixed_seen.len())])
-    });
+    failures.check(
+        fixed_seen.len() >= fixed.len() && fixed_seen[..fixed.len()] == fixed[..],
+        || {
+            format!(
+                "java.log: the fixed records differ from ours: {:?}",
+                &fixed_seen[..fixed.len().min(fixed_seen.len())]
+            )
+        },
+    );
 }
 
 #[test]
 #[ignore = "reads vectors written by compat/ (Kafka's Java classes); needs KRAFTWERK_JAVA_VECTORS"]
 fn read_java_vectors() {
-    let mut failures = Failures::new("Kafka-encoded metadata records, control records and batches read by kraftwerk-records");
+    let mut failures = Failures::new(
+        "Kafka-encoded metadata records, control records and batches read by kraftwerk-records",
+    );
     read_java_records(&mut failures);
     read_java_control_records(&mut failures);
     read_java_log(&mut failures);

@@ -113,7 +113,13 @@ impl Parser<'_> {
         {
             self.i += 1;
         }
-        assert!(self.i > start, "unexpected {:?} at {} in {}", self.peek() as char, self.i, String::from_utf8_lossy(self.s));
+        assert!(
+            self.i > start,
+            "unexpected {:?} at {} in {}",
+            self.peek() as char,
+            self.i,
+            String::from_utf8_lossy(self.s)
+        );
         String::from_utf8(self.s[start..self.i].to_vec()).unwrap()
     }
 
@@ -159,7 +165,10 @@ impl Parser<'_> {
                     }
                 }
                 if outermost {
-                    out.push(("_unknownTaggedFields".into(), unknown.unwrap_or(Json::Arr(Vec::new()))));
+                    out.push((
+                        "_unknownTaggedFields".into(),
+                        unknown.unwrap_or(Json::Arr(Vec::new())),
+                    ));
                 }
                 Json::Obj(out)
             }
@@ -345,7 +354,11 @@ fn flatten(path: &str, json: &Json, out: &mut Vec<String>) {
     match json {
         Json::Obj(fields) => {
             for (k, v) in fields {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 flatten(&p, v, out);
             }
         }

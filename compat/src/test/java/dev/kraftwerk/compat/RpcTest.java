@@ -31,7 +31,9 @@ import org.junit.jupiter.api.Test;
  *   <li>{@code java/rpc.tsv}: frames of random messages Kafka's classes wrote, for kraftwerk's
  *       codec to decode and re-encode.</li>
  * </ul>
- * Line format: {@code name, api key, version, request|response, hex}.
+ * Line format: {@code name, api key, version, request|response, hex, header fields, body fields},
+ * the fields as JSON (Rust, from the value's Debug text) or canonical lines (Kafka), compared as
+ * for metadata records ({@link FieldCheck}).
  */
 class RpcTest {
     record Api(String name, short key, short min, short max) {}
@@ -73,8 +75,12 @@ class RpcTest {
         return buf.array();
     }
 
-    /** Reads a frame as Kafka's network layer would and writes it back; null if identical. */
-    static String roundTrip(ApiMessageType type, short version, boolean request, byte[] bytes) {
+    /** A frame read by Kafka's classes; {@code problem} is null when it was read and written
+     * back identically. */
+    record Decoded(Message header, short headerVersion, ApiMessage body, String problem) {}
+
+    /** Reads a frame as Kafka's network layer would and writes it back. */
+    static Decoded roundTrip(ApiMessageType type, short version, boolean request, byte[] bytes) {
         ByteBuffer buf = ByteBuffer.wrap(bytes);
         ByteBufferAccessor in = new ByteBufferAccessor(buf);
         Message header;
@@ -85,7 +91,8 @@ class RpcTest {
                 headerVersion = type.requestHeaderVersion(version);
                 RequestHeaderData h = new RequestHeaderData(in, headerVersion);
                 if (h.requestApiKey() != type.apiKey() || h.requestApiVersion() != version) {
-                    return "header names api " + h.requestApiKey() + " v" + h.requestApiVersion();
+                    return new Decoded(h, headerVersion, null,
+                        "header names api " + h.requestApiKey() + " v" + h.requestApiVersion());
                 }
                 header = h;
                 body = type.newRequest();
@@ -96,13 +103,13 @@ class RpcTest {
             }
             body.read(in, version);
         } catch (RuntimeException e) {
-            return "Kafka cannot read it: " + e;
+            return new Decoded(null, (short) 0, null, "Kafka cannot read it: " + e);
         }
         if (buf.hasRemaining()) {
-            return buf.remaining() + " bytes left after the body";
+            return new Decoded(header, headerVersion, body, buf.remaining() + " bytes left after the body");
         }
         String diff = Vectors.firstDifference(bytes, frame(header, headerVersion, body, version));
-        return diff == null ? null : "Kafka writes it back differently: " + diff;
+        return new Decoded(header, headerVersion, body, diff == null ? null : "Kafka writes it back differently: " + diff);
     }
 
     @Test
@@ -120,8 +127,15 @@ class RpcTest {
                 continue;
             }
             seen.add(key + " " + version + " " + row[3]);
-            String problem = roundTrip(type, version, request, Vectors.unhex(row[4]));
-            failures.check(problem == null, row[0] + " v" + version + " " + row[3] + ": " + problem + "; Rust bytes " + row[4]);
+            String what = row[0] + " v" + version + " " + row[3];
+            Decoded d = roundTrip(type, version, request, Vectors.unhex(row[4]));
+            failures.check(d.problem() == null, what + ": " + d.problem() + "; Rust bytes " + row[4]);
+            if (d.body() != null) {
+                String header = FieldCheck.compare(d.header(), d.headerVersion(), row[5]);
+                failures.check(header == null, what + " header: " + header + "; Rust JSON " + row[5]);
+                String body = FieldCheck.compare(d.body(), version, row[6]);
+                failures.check(body == null, what + ": " + body + "; Rust JSON " + row[6]);
+            }
         }
         for (Api api : apis()) {
             for (short v = api.min; v <= api.max; v++) {
@@ -182,10 +196,12 @@ class RpcTest {
                             header = new ResponseHeaderData().setCorrelationId(random.nextInt());
                         }
                         byte[] bytes = frame(header, headerVersion, body, v);
-                        String self = roundTrip(type, v, request, bytes);
+                        String self = roundTrip(type, v, request, bytes).problem();
                         failures.check(self == null, api.name + " v" + v + ": Kafka's own round trip: " + self);
                         lines.add(api.name + "\t" + api.key + "\t" + v + "\t" + (request ? "request" : "response")
-                            + "\t" + Vectors.hex(bytes));
+                            + "\t" + Vectors.hex(bytes)
+                            + "\t" + String.join(" ", Canonical.lines(SpecRandom.write(header, headerVersion), header))
+                            + "\t" + String.join(" ", Canonical.lines(SpecRandom.write(body, v), body)));
                     }
                 }
             }

@@ -251,6 +251,79 @@ final class SpecRandom {
         }
     }
 
+    /**
+     * The camelCase names of the schema's {@code records} fields. Kafka's JSON converters write
+     * them as an empty binary (KIP-673 keeps record data out of request logs), so their content
+     * is compared through the bytes only.
+     */
+    java.util.Set<String> recordsFields() {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        collectRecordsFields(spec.get("fields"), out);
+        commonStructs.values().forEach(c -> collectRecordsFields(c.get("fields"), out));
+        return out;
+    }
+
+    private static void collectRecordsFields(JsonNode fields, java.util.Set<String> out) {
+        for (JsonNode field : fields) {
+            if (field.get("type").asText().equals("records")) {
+                out.add(camelCase(field.get("name").asText()));
+            }
+            if (field.has("fields")) {
+                collectRecordsFields(field.get("fields"), out);
+            }
+        }
+    }
+
+    /** The schema resource of any generated message class. */
+    static String schemaOf(Message message) {
+        if (message instanceof org.apache.kafka.common.protocol.ApiMessage
+                && message.getClass().getPackageName().equals("org.apache.kafka.common.metadata")) {
+            return metadataSchema(((org.apache.kafka.common.protocol.ApiMessage) message).apiKey());
+        }
+        String name = message.getClass().getSimpleName();
+        if (name.endsWith("Data")) {
+            name = name.substring(0, name.length() - "Data".length());
+        }
+        return "common/message/" + name + ".json";
+    }
+
+    /**
+     * {@code json} with only the fields {@code version} has, recursively: a JSON document that
+     * renders every field of a value (as the Rust side's does) made acceptable to
+     * {@code XJsonConverter.read}, which refuses nested structs the version lacks.
+     */
+    JsonNode onlyVersion(JsonNode json, short version) {
+        return onlyVersion(json, spec.get("fields"), version);
+    }
+
+    private JsonNode onlyVersion(JsonNode json, JsonNode fields, short version) {
+        if (!json.isObject()) {
+            return json;
+        }
+        ObjectNode out = NODES.objectNode();
+        for (JsonNode field : fields) {
+            String name = camelCase(field.get("name").asText());
+            if (!inVersions(field.get("versions").asText(), version) || !json.has(name)) {
+                continue;
+            }
+            JsonNode value = json.get(name);
+            String type = field.get("type").asText();
+            String element = type.startsWith("[]") ? type.substring(2) : type;
+            if (!isPrimitive(element) && !value.isNull()) {
+                JsonNode structFields = structFields(field, element);
+                if (value.isArray()) {
+                    ArrayNode items = NODES.arrayNode();
+                    value.forEach(item -> items.add(onlyVersion(item, structFields, version)));
+                    value = items;
+                } else {
+                    value = onlyVersion(value, structFields, version);
+                }
+            }
+            out.set(name, value);
+        }
+        return out;
+    }
+
     static String camelCase(String name) {
         return Character.toLowerCase(name.charAt(0)) + name.substring(1);
     }
