@@ -43,6 +43,7 @@ use crate::error::ReplayError;
 use crate::handlers;
 use crate::handlers::leader_isr::LeaderIsrUpdater;
 use crate::heartbeat::BrokerHeartbeatManager;
+use crate::java_random::JavaRandom;
 use crate::image::configs::resource_type;
 use crate::image::features::ELR_FEATURE_NAME;
 use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
@@ -125,6 +126,23 @@ impl ControllerConfig {
     }
 }
 
+/// The controller's random number generators, both seeded from [`ControllerConfig::rng_seed`]:
+/// one for topic ids, one (a `java.util.Random`) for replica placement.
+#[derive(Debug)]
+pub struct ControllerRng {
+    /// Topic ids.
+    pub ids: StdRng,
+    /// Replica placement (`StripedReplicaPlacer`'s `Random`).
+    pub placement: JavaRandom,
+}
+
+impl ControllerRng {
+    /// Generators for `seed`.
+    pub fn new(seed: u64) -> Self {
+        ControllerRng { ids: StdRng::seed_from_u64(seed), placement: JavaRandom::new(seed as i64) }
+    }
+}
+
 /// State only the active controller has.
 #[derive(Debug)]
 struct ActiveState {
@@ -142,7 +160,7 @@ struct ActiveState {
 #[derive(Debug)]
 pub struct Controller {
     config: ControllerConfig,
-    rng: StdRng,
+    rng: ControllerRng,
     committed: MetadataImage,
     /// (last offset, image after it) per replayed uncommitted result, oldest first.
     uncommitted: VecDeque<(i64, MetadataImage)>,
@@ -152,7 +170,7 @@ pub struct Controller {
 impl Controller {
     /// A standby controller with an empty image.
     pub fn new(config: ControllerConfig) -> Self {
-        let rng = StdRng::seed_from_u64(config.rng_seed);
+        let rng = ControllerRng::new(config.rng_seed);
         Controller { config, rng, committed: MetadataImage::empty(), uncommitted: VecDeque::new(), active: None }
     }
 

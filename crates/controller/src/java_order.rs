@@ -109,6 +109,27 @@ pub fn java_string_map_order<'a>(keys: &[&'a str]) -> Vec<&'a str> {
     order.into_iter().map(|(_, _, k)| k).collect()
 }
 
+/// The iteration order of a `new HashMap<>()` into which keys with the given `hashCode()`s
+/// were put in order (keys distinct): the indices of the keys, in Java's order.
+pub fn java_hash_map_order(hashes: &[i32]) -> Vec<usize> {
+    let mut capacity = DEFAULT_CAPACITY;
+    for size in 1..=hashes.len() {
+        if size > capacity / 4 * 3 {
+            capacity *= 2;
+        }
+    }
+    let mut order: Vec<(usize, usize)> = hashes
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let h = *h as u32;
+            (((h ^ (h >> 16)) as usize) & (capacity - 1), i)
+        })
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, i)| i).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,7 @@ pub mod heartbeat;
 pub mod ids;
 pub mod image;
 pub mod java_order;
+pub mod java_random;
 pub mod node;
 pub mod partition_change;
 pub mod placement;

@@ -1,17 +1,15 @@
-//! Replica placement for new partitions (Kafka's `StripedReplicaPlacer`, KIP-660).
+//! Replica placement for new partitions (Kafka 4.1.2's `StripedReplicaPlacer`, KIP-660).
 //!
 //! Brokers are grouped by rack. Each partition takes its first replica from the next rack that
 //! has an unfenced broker, then one broker per rack in turn (unfenced before fenced), so
 //! replicas spread over racks and leadership spreads over brokers. After as many partitions as
-//! there are unfenced brokers, racks and brokers are shuffled (with the controller's seeded
-//! RNG) so the same assignments do not repeat. Brokers in controlled shutdown are never placed.
-//! The random draws differ from Java's `java.util.Random`, so the exact assignment differs from a
-//! Java controller's; the rules are the same.
+//! there are unfenced brokers, racks and brokers are shuffled so the same assignments do not
+//! repeat. Brokers in controlled shutdown are never placed. Random draws come from a
+//! [`JavaRandom`] and racks are visited in `java.util.HashMap` order, so for the same seed and
+//! broker order the result equals Java's (checked against Kafka's own placer in the tests).
 
-use std::collections::BTreeMap;
-
-use rand::seq::SliceRandom;
-use rand::Rng;
+use crate::java_order::{java_hash_map_order, java_string_hash};
+use crate::java_random::JavaRandom;
 
 /// A broker that may receive replicas (`UsableBroker`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,10 +31,10 @@ struct BrokerList {
 }
 
 impl BrokerList {
-    fn initialize(&mut self, rng: &mut impl Rng) {
+    fn initialize(&mut self, rng: &mut JavaRandom) {
         if !self.brokers.is_empty() {
             self.brokers.sort_unstable();
-            self.offset = rng.gen_range(0..self.brokers.len());
+            self.offset = rng.next_int(self.brokers.len() as i32) as usize;
         }
     }
 
@@ -60,6 +58,7 @@ impl BrokerList {
 
 #[derive(Default)]
 struct Rack {
+    name: Option<String>,
     fenced: BrokerList,
     unfenced: BrokerList,
 }
@@ -70,50 +69,64 @@ impl Rack {
     }
 }
 
-struct RackList<'r, R: Rng> {
-    rng: &'r mut R,
-    /// Racks in name order (no rack sorts first, as `OptionalStringComparator`).
-    rack_names: Vec<Option<String>>,
-    racks: BTreeMap<Option<String>, Rack>,
+struct RackList<'r> {
+    rng: &'r mut JavaRandom,
+    /// Racks in first-appearance order.
+    racks: Vec<Rack>,
+    /// Indices into `racks` in `HashMap<Optional<String>, Rack>` iteration order.
+    hash_order: Vec<usize>,
+    /// Indices into `racks`, sorted by name (no rack first: `OptionalStringComparator`), then
+    /// shuffled.
+    rack_names: Vec<usize>,
     num_total: usize,
     num_unfenced: usize,
     epoch: u64,
     offset: usize,
 }
 
-impl<'r, R: Rng> RackList<'r, R> {
-    fn new(rng: &'r mut R, brokers: &[UsableBroker]) -> Self {
-        let mut racks: BTreeMap<Option<String>, Rack> = BTreeMap::new();
+impl<'r> RackList<'r> {
+    fn new(rng: &'r mut JavaRandom, brokers: &[UsableBroker]) -> Self {
+        let mut racks: Vec<Rack> = Vec::new();
         let mut num_unfenced = 0;
         for broker in brokers {
-            let rack = racks.entry(broker.rack.clone()).or_default();
+            let index = match racks.iter().position(|r| r.name == broker.rack) {
+                Some(index) => index,
+                None => {
+                    racks.push(Rack { name: broker.rack.clone(), ..Rack::default() });
+                    racks.len() - 1
+                }
+            };
             if broker.fenced {
-                rack.fenced.brokers.push(broker.id);
+                racks[index].fenced.brokers.push(broker.id);
             } else {
                 num_unfenced += 1;
-                rack.unfenced.brokers.push(broker.id);
+                racks[index].unfenced.brokers.push(broker.id);
             }
         }
-        for rack in racks.values_mut() {
-            rack.fenced.initialize(rng);
-            rack.unfenced.initialize(rng);
+        // Optional.hashCode(): the value's hash, 0 when empty.
+        let hashes: Vec<i32> = racks.iter().map(|r| r.name.as_deref().map_or(0, java_string_hash)).collect();
+        let hash_order = java_hash_map_order(&hashes);
+        for &i in &hash_order {
+            racks[i].fenced.initialize(rng);
+            racks[i].unfenced.initialize(rng);
         }
-        let rack_names: Vec<Option<String>> = racks.keys().cloned().collect();
-        let offset = if rack_names.is_empty() { 0 } else { rng.gen_range(0..rack_names.len()) };
-        RackList { rng, rack_names, racks, num_total: brokers.len(), num_unfenced, epoch: 0, offset }
+        let mut rack_names: Vec<usize> = (0..racks.len()).collect();
+        rack_names.sort_by(|a, b| racks[*a].name.cmp(&racks[*b].name));
+        let offset = if rack_names.is_empty() { 0 } else { rng.next_int(rack_names.len() as i32) as usize };
+        RackList { rng, racks, hash_order, rack_names, num_total: brokers.len(), num_unfenced, epoch: 0, offset }
     }
 
     fn shuffle(&mut self) {
-        self.rack_names.shuffle(self.rng);
-        for rack in self.racks.values_mut() {
-            rack.fenced.brokers.shuffle(self.rng);
-            rack.unfenced.brokers.shuffle(self.rng);
+        self.rng.shuffle(&mut self.rack_names);
+        for &i in &self.hash_order {
+            self.rng.shuffle(&mut self.racks[i].fenced.brokers);
+            self.rng.shuffle(&mut self.racks[i].unfenced.brokers);
         }
     }
 
-    fn rack(&mut self, index: usize) -> &mut Rack {
-        let name = &self.rack_names[index];
-        self.racks.get_mut(name).expect("every rack name has a rack")
+    fn rack(&mut self, position: usize) -> &mut Rack {
+        let index = self.rack_names[position];
+        &mut self.racks[index]
     }
 
     fn place(&mut self, replication_factor: usize) -> Vec<i32> {
@@ -158,14 +171,15 @@ impl<'r, R: Rng> RackList<'r, R> {
     }
 }
 
-/// Places `num_partitions` partitions of `replication_factor` replicas on `brokers`.
+/// Places `num_partitions` partitions of `replication_factor` replicas on `brokers` (in the
+/// order the cluster lists them).
 ///
 /// # Errors
 /// Kafka's `InvalidReplicationFactorException` messages: "Invalid replication factor N: the
-/// replication factor must be positive.", "The target replication factor of N cannot be reached
-/// because only M broker(s) are registered.", "All brokers are currently fenced.".
+/// replication factor must be positive.", "All brokers are currently fenced.", "The target
+/// replication factor of N cannot be reached because only M broker(s) are registered.".
 pub fn place(
-    rng: &mut impl Rng,
+    rng: &mut JavaRandom,
     brokers: &[UsableBroker],
     num_partitions: usize,
     replication_factor: i32,
@@ -190,77 +204,5 @@ pub fn place(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{rngs::StdRng, SeedableRng};
-    use std::collections::{BTreeSet, HashMap};
-
-    fn brokers(specs: &[(i32, Option<&str>, bool)]) -> Vec<UsableBroker> {
-        specs.iter().map(|(id, rack, fenced)| UsableBroker { id: *id, rack: rack.map(str::to_owned), fenced: *fenced }).collect()
-    }
-
-    #[test]
-    fn errors_match_kafka() {
-        let mut rng = StdRng::seed_from_u64(1);
-        let b = brokers(&[(1, None, false)]);
-        assert_eq!(
-            place(&mut rng, &b, 1, 3).unwrap_err(),
-            "The target replication factor of 3 cannot be reached because only 1 broker(s) are registered."
-        );
-        let fenced = brokers(&[(1, None, true), (2, None, true)]);
-        assert_eq!(place(&mut rng, &fenced, 1, 1).unwrap_err(), "All brokers are currently fenced.");
-        assert!(place(&mut rng, &b, 1, 0).unwrap_err().contains("must be positive"));
-    }
-
-    #[test]
-    fn replicas_are_distinct_and_unfenced_brokers_lead() {
-        for seed in 0..50 {
-            let mut rng = StdRng::seed_from_u64(seed);
-            let b = brokers(&[(1, None, false), (2, None, false), (3, None, true), (4, None, false)]);
-            let placed = place(&mut rng, &b, 20, 3).unwrap();
-            for replicas in &placed {
-                let distinct: BTreeSet<i32> = replicas.iter().copied().collect();
-                assert_eq!(distinct.len(), 3, "{replicas:?}");
-                assert_ne!(replicas[0], 3, "a fenced broker must not be first: {replicas:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn leadership_is_spread_evenly() {
-        let mut rng = StdRng::seed_from_u64(9);
-        let b = brokers(&[(1, None, false), (2, None, false), (3, None, false)]);
-        let placed = place(&mut rng, &b, 30, 2).unwrap();
-        let mut leaders: HashMap<i32, usize> = HashMap::new();
-        for replicas in &placed {
-            *leaders.entry(replicas[0]).or_default() += 1;
-        }
-        assert_eq!(leaders.values().copied().collect::<BTreeSet<_>>(), BTreeSet::from([10]));
-    }
-
-    #[test]
-    fn replicas_spread_over_racks() {
-        let mut rng = StdRng::seed_from_u64(3);
-        let b = brokers(&[
-            (1, Some("a"), false),
-            (2, Some("a"), false),
-            (3, Some("b"), false),
-            (4, Some("b"), false),
-            (5, Some("c"), false),
-            (6, Some("c"), false),
-        ]);
-        let rack_of = |id: i32| ((id - 1) / 2) as usize;
-        for replicas in place(&mut rng, &b, 40, 3).unwrap() {
-            let racks: BTreeSet<usize> = replicas.iter().map(|r| rack_of(*r)).collect();
-            assert_eq!(racks.len(), 3, "{replicas:?}");
-        }
-    }
-
-    #[test]
-    fn same_seed_same_placement() {
-        let b = brokers(&[(1, None, false), (2, None, false), (3, None, false), (4, None, false)]);
-        let a = place(&mut StdRng::seed_from_u64(5), &b, 10, 2).unwrap();
-        let c = place(&mut StdRng::seed_from_u64(5), &b, 10, 2).unwrap();
-        assert_eq!(a, c);
-    }
-}
+#[path = "placement_tests.rs"]
+mod tests;

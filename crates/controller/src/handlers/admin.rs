@@ -20,7 +20,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{ApiMessageAndVersion, ClearElrRecord, ConfigRecord, FeatureLevelRecord};
 use kraftwerk_records::metadata_version::{controller_supported_features, Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME};
-use rand::rngs::StdRng;
+use crate::controller::ControllerRng;
 
 use super::leader_isr::partition_change_record;
 use super::default_message;
@@ -67,7 +67,7 @@ fn new_partition(image: &MetadataImage, replicas: Vec<i32>, isr: Vec<i32>) -> Pa
 
 fn create_partitions_for(
     image: &MetadataImage,
-    rng: &mut StdRng,
+    rng: &mut ControllerRng,
     topic: &CreatePartitionsTopic,
     records: &mut Vec<ApiMessageAndVersion>,
 ) -> Result<(), ApiError> {
@@ -121,7 +121,7 @@ fn create_partitions_for(
             }
             out
         }
-        None => placement::place(rng, &image.usable_brokers(), additional as usize, replication_factor as i32)
+        None => placement::place(&mut rng.placement, &image.usable_brokers(), additional as usize, replication_factor as i32)
             .map_err(|e| ApiError::new(ResponseError::InvalidReplicationFactor, e))?,
     };
     let mv = image.metadata_version();
@@ -147,7 +147,7 @@ fn create_partitions_for(
 /// all in one atomic batch (more than 10,000 records fail with POLICY_VIOLATION).
 pub fn create_partitions(
     image: &MetadataImage,
-    rng: &mut StdRng,
+    rng: &mut ControllerRng,
     request: &CreatePartitionsRequest,
 ) -> ControllerResult<CreatePartitionsResponse> {
     let mut results = Vec::new();

@@ -11,7 +11,7 @@ use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{ApiMessageAndVersion, ClearElrRecord, ConfigRecord, RemoveTopicRecord, TopicRecord};
-use rand::rngs::StdRng;
+use crate::controller::ControllerRng;
 use uuid::Uuid;
 
 use super::default_message;
@@ -92,7 +92,7 @@ fn static_overrides(config: &ControllerConfig) -> BTreeMap<&'static str, String>
 pub fn create_topics(
     image: &MetadataImage,
     config: &ControllerConfig,
-    rng: &mut StdRng,
+    rng: &mut ControllerRng,
     _ctx: &RequestContext,
     request: &CreateTopicsRequest,
 ) -> ControllerResult<CreateTopicsResponse> {
@@ -153,7 +153,7 @@ pub fn create_topics(
 fn create_topic(
     image: &MetadataImage,
     config: &ControllerConfig,
-    rng: &mut StdRng,
+    rng: &mut ControllerRng,
     topic: &CreatableTopic,
 ) -> Result<(CreatableTopicResult, Vec<ApiMessageAndVersion>), ApiError> {
     let name = topic.name.as_str();
@@ -213,7 +213,7 @@ fn create_topic(
         placed_partitions(image, config, rng, topic)?
     };
 
-    let topic_id = random_topic_id(rng);
+    let topic_id = random_topic_id(&mut rng.ids);
     let mv = image.metadata_version();
     let mut records = Vec::with_capacity(1 + config_keys.len() + partitions.len());
     records.push(ApiMessageAndVersion::new(TopicRecord { name: name.to_owned(), topic_id, ..Default::default() }, 0));
@@ -361,7 +361,7 @@ fn manual_partitions(image: &MetadataImage, topic: &CreatableTopic) -> Result<Ve
 fn placed_partitions(
     image: &MetadataImage,
     config: &ControllerConfig,
-    rng: &mut StdRng,
+    rng: &mut ControllerRng,
     topic: &CreatableTopic,
 ) -> Result<Vec<PartitionRegistration>, ApiError> {
     if topic.replication_factor < -1 || topic.replication_factor == 0 {
@@ -379,7 +379,7 @@ fn placed_partitions(
     let num_partitions = if topic.num_partitions == -1 { config.default_num_partitions } else { topic.num_partitions };
     let replication_factor =
         if topic.replication_factor == -1 { config.default_replication_factor } else { topic.replication_factor };
-    let placements = placement::place(rng, &image.usable_brokers(), num_partitions.max(0) as usize, i32::from(replication_factor))
+    let placements = placement::place(&mut rng.placement, &image.usable_brokers(), num_partitions.max(0) as usize, i32::from(replication_factor))
         .map_err(|e| {
             ApiError::new(
                 ResponseError::InvalidReplicationFactor,

@@ -101,12 +101,18 @@ impl MetadataImage {
 
     /// Brokers the replica placer may use (`BrokerHeartbeatManager.usableBrokers`): every
     /// registered broker not in controlled shutdown, with its rack and fenced state.
+    ///
+    /// Listed in the order Java's heartbeat manager (a `HashMap<Integer, _>`) iterates them,
+    /// assuming registration in id order.
     pub fn usable_brokers(&self) -> Vec<UsableBroker> {
-        self.cluster
+        let brokers: Vec<UsableBroker> = self
+            .cluster
             .brokers()
             .filter(|b| !b.in_controlled_shutdown)
             .map(|b| UsableBroker { id: b.id, rack: b.rack.clone(), fenced: b.fenced })
-            .collect()
+            .collect();
+        let hashes: Vec<i32> = brokers.iter().map(|b| b.id).collect();
+        crate::java_order::java_hash_map_order(&hashes).into_iter().map(|i| brokers[i].clone()).collect()
     }
 
     /// The directory a new replica on `broker_id` gets (`KRaftClusterDescriber.defaultDir` +
