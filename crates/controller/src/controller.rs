@@ -35,7 +35,9 @@
 use std::collections::VecDeque;
 
 use kafka_protocol::messages::{DescribeClusterRequest, DescribeClusterResponse};
-use kraftwerk_records::metadata::{AbortTransactionRecord, ApiMessageAndVersion, ConfigRecord, NoOpRecord};
+use kraftwerk_records::metadata::{
+    AbortTransactionRecord, ApiMessageAndVersion, ConfigRecord, NoOpRecord,
+};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
@@ -43,14 +45,15 @@ use crate::error::ReplayError;
 use crate::handlers;
 use crate::handlers::leader_isr::LeaderIsrUpdater;
 use crate::heartbeat::BrokerHeartbeatManager;
-use crate::java_random::JavaRandom;
 use crate::image::configs::resource_type;
 use crate::image::features::ELR_FEATURE_NAME;
 use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
+use crate::java_random::JavaRandom;
 use crate::replay::replay;
 
 pub use crate::request::{
-    AdminRequest, AdminResponse, ControllerRequest, ControllerResponse, ControllerResult, RequestContext,
+    AdminRequest, AdminResponse, ControllerRequest, ControllerResponse, ControllerResult,
+    RequestContext,
 };
 
 /// Most records in one batch, and so in one atomic result (`QuorumController.MAX_RECORDS_PER_BATCH`).
@@ -102,7 +105,11 @@ pub struct ControllerConfig {
 
 impl ControllerConfig {
     /// A configuration with Kafka's defaults for everything but the identity and bootstrap.
-    pub fn new(node_id: i32, cluster_id: impl Into<String>, bootstrap: Vec<ApiMessageAndVersion>) -> Self {
+    pub fn new(
+        node_id: i32,
+        cluster_id: impl Into<String>,
+        bootstrap: Vec<ApiMessageAndVersion>,
+    ) -> Self {
         ControllerConfig {
             node_id,
             cluster_id: cluster_id.into(),
@@ -139,7 +146,10 @@ pub struct ControllerRng {
 impl ControllerRng {
     /// Generators for `seed`.
     pub fn new(seed: u64) -> Self {
-        ControllerRng { ids: StdRng::seed_from_u64(seed), placement: JavaRandom::new(seed as i64) }
+        ControllerRng {
+            ids: StdRng::seed_from_u64(seed),
+            placement: JavaRandom::new(seed as i64),
+        }
     }
 }
 
@@ -171,7 +181,13 @@ impl Controller {
     /// A standby controller with an empty image.
     pub fn new(config: ControllerConfig) -> Self {
         let rng = ControllerRng::new(config.rng_seed);
-        Controller { config, rng, committed: MetadataImage::empty(), uncommitted: VecDeque::new(), active: None }
+        Controller {
+            config,
+            rng,
+            committed: MetadataImage::empty(),
+            uncommitted: VecDeque::new(),
+            active: None,
+        }
     }
 
     /// The configuration.
@@ -187,7 +203,9 @@ impl Controller {
     /// The image including appended-but-uncommitted records (= [`Controller::image`] on a
     /// standby).
     pub fn latest(&self) -> &MetadataImage {
-        self.uncommitted.back().map_or(&self.committed, |(_, image)| image)
+        self.uncommitted
+            .back()
+            .map_or(&self.committed, |(_, image)| image)
     }
 
     /// Offset of the last committed record replayed, -1 if none.
@@ -212,8 +230,13 @@ impl Controller {
     /// # Errors
     /// A [`ReplayError`] if a record cannot be applied, or offsets do not increase; the node
     /// must treat it as fatal.
-    pub fn replay_committed(&mut self, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
-        let Some(&(last, _)) = records.last() else { return Ok(()) };
+    pub fn replay_committed(
+        &mut self,
+        records: &[(i64, ApiMessageAndVersion)],
+    ) -> Result<(), ReplayError> {
+        let Some(&(last, _)) = records.last() else {
+            return Ok(());
+        };
         let mut fast = None;
         while let Some((end, _)) = self.uncommitted.front() {
             if *end > last {
@@ -239,9 +262,17 @@ impl Controller {
     ///
     /// # Errors
     /// A [`ReplayError`] (fatal on the active controller).
-    pub fn replay_uncommitted(&mut self, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
-        let Some(&(last, _)) = records.last() else { return Ok(()) };
-        assert!(self.active.is_some(), "replay_uncommitted on a standby controller");
+    pub fn replay_uncommitted(
+        &mut self,
+        records: &[(i64, ApiMessageAndVersion)],
+    ) -> Result<(), ReplayError> {
+        let Some(&(last, _)) = records.last() else {
+            return Ok(());
+        };
+        assert!(
+            self.active.is_some(),
+            "replay_uncommitted on a standby controller"
+        );
         let before = self.latest().clone();
         let mut image = before.clone();
         apply(&mut image, records)?;
@@ -255,12 +286,17 @@ impl Controller {
     /// starts now (`ClusterControlManager.activate`), so failover does not fence brokers.
     pub fn activate(&mut self, epoch: i32, now_ms: u64) {
         self.uncommitted.clear();
-        let heartbeats = BrokerHeartbeatManager::activate(self.config.session_timeout_ms, &self.committed.cluster, now_ms);
+        let heartbeats = BrokerHeartbeatManager::activate(
+            self.config.session_timeout_ms,
+            &self.committed.cluster,
+            now_ms,
+        );
         self.active = Some(ActiveState {
             epoch,
             heartbeats,
             next_noop_ms: now_ms.saturating_add(self.config.noop_interval_ms),
-            next_rebalance_ms: now_ms.saturating_add(self.config.leader_imbalance_check_interval_ms),
+            next_rebalance_ms: now_ms
+                .saturating_add(self.config.leader_imbalance_check_interval_ms),
             next_unclean_ms: now_ms.saturating_add(self.config.unclean_leader_election_interval_ms),
             expected_last_offset: self.committed.last_offset,
         });
@@ -297,7 +333,11 @@ impl Controller {
     }
 
     /// Handles a request on the active controller. A standby answers NOT_CONTROLLER.
-    pub fn handle(&mut self, ctx: &RequestContext, request: ControllerRequest) -> ControllerResult<ControllerResponse> {
+    pub fn handle(
+        &mut self,
+        ctx: &RequestContext,
+        request: ControllerRequest,
+    ) -> ControllerResult<ControllerResponse> {
         if let ControllerRequest::DescribeCluster(r) = &request {
             let response = self.describe_cluster(ctx, r);
             return ControllerResult::of(Vec::new(), ControllerResponse::DescribeCluster(response));
@@ -319,22 +359,28 @@ impl Controller {
                     .map(ControllerResponse::BrokerHeartbeat)
             }
             ControllerRequest::CreateTopics(r) => {
-                handlers::topics::create_topics(&image, config, &mut self.rng, ctx, r).map(ControllerResponse::CreateTopics)
+                handlers::topics::create_topics(&image, config, &mut self.rng, ctx, r)
+                    .map(ControllerResponse::CreateTopics)
             }
             ControllerRequest::DeleteTopics(r) => {
-                handlers::topics::delete_topics(&image, config, ctx, r).map(ControllerResponse::DeleteTopics)
+                handlers::topics::delete_topics(&image, config, ctx, r)
+                    .map(ControllerResponse::DeleteTopics)
             }
             ControllerRequest::AllocateProducerIds(r) => {
-                handlers::producer_ids::allocate_producer_ids(&image, r).map(ControllerResponse::AllocateProducerIds)
+                handlers::producer_ids::allocate_producer_ids(&image, r)
+                    .map(ControllerResponse::AllocateProducerIds)
             }
             ControllerRequest::AlterPartition(r) => {
-                handlers::partitions::alter_partition(&image, config, ctx, r).map(ControllerResponse::AlterPartition)
+                handlers::partitions::alter_partition(&image, config, ctx, r)
+                    .map(ControllerResponse::AlterPartition)
             }
             ControllerRequest::AssignReplicasToDirs(r) => {
-                handlers::partitions::assign_replicas_to_dirs(&image, config, r).map(ControllerResponse::AssignReplicasToDirs)
+                handlers::partitions::assign_replicas_to_dirs(&image, config, r)
+                    .map(ControllerResponse::AssignReplicasToDirs)
             }
             ControllerRequest::ControllerRegistration(r) => {
-                handlers::cluster::register_controller(&image, r).map(ControllerResponse::ControllerRegistration)
+                handlers::cluster::register_controller(&image, r)
+                    .map(ControllerResponse::ControllerRegistration)
             }
             ControllerRequest::UnregisterBroker(r) => {
                 handlers::cluster::unregister_broker(&image, config, &mut active.heartbeats, r)
@@ -348,7 +394,11 @@ impl Controller {
 
     /// Handles an admin request on the active controller. A standby answers NOT_CONTROLLER
     /// ([`Controller::not_controller_admin_response`]).
-    pub fn handle_admin(&mut self, ctx: &RequestContext, request: AdminRequest) -> ControllerResult<AdminResponse> {
+    pub fn handle_admin(
+        &mut self,
+        ctx: &RequestContext,
+        request: AdminRequest,
+    ) -> ControllerResult<AdminResponse> {
         if self.active.is_none() {
             return ControllerResult::of(Vec::new(), Self::not_controller_admin_response(&request));
         }
@@ -357,14 +407,19 @@ impl Controller {
         let config = &self.config;
         let result = match &request {
             AdminRequest::CreatePartitions(r) => {
-                handlers::admin::create_partitions(&image, &mut self.rng, r).map(AdminResponse::CreatePartitions)
+                handlers::admin::create_partitions(&image, &mut self.rng, r)
+                    .map(AdminResponse::CreatePartitions)
             }
-            AdminRequest::ElectLeaders(r) => handlers::admin::elect_leaders(&image, config, r).map(AdminResponse::ElectLeaders),
+            AdminRequest::ElectLeaders(r) => {
+                handlers::admin::elect_leaders(&image, config, r).map(AdminResponse::ElectLeaders)
+            }
             AdminRequest::UpdateFeatures(r) => {
-                handlers::admin::update_features(&image, config, ctx, r).map(AdminResponse::UpdateFeatures)
+                handlers::admin::update_features(&image, config, ctx, r)
+                    .map(AdminResponse::UpdateFeatures)
             }
             AdminRequest::IncrementalAlterConfigs(r) => {
-                handlers::admin::incremental_alter_configs(&image, config, r).map(AdminResponse::IncrementalAlterConfigs)
+                handlers::admin::incremental_alter_configs(&image, config, r)
+                    .map(AdminResponse::IncrementalAlterConfigs)
             }
         };
         self.expect(ctx.next_offset, &result);
@@ -378,7 +433,11 @@ impl Controller {
     }
 
     /// DescribeCluster from the committed image, on any controller (standbys answer it too).
-    pub fn describe_cluster(&self, ctx: &RequestContext, request: &DescribeClusterRequest) -> DescribeClusterResponse {
+    pub fn describe_cluster(
+        &self,
+        ctx: &RequestContext,
+        request: &DescribeClusterRequest,
+    ) -> DescribeClusterResponse {
         handlers::cluster::describe_cluster(&self.committed, &self.config, ctx, request)
     }
 
@@ -405,8 +464,14 @@ impl Controller {
     fn next_internal_write(&mut self, now_ms: u64) -> Option<ControllerResult<()>> {
         let image = self.latest().clone();
         if image.transaction.is_some() {
-            let abort = AbortTransactionRecord { reason: Some("Controller failover".to_owned()), ..Default::default() };
-            return Some(ControllerResult::atomic(vec![ApiMessageAndVersion::new(abort, 0)], ()));
+            let abort = AbortTransactionRecord {
+                reason: Some("Controller failover".to_owned()),
+                ..Default::default()
+            };
+            return Some(ControllerResult::atomic(
+                vec![ApiMessageAndVersion::new(abort, 0)],
+                (),
+            ));
         }
         if image.records_replayed == 0 {
             // One atomic batch, so that a new leader has all of it or none of it. (A bootstrap
@@ -414,7 +479,11 @@ impl Controller {
             // would use a metadata transaction there.)
             let records = self.bootstrap_records();
             let atomic = records.len() <= MAX_RECORDS_PER_BATCH;
-            return Some(ControllerResult { records, atomic, response: () });
+            return Some(ControllerResult {
+                records,
+                atomic,
+                response: (),
+            });
         }
         let config = &self.config;
         let active = self.active.as_mut().expect("poll checked active");
@@ -428,26 +497,45 @@ impl Controller {
                 // write (Java 4.1.2 writes a redundant fence record for the latter).
                 continue;
             }
-            tracing::info!(broker_id, epoch, "fencing broker because its session has timed out");
+            tracing::info!(
+                broker_id,
+                epoch,
+                "fencing broker because its session has timed out"
+            );
             let mut records = Vec::new();
-            LeaderIsrUpdater { image: &image, config }.broker_fenced(broker_id, &mut records);
+            LeaderIsrUpdater {
+                image: &image,
+                config,
+            }
+            .broker_fenced(broker_id, &mut records);
             active.heartbeats.mark_fenced(broker_id);
             return Some(ControllerResult::of(records, ()));
         }
         if config.noop_interval_ms > 0 && now_ms >= active.next_noop_ms {
             active.next_noop_ms = now_ms.saturating_add(config.noop_interval_ms);
-            return Some(ControllerResult::of(vec![ApiMessageAndVersion::new(NoOpRecord::default(), 0)], ()));
+            return Some(ControllerResult::of(
+                vec![ApiMessageAndVersion::new(NoOpRecord::default(), 0)],
+                (),
+            ));
         }
         if config.auto_leader_rebalance_enable && now_ms >= active.next_rebalance_ms {
             let (records, more) = handlers::elections::balance_partition_leaders(&image, config);
-            active.next_rebalance_ms = if more { now_ms } else { now_ms.saturating_add(config.leader_imbalance_check_interval_ms) };
+            active.next_rebalance_ms = if more {
+                now_ms
+            } else {
+                now_ms.saturating_add(config.leader_imbalance_check_interval_ms)
+            };
             if !records.is_empty() {
                 return Some(ControllerResult::of(records, ()));
             }
         }
         if now_ms >= active.next_unclean_ms {
             let (records, more) = handlers::elections::elect_unclean_leaders(&image, config);
-            active.next_unclean_ms = if more { now_ms } else { now_ms.saturating_add(config.unclean_leader_election_interval_ms) };
+            active.next_unclean_ms = if more {
+                now_ms
+            } else {
+                now_ms.saturating_add(config.unclean_leader_election_interval_ms)
+            };
             if !records.is_empty() {
                 return Some(ControllerResult::of(records, ()));
             }
@@ -485,7 +573,9 @@ impl Controller {
         [
             (self.config.noop_interval_ms > 0).then_some(active.next_noop_ms),
             active.heartbeats.next_expiry_ms(),
-            self.config.auto_leader_rebalance_enable.then_some(active.next_rebalance_ms),
+            self.config
+                .auto_leader_rebalance_enable
+                .then_some(active.next_rebalance_ms),
             Some(active.next_unclean_ms),
         ]
         .into_iter()
@@ -498,7 +588,11 @@ impl Controller {
 /// stops the node): every partition it created or changed keeps leader ∈ ISR or -1, ISR ⊆
 /// replicas, one directory per replica; a new broker incarnation gets a larger epoch than the
 /// one it replaces.
-fn assert_own_records_keep_invariants(before: &MetadataImage, after: &MetadataImage, records: &[(i64, ApiMessageAndVersion)]) {
+fn assert_own_records_keep_invariants(
+    before: &MetadataImage,
+    after: &MetadataImage,
+    records: &[(i64, ApiMessageAndVersion)],
+) {
     use kraftwerk_records::metadata::MetadataRecord;
     for (offset, record) in records {
         let partition = match &record.record {
@@ -507,7 +601,8 @@ fn assert_own_records_keep_invariants(before: &MetadataImage, after: &MetadataIm
             MetadataRecord::RegisterBroker(r) => {
                 if let Some(previous) = before.cluster.broker(r.broker_id) {
                     assert!(
-                        previous.incarnation_id == r.incarnation_id || r.broker_epoch > previous.epoch,
+                        previous.incarnation_id == r.incarnation_id
+                            || r.broker_epoch > previous.epoch,
                         "broker {} re-registered at offset {offset} with epoch {} not above {}",
                         r.broker_id,
                         r.broker_epoch,
@@ -528,10 +623,16 @@ fn assert_own_records_keep_invariants(before: &MetadataImage, after: &MetadataIm
     }
 }
 
-fn apply(image: &mut MetadataImage, records: &[(i64, ApiMessageAndVersion)]) -> Result<(), ReplayError> {
+fn apply(
+    image: &mut MetadataImage,
+    records: &[(i64, ApiMessageAndVersion)],
+) -> Result<(), ReplayError> {
     for (offset, record) in records {
         if *offset <= image.last_offset {
-            return Err(ReplayError::OffsetNotIncreasing { offset: *offset, last: image.last_offset });
+            return Err(ReplayError::OffsetNotIncreasing {
+                offset: *offset,
+                last: image.last_offset,
+            });
         }
         replay(image, record, *offset)?;
     }

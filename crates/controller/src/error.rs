@@ -23,18 +23,27 @@ pub struct ApiError {
 
 impl ApiError {
     /// No error (code 0, no message).
-    pub const NONE: ApiError = ApiError { code: 0, message: None };
+    pub const NONE: ApiError = ApiError {
+        code: 0,
+        message: None,
+    };
 
     /// An error with Kafka's code for `error` and a message.
     pub fn new(error: ResponseError, message: impl Into<String>) -> Self {
-        ApiError { code: error.code(), message: Some(message.into()) }
+        ApiError {
+            code: error.code(),
+            message: Some(message.into()),
+        }
     }
 
     /// An error with Kafka's code for `error` and no message (Java's `new ApiError(error)`
     /// uses the error's default message; responses built from it carry that text, so callers
     /// that need the exact text use [`ApiError::new`]).
     pub fn code_only(error: ResponseError) -> Self {
-        ApiError { code: error.code(), message: None }
+        ApiError {
+            code: error.code(),
+            message: None,
+        }
     }
 
     /// True for any code other than NONE.
@@ -82,7 +91,9 @@ pub enum ReplayError {
     UnknownTopicName(String),
     /// Directories whose length differs from the replica list
     /// (`InvalidReplicaDirectoriesException`).
-    #[error("partition {topic_id}:{partition_id}: {directories} directories for {replicas} replicas")]
+    #[error(
+        "partition {topic_id}:{partition_id}: {directories} directories for {replicas} replicas"
+    )]
     InvalidReplicaDirectories {
         /// Topic id.
         topic_id: Uuid,
@@ -98,7 +109,9 @@ pub enum ReplayError {
     #[error("no broker registration for broker {0}")]
     UnknownBroker(i32),
     /// A broker record whose epoch differs from the registered broker epoch.
-    #[error("broker {broker_id}: record epoch {record_epoch} but registered epoch {registered_epoch}")]
+    #[error(
+        "broker {broker_id}: record epoch {record_epoch} but registered epoch {registered_epoch}"
+    )]
     BrokerEpochMismatch {
         /// Broker id.
         broker_id: i32,

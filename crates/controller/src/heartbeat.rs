@@ -27,7 +27,10 @@ pub enum BrokerControlState {
 impl BrokerControlState {
     /// Whether a broker in this state is fenced (`BrokerControlState.fenced`).
     pub fn fenced(self) -> bool {
-        matches!(self, BrokerControlState::Fenced | BrokerControlState::ShutdownNow)
+        matches!(
+            self,
+            BrokerControlState::Fenced | BrokerControlState::ShutdownNow
+        )
     }
 
     /// `inControlledShutdown`.
@@ -83,7 +86,11 @@ impl BrokerHeartbeatManager {
     /// A manager for an activating controller: every registered broker gets a state, and every
     /// unfenced one a session starting at `now_ms`.
     pub fn activate(session_timeout_ms: u64, cluster: &ClusterImage, now_ms: u64) -> Self {
-        let mut manager = BrokerHeartbeatManager { session_timeout_ms, contact_ms: BTreeMap::new(), states: BTreeMap::new() };
+        let mut manager = BrokerHeartbeatManager {
+            session_timeout_ms,
+            contact_ms: BTreeMap::new(),
+            states: BTreeMap::new(),
+        };
         for broker in cluster.brokers() {
             manager.states.insert(
                 broker.id,
@@ -113,25 +120,35 @@ impl BrokerHeartbeatManager {
     /// `hasValidSession(id, epoch)`: a heartbeat from this incarnation arrived within the
     /// session timeout.
     pub fn has_valid_session(&self, broker_id: i32, broker_epoch: i64, now_ms: u64) -> bool {
-        self.contact_ms.get(&(broker_id, broker_epoch)).is_some_and(|t| !self.is_expired(*t, now_ms))
+        self.contact_ms
+            .get(&(broker_id, broker_epoch))
+            .is_some_and(|t| !self.is_expired(*t, now_ms))
     }
 
     /// Removes and returns one expired session (`maybeRemoveExpired`), lowest broker id first.
     pub fn remove_one_expired(&mut self, now_ms: u64) -> Option<(i32, i64)> {
-        let key = self.contact_ms.iter().find(|(_, t)| self.is_expired(**t, now_ms)).map(|(k, _)| *k)?;
+        let key = self
+            .contact_ms
+            .iter()
+            .find(|(_, t)| self.is_expired(**t, now_ms))
+            .map(|(k, _)| *k)?;
         self.contact_ms.remove(&key);
         Some(key)
     }
 
     /// When the next session expires (the first millisecond at which it counts as expired).
     pub fn next_expiry_ms(&self) -> Option<u64> {
-        self.contact_ms.values().map(|t| t + self.session_timeout_ms + 1).min()
+        self.contact_ms
+            .values()
+            .map(|t| t + self.session_timeout_ms + 1)
+            .min()
     }
 
     /// Drops the sessions of `broker_id`'s other incarnations: a new incarnation registered, so
     /// the old one can no longer be fenced or block registrations.
     pub fn forget_other_epochs(&mut self, broker_id: i32, epoch: i64) {
-        self.contact_ms.retain(|(id, e), _| *id != broker_id || *e == epoch);
+        self.contact_ms
+            .retain(|(id, e), _| *id != broker_id || *e == epoch);
     }
 
     /// Forgets a broker entirely (unregistration).
@@ -142,21 +159,34 @@ impl BrokerHeartbeatManager {
 
     /// The state of broker `broker_id` at epoch `epoch` (a fresh state for a new incarnation).
     fn state_mut(&mut self, broker_id: i32, epoch: i64, fenced: bool) -> &mut BrokerHeartbeatState {
-        let state = self.states.entry(broker_id).or_insert(BrokerHeartbeatState {
-            epoch,
-            fenced,
-            metadata_offset: -1,
-            controlled_shutdown_offset: None,
-        });
+        let state = self
+            .states
+            .entry(broker_id)
+            .or_insert(BrokerHeartbeatState {
+                epoch,
+                fenced,
+                metadata_offset: -1,
+                controlled_shutdown_offset: None,
+            });
         if state.epoch != epoch {
-            *state = BrokerHeartbeatState { epoch, fenced, metadata_offset: -1, controlled_shutdown_offset: None };
+            *state = BrokerHeartbeatState {
+                epoch,
+                fenced,
+                metadata_offset: -1,
+                controlled_shutdown_offset: None,
+            };
         }
         state
     }
 
     /// `currentBrokerState`: controlled shutdown if a shutdown offset is set, else fenced or
     /// unfenced as registered.
-    pub fn current_state(&mut self, broker_id: i32, epoch: i64, registered_fenced: bool) -> BrokerControlState {
+    pub fn current_state(
+        &mut self,
+        broker_id: i32,
+        epoch: i64,
+        registered_fenced: bool,
+    ) -> BrokerControlState {
         let state = self.state_mut(broker_id, epoch, registered_fenced);
         state.fenced = registered_fenced;
         if state.controlled_shutdown_offset.is_some() {
@@ -181,7 +211,12 @@ impl BrokerHeartbeatManager {
 
     /// `maybeUpdateControlledShutdownOffset`: sets the shutdown target once; later calls keep
     /// the first value.
-    pub fn maybe_set_controlled_shutdown_offset(&mut self, broker_id: i32, epoch: i64, offset: i64) {
+    pub fn maybe_set_controlled_shutdown_offset(
+        &mut self,
+        broker_id: i32,
+        epoch: i64,
+        offset: i64,
+    ) {
         let state = self.state_mut(broker_id, epoch, false);
         if state.controlled_shutdown_offset.is_none() {
             state.controlled_shutdown_offset = Some(offset);
@@ -198,7 +233,9 @@ impl BrokerHeartbeatManager {
 
     /// The controlled-shutdown target of a broker, if it is shutting down.
     pub fn controlled_shutdown_offset(&self, broker_id: i32) -> Option<i64> {
-        self.states.get(&broker_id).and_then(|s| s.controlled_shutdown_offset)
+        self.states
+            .get(&broker_id)
+            .and_then(|s| s.controlled_shutdown_offset)
     }
 
     /// `lowestActiveOffset`: the lowest metadata offset reported by an active broker (unfenced,
@@ -220,8 +257,13 @@ impl BrokerHeartbeatManager {
         registered_fenced: bool,
         heartbeat: &HeartbeatInput,
     ) -> (BrokerControlState, BrokerControlState) {
-        let HeartbeatInput { want_fence, want_shut_down, current_metadata_offset, registration_offset, has_leaderships } =
-            *heartbeat;
+        let HeartbeatInput {
+            want_fence,
+            want_shut_down,
+            current_metadata_offset,
+            registration_offset,
+            has_leaderships,
+        } = *heartbeat;
         let current = self.current_state(broker_id, epoch, registered_fenced);
         let next = match current {
             BrokerControlState::Fenced => {
@@ -268,8 +310,20 @@ impl BrokerHeartbeatManager {
 mod tests {
     use super::*;
 
-    fn hb(want_fence: bool, want_shut_down: bool, current_metadata_offset: i64, registration_offset: i64, has_leaderships: bool) -> HeartbeatInput {
-        HeartbeatInput { want_fence, want_shut_down, current_metadata_offset, registration_offset, has_leaderships }
+    fn hb(
+        want_fence: bool,
+        want_shut_down: bool,
+        current_metadata_offset: i64,
+        registration_offset: i64,
+        has_leaderships: bool,
+    ) -> HeartbeatInput {
+        HeartbeatInput {
+            want_fence,
+            want_shut_down,
+            current_metadata_offset,
+            registration_offset,
+            has_leaderships,
+        }
     }
 
     fn manager() -> BrokerHeartbeatManager {
@@ -282,7 +336,10 @@ mod tests {
         m.track_contact(1, 100, 1000);
         assert!(m.has_valid_session(1, 100, 10_000));
         assert!(!m.has_valid_session(1, 100, 10_001));
-        assert!(!m.has_valid_session(1, 99, 1000), "sessions belong to one epoch");
+        assert!(
+            !m.has_valid_session(1, 99, 1000),
+            "sessions belong to one epoch"
+        );
         assert_eq!(m.next_expiry_ms(), Some(10_001));
         assert_eq!(m.remove_one_expired(10_000), None);
         assert_eq!(m.remove_one_expired(10_001), Some((1, 100)));
@@ -302,18 +359,25 @@ mod tests {
     fn fenced_broker_unfences_once_caught_up() {
         let mut m = manager();
         let s = |m: &mut BrokerHeartbeatManager, want_fence, offset| {
-            m.next_state(1, 10, true, &hb(want_fence, false, offset, 10, false)).1
+            m.next_state(1, 10, true, &hb(want_fence, false, offset, 10, false))
+                .1
         };
         assert_eq!(s(&mut m, true, 50), BrokerControlState::Fenced);
         assert_eq!(s(&mut m, false, 9), BrokerControlState::Fenced);
         assert_eq!(s(&mut m, false, 10), BrokerControlState::Unfenced);
-        assert_eq!(m.next_state(1, 10, true, &hb(false, true, 0, 10, false)).1, BrokerControlState::ShutdownNow);
+        assert_eq!(
+            m.next_state(1, 10, true, &hb(false, true, 0, 10, false)).1,
+            BrokerControlState::ShutdownNow
+        );
     }
 
     #[test]
     fn unfenced_transitions() {
         let mut m = manager();
-        let mut s = |want_fence, want_shut_down, leads| m.next_state(1, 10, false, &hb(want_fence, want_shut_down, 20, 10, leads)).1;
+        let mut s = |want_fence, want_shut_down, leads| {
+            m.next_state(1, 10, false, &hb(want_fence, want_shut_down, 20, 10, leads))
+                .1
+        };
         assert_eq!(s(false, false, true), BrokerControlState::Unfenced);
         assert_eq!(s(true, false, true), BrokerControlState::Fenced);
         assert_eq!(s(true, true, true), BrokerControlState::ShutdownNow);
@@ -327,11 +391,26 @@ mod tests {
         m.touch(2, 20, false, 40);
         m.maybe_set_controlled_shutdown_offset(1, 10, 50);
         m.maybe_set_controlled_shutdown_offset(1, 10, 99);
-        assert_eq!(m.controlled_shutdown_offset(1), Some(50), "the target is set once");
-        assert_eq!(m.next_state(1, 10, false, &hb(false, true, 60, 10, true)).1, BrokerControlState::ControlledShutdown);
-        assert_eq!(m.next_state(1, 10, false, &hb(false, true, 60, 10, false)).1, BrokerControlState::ControlledShutdown);
+        assert_eq!(
+            m.controlled_shutdown_offset(1),
+            Some(50),
+            "the target is set once"
+        );
+        assert_eq!(
+            m.next_state(1, 10, false, &hb(false, true, 60, 10, true)).1,
+            BrokerControlState::ControlledShutdown
+        );
+        assert_eq!(
+            m.next_state(1, 10, false, &hb(false, true, 60, 10, false))
+                .1,
+            BrokerControlState::ControlledShutdown
+        );
         m.touch(2, 20, false, 50);
-        assert_eq!(m.next_state(1, 10, false, &hb(false, true, 60, 10, false)).1, BrokerControlState::ShutdownNow);
+        assert_eq!(
+            m.next_state(1, 10, false, &hb(false, true, 60, 10, false))
+                .1,
+            BrokerControlState::ShutdownNow
+        );
         // Fencing clears the target.
         m.touch(1, 10, true, 60);
         assert_eq!(m.controlled_shutdown_offset(1), None);

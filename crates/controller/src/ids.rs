@@ -74,7 +74,10 @@ mod tests {
     #[test]
     fn kafka_string_matches_java_for_metadata_topic_id() {
         // Uuid.METADATA_TOPIC_ID.toString() in Java prints this value (broker contract §1.2).
-        assert_eq!(uuid_to_kafka_string(&METADATA_TOPIC_ID), "AAAAAAAAAAAAAAAAAAAAAQ");
+        assert_eq!(
+            uuid_to_kafka_string(&METADATA_TOPIC_ID),
+            "AAAAAAAAAAAAAAAAAAAAAQ"
+        );
     }
 
     #[test]

@@ -23,14 +23,20 @@ const DEFAULT_CAPACITY: usize = 16;
 impl JavaIntHashSet {
     /// `new HashSet<>()`: capacity 16 once the first element arrives.
     pub fn new() -> Self {
-        JavaIntHashSet { capacity: DEFAULT_CAPACITY, members: Vec::new() }
+        JavaIntHashSet {
+            capacity: DEFAULT_CAPACITY,
+            members: Vec::new(),
+        }
     }
 
     /// `new HashSet<>(collection)`: sized for the collection (`max(n / .75 + 1, 16)` rounded up
     /// to a power of two), then every element added in order.
     pub fn from_collection(items: &[i32]) -> Self {
         let wanted = ((items.len() as f32 / 0.75) as usize + 1).max(DEFAULT_CAPACITY);
-        let mut set = JavaIntHashSet { capacity: wanted.next_power_of_two(), members: Vec::new() };
+        let mut set = JavaIntHashSet {
+            capacity: wanted.next_power_of_two(),
+            members: Vec::new(),
+        };
         for &item in items {
             set.add(item);
         }
@@ -84,7 +90,8 @@ impl Default for JavaIntHashSet {
 
 /// `String.hashCode`: `s[0]*31^(n-1) + … + s[n-1]` over UTF-16 code units, wrapping.
 pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
 
 /// The iteration order of a `new HashMap<String, _>()` after putting `keys` in order: the
@@ -104,7 +111,11 @@ pub fn java_string_map_order<'a>(keys: &[&'a str]) -> Vec<&'a str> {
         let h = java_string_hash(key) as u32;
         ((h ^ (h >> 16)) as usize) & (capacity - 1)
     };
-    let mut order: Vec<(usize, usize, &str)> = distinct.iter().enumerate().map(|(i, k)| (bucket(k), i, *k)).collect();
+    let mut order: Vec<(usize, usize, &str)> = distinct
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (bucket(k), i, *k))
+        .collect();
     order.sort_unstable();
     order.into_iter().map(|(_, _, k)| k).collect()
 }
@@ -139,14 +150,38 @@ mod tests {
     const RETENTION_MS_HASH: i32 = -1339220362;
     const CLEANUP_POLICY_HASH: i32 = -537988164;
     const STRING_KEYS: [&str; 15] = [
-        "retention.ms", "cleanup.policy", "min.insync.replicas", "segment.bytes", "max.message.bytes",
-        "compression.type", "unclean.leader.election.enable", "segment.ms", "retention.bytes", "flush.ms",
-        "index.interval.bytes", "preallocate", "message.timestamp.type", "delete.retention.ms", "éx",
+        "retention.ms",
+        "cleanup.policy",
+        "min.insync.replicas",
+        "segment.bytes",
+        "max.message.bytes",
+        "compression.type",
+        "unclean.leader.election.enable",
+        "segment.ms",
+        "retention.bytes",
+        "flush.ms",
+        "index.interval.bytes",
+        "preallocate",
+        "message.timestamp.type",
+        "delete.retention.ms",
+        "éx",
     ];
     const STRING_KEYS_JAVA_ORDER: [&str; 15] = [
-        "compression.type", "max.message.bytes", "message.timestamp.type", "min.insync.replicas", "preallocate",
-        "index.interval.bytes", "unclean.leader.election.enable", "retention.bytes", "delete.retention.ms", "éx",
-        "cleanup.policy", "flush.ms", "retention.ms", "segment.bytes", "segment.ms",
+        "compression.type",
+        "max.message.bytes",
+        "message.timestamp.type",
+        "min.insync.replicas",
+        "preallocate",
+        "index.interval.bytes",
+        "unclean.leader.election.enable",
+        "retention.bytes",
+        "delete.retention.ms",
+        "éx",
+        "cleanup.policy",
+        "flush.ms",
+        "retention.ms",
+        "segment.bytes",
+        "segment.ms",
     ];
 
     #[test]
@@ -161,7 +196,10 @@ mod tests {
 
     #[test]
     fn string_map_order_matches_java() {
-        assert_eq!(java_string_map_order(&STRING_KEYS), STRING_KEYS_JAVA_ORDER.to_vec());
+        assert_eq!(
+            java_string_map_order(&STRING_KEYS),
+            STRING_KEYS_JAVA_ORDER.to_vec()
+        );
     }
 
     #[test]

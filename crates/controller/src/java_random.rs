@@ -15,7 +15,9 @@ const MASK: u64 = (1 << 48) - 1;
 impl JavaRandom {
     /// `new Random(seed)`.
     pub fn new(seed: i64) -> Self {
-        JavaRandom { seed: (seed as u64 ^ MULTIPLIER) & MASK }
+        JavaRandom {
+            seed: (seed as u64 ^ MULTIPLIER) & MASK,
+        }
     }
 
     /// `next(bits)`.

@@ -10,7 +10,9 @@
 use kraftwerk_records::metadata_version::MetadataVersion;
 use uuid::Uuid;
 
-use crate::image::partition::{LeaderRecoveryState, PartitionChange, PartitionRegistration, NO_LEADER, NO_LEADER_CHANGE};
+use crate::image::partition::{
+    LeaderRecoveryState, PartitionChange, PartitionRegistration, NO_LEADER, NO_LEADER_CHANGE,
+};
 use crate::java_order::JavaIntHashSet;
 
 /// Which leaders an election may pick (`PartitionChangeBuilder.Election`).
@@ -77,7 +79,12 @@ impl<'a> PartitionChangeBuilder<'a> {
             target_adding: partition.adding_replicas.clone(),
             target_elr: partition.elr.clone(),
             target_last_known_elr: partition.last_known_elr.clone(),
-            target_directories: partition.replicas.iter().copied().zip(partition.directories.iter().copied()).collect(),
+            target_directories: partition
+                .replicas
+                .iter()
+                .copied()
+                .zip(partition.directories.iter().copied())
+                .collect(),
             unclean_shutdown_replicas: Vec::new(),
             election: Election::Online,
             target_leader_recovery_state: partition.leader_recovery_state,
@@ -137,7 +144,11 @@ impl<'a> PartitionChangeBuilder<'a> {
 
     /// Assigns `broker`'s replica to `dir` (AssignReplicasToDirs).
     pub fn set_directory(mut self, broker: i32, dir: Uuid) -> Self {
-        match self.target_directories.iter_mut().find(|(b, _)| *b == broker) {
+        match self
+            .target_directories
+            .iter_mut()
+            .find(|(b, _)| *b == broker)
+        {
             Some(entry) => entry.1 = dir,
             None => self.target_directories.push((broker, dir)),
         }
@@ -145,7 +156,8 @@ impl<'a> PartitionChangeBuilder<'a> {
     }
 
     fn is_valid_new_leader(&self, replica: i32) -> bool {
-        (self.target_isr.contains(&replica) || (self.target_isr.is_empty() && self.target_elr.contains(&replica)))
+        (self.target_isr.contains(&replica)
+            || (self.target_isr.is_empty() && self.target_elr.contains(&replica)))
             && (self.is_acceptable_leader)(replica)
     }
 
@@ -172,7 +184,13 @@ impl<'a> PartitionChangeBuilder<'a> {
             if self.is_valid_new_leader(self.partition.leader) {
                 return (self.partition.leader, false);
             }
-            if let Some(r) = self.target_replicas.iter().skip(1).copied().find(|r| self.is_valid_new_leader(*r)) {
+            if let Some(r) = self
+                .target_replicas
+                .iter()
+                .skip(1)
+                .copied()
+                .find(|r| self.is_valid_new_leader(*r))
+            {
                 return (r, false);
             }
             if self.can_elect_last_known_leader() {
@@ -183,14 +201,24 @@ impl<'a> PartitionChangeBuilder<'a> {
         if self.is_valid_new_leader(self.partition.leader) {
             return (self.partition.leader, false);
         }
-        if let Some(r) = self.target_replicas.iter().copied().find(|r| self.is_valid_new_leader(*r)) {
+        if let Some(r) = self
+            .target_replicas
+            .iter()
+            .copied()
+            .find(|r| self.is_valid_new_leader(*r))
+        {
             return (r, false);
         }
         if self.can_elect_last_known_leader() {
             return (self.partition.last_known_elr[0], true);
         }
         if self.election == Election::Unclean {
-            if let Some(r) = self.target_replicas.iter().copied().find(|r| (self.is_acceptable_leader)(*r)) {
+            if let Some(r) = self
+                .target_replicas
+                .iter()
+                .copied()
+                .find(|r| (self.is_acceptable_leader)(*r))
+            {
                 return (r, true);
             }
         }
@@ -263,8 +291,11 @@ impl<'a> PartitionChangeBuilder<'a> {
         for r in &self.target_last_known_elr {
             candidates.add(*r);
         }
-        self.target_last_known_elr =
-            candidates.iter().filter(|r| !target_isr.contains(r)).filter(|r| !new_elr.contains(r)).collect();
+        self.target_last_known_elr = candidates
+            .iter()
+            .filter(|r| !target_isr.contains(r))
+            .filter(|r| !new_elr.contains(r))
+            .collect();
         self.target_elr = new_elr;
     }
 
@@ -279,11 +310,14 @@ impl<'a> PartitionChangeBuilder<'a> {
         }
         if self.use_last_known_leader
             && self.partition.last_known_elr.len() == 1
-            && (change.leader == NO_LEADER || (change.leader == NO_LEADER_CHANGE && self.partition.leader == NO_LEADER))
+            && (change.leader == NO_LEADER
+                || (change.leader == NO_LEADER_CHANGE && self.partition.leader == NO_LEADER))
         {
             self.target_last_known_elr = self.partition.last_known_elr.clone();
         }
-        if !self.use_last_known_leader && self.target_last_known_elr != self.partition.last_known_elr {
+        if !self.use_last_known_leader
+            && self.target_last_known_elr != self.partition.last_known_elr
+        {
             change.last_known_elr = Some(self.target_last_known_elr.clone());
         }
     }
@@ -337,7 +371,11 @@ impl<'a> PartitionChangeBuilder<'a> {
         self.try_election(&mut change);
         // A reassignment that drops replicas bumps the leader epoch.
         if change.leader == NO_LEADER_CHANGE
-            && !self.partition.replicas.iter().all(|r| self.target_replicas.contains(r))
+            && !self
+                .partition
+                .replicas
+                .iter()
+                .all(|r| self.target_replicas.contains(r))
         {
             change.leader = self.partition.leader;
         }
@@ -349,7 +387,11 @@ impl<'a> PartitionChangeBuilder<'a> {
             change.isr = Some(self.target_isr.clone());
         }
         // Before 3.6-IV0 brokers needed a leader epoch bump on every ISR shrink (KAFKA-15021).
-        if self.metadata_version.is_leader_epoch_bump_required_on_isr_shrink() && change.leader == NO_LEADER_CHANGE {
+        if self
+            .metadata_version
+            .is_leader_epoch_bump_required_on_isr_shrink()
+            && change.leader == NO_LEADER_CHANGE
+        {
             if let Some(isr) = &change.isr {
                 if !self.partition.isr.iter().all(|r| isr.contains(r)) {
                     change.leader = self.partition.leader;

@@ -34,7 +34,8 @@ fn build(
     elr: bool,
     f: impl FnOnce(PartitionChangeBuilder<'_>) -> PartitionChangeBuilder<'_>,
 ) -> Option<PartitionChange> {
-    let b = PartitionChangeBuilder::new(p, topic(), 0, acceptable, MV, min_isr, &migrating).set_elr_enabled(elr);
+    let b = PartitionChangeBuilder::new(p, topic(), 0, acceptable, MV, min_isr, &migrating)
+        .set_elr_enabled(elr);
     f(b).build()
 }
 
@@ -116,11 +117,14 @@ fn elr_allows_an_empty_isr_and_records_the_last_known_leader() {
     let c = build(&p, &ok, 2, true, |b| b.set_target_isr(vec![])).unwrap();
     assert_eq!(c.leader, NO_LEADER);
     assert_eq!(c.isr, Some(vec![]));
-    assert_eq!(c.eligible_leader_replicas, Some(vec![2, 1]).map(|mut v| {
-        // Java streams a HashSet: ascending for small ids.
-        v.sort_unstable();
-        v
-    }));
+    assert_eq!(
+        c.eligible_leader_replicas,
+        Some(vec![2, 1]).map(|mut v| {
+            // Java streams a HashSet: ascending for small ids.
+            v.sort_unstable();
+            v
+        })
+    );
     assert_eq!(c.last_known_elr, Some(vec![1]));
 }
 
@@ -142,7 +146,11 @@ fn unclean_shutdown_replicas_leave_the_elr() {
     let mut p = partition(&[1, 2, 3], &[1], 1);
     p.elr = vec![2, 3];
     let ok = |r: i32| r == 1;
-    let c = build(&p, &ok, 2, true, |b| b.set_target_isr(vec![1]).set_unclean_shutdown_replicas(vec![3])).unwrap();
+    let c = build(&p, &ok, 2, true, |b| {
+        b.set_target_isr(vec![1])
+            .set_unclean_shutdown_replicas(vec![3])
+    })
+    .unwrap();
     assert_eq!(c.eligible_leader_replicas, Some(vec![2]));
     assert_eq!(c.isr, None);
 }
@@ -176,7 +184,15 @@ fn directory_assignment_changes_only_directories() {
 fn isr_shrink_bumps_leader_epoch_before_3_6() {
     let p = partition(&[1, 2, 3], &[1, 2, 3], 1);
     let ok = |_: i32| true;
-    let b = PartitionChangeBuilder::new(&p, topic(), 0, &ok, MetadataVersion::V3_5_IV2, 1, &migrating);
+    let b = PartitionChangeBuilder::new(
+        &p,
+        topic(),
+        0,
+        &ok,
+        MetadataVersion::V3_5_IV2,
+        1,
+        &migrating,
+    );
     let c = b.set_target_isr(vec![1, 2]).build().unwrap();
     assert_eq!(c.leader, 1);
 }
@@ -190,8 +206,10 @@ fn java_vectors() {
     let mut checked = 0;
     for (number, line) in text.lines().enumerate() {
         let (case, expected) = line.split_once(" => ").expect("case => result");
-        let fields: std::collections::HashMap<&str, &str> =
-            case.split(' ').map(|kv| kv.split_once('=').expect("key=value")).collect();
+        let fields: std::collections::HashMap<&str, &str> = case
+            .split(' ')
+            .map(|kv| kv.split_once('=').expect("key=value"))
+            .collect();
         let ints = |v: &str| -> Vec<i32> {
             if v == "_" {
                 Vec::new()
@@ -235,13 +253,21 @@ fn java_vectors() {
         let acceptable = |r: i32| accept.contains(&r);
         let default_dir = |b: i32| Uuid::from_u64_pair(0xD1, b as u64);
         let min_isr: usize = fields["min"].parse().unwrap();
-        let mut builder = PartitionChangeBuilder::new(&partition, crate::ids::METADATA_TOPIC_ID, 0, &acceptable, mv, min_isr, &default_dir)
-            .set_elr_enabled(fields["elr"] == "1")
-            .set_election(match fields["election"] {
-                "P" => Election::Preferred,
-                "O" => Election::Online,
-                _ => Election::Unclean,
-            });
+        let mut builder = PartitionChangeBuilder::new(
+            &partition,
+            crate::ids::METADATA_TOPIC_ID,
+            0,
+            &acceptable,
+            mv,
+            min_isr,
+            &default_dir,
+        )
+        .set_elr_enabled(fields["elr"] == "1")
+        .set_election(match fields["election"] {
+            "P" => Election::Preferred,
+            "O" => Election::Online,
+            _ => Election::Unclean,
+        });
         if fields["tisr"] != "same" {
             builder = builder.set_target_isr(ints(fields["tisr"]));
         }
@@ -249,7 +275,9 @@ fn java_vectors() {
             builder = builder.set_unclean_shutdown_replicas(ints(fields["unclean"]));
         }
         if fields["tlrs"] != "same" {
-            builder = builder.set_target_leader_recovery_state(LeaderRecoveryState::of(fields["tlrs"].parse().unwrap()).unwrap());
+            builder = builder.set_target_leader_recovery_state(
+                LeaderRecoveryState::of(fields["tlrs"].parse().unwrap()).unwrap(),
+            );
         }
         if fields["setdir"] != "none" {
             let (b, d) = fields["setdir"].split_once(':').unwrap();
@@ -258,7 +286,11 @@ fn java_vectors() {
         let list = |l: &Option<Vec<i32>>| match l {
             None => "null".to_owned(),
             Some(v) if v.is_empty() => "_".to_owned(),
-            Some(v) => v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
+            Some(v) => v
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
         };
         let actual = match builder.build() {
             None => "none".to_owned(),

@@ -65,7 +65,9 @@ struct Rack {
 
 impl Rack {
     fn next(&mut self, epoch: u64) -> Option<i32> {
-        self.unfenced.next(epoch).or_else(|| self.fenced.next(epoch))
+        self.unfenced
+            .next(epoch)
+            .or_else(|| self.fenced.next(epoch))
     }
 }
 
@@ -92,7 +94,10 @@ impl<'r> RackList<'r> {
             let index = match racks.iter().position(|r| r.name == broker.rack) {
                 Some(index) => index,
                 None => {
-                    racks.push(Rack { name: broker.rack.clone(), ..Rack::default() });
+                    racks.push(Rack {
+                        name: broker.rack.clone(),
+                        ..Rack::default()
+                    });
                     racks.len() - 1
                 }
             };
@@ -104,7 +109,10 @@ impl<'r> RackList<'r> {
             }
         }
         // Optional.hashCode(): the value's hash, 0 when empty.
-        let hashes: Vec<i32> = racks.iter().map(|r| r.name.as_deref().map_or(0, java_string_hash)).collect();
+        let hashes: Vec<i32> = racks
+            .iter()
+            .map(|r| r.name.as_deref().map_or(0, java_string_hash))
+            .collect();
         let hash_order = java_hash_map_order(&hashes);
         for &i in &hash_order {
             racks[i].fenced.initialize(rng);
@@ -112,8 +120,21 @@ impl<'r> RackList<'r> {
         }
         let mut rack_names: Vec<usize> = (0..racks.len()).collect();
         rack_names.sort_by(|a, b| racks[*a].name.cmp(&racks[*b].name));
-        let offset = if rack_names.is_empty() { 0 } else { rng.next_int(rack_names.len() as i32) as usize };
-        RackList { rng, racks, hash_order, rack_names, num_total: brokers.len(), num_unfenced, epoch: 0, offset }
+        let offset = if rack_names.is_empty() {
+            0
+        } else {
+            rng.next_int(rack_names.len() as i32) as usize
+        };
+        RackList {
+            rng,
+            racks,
+            hash_order,
+            rack_names,
+            num_total: brokers.len(),
+            num_unfenced,
+            epoch: 0,
+            offset,
+        }
     }
 
     fn shuffle(&mut self) {
@@ -200,7 +221,9 @@ pub fn place(
             racks.num_total
         ));
     }
-    Ok((0..num_partitions).map(|_| racks.place(replication_factor as usize)).collect())
+    Ok((0..num_partitions)
+        .map(|_| racks.place(replication_factor as usize))
+        .collect())
 }
 
 #[cfg(test)]

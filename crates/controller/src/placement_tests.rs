@@ -3,7 +3,14 @@ use std::collections::{BTreeSet, HashMap};
 use super::*;
 
 fn brokers(specs: &[(i32, Option<&str>, bool)]) -> Vec<UsableBroker> {
-    specs.iter().map(|(id, rack, fenced)| UsableBroker { id: *id, rack: rack.map(str::to_owned), fenced: *fenced }).collect()
+    specs
+        .iter()
+        .map(|(id, rack, fenced)| UsableBroker {
+            id: *id,
+            rack: rack.map(str::to_owned),
+            fenced: *fenced,
+        })
+        .collect()
 }
 
 #[test]
@@ -15,20 +22,33 @@ fn errors_match_kafka() {
         "The target replication factor of 3 cannot be reached because only 1 broker(s) are registered."
     );
     let fenced = brokers(&[(1, None, true), (2, None, true)]);
-    assert_eq!(place(&mut rng, &fenced, 1, 1).unwrap_err(), "All brokers are currently fenced.");
-    assert!(place(&mut rng, &b, 1, 0).unwrap_err().contains("must be positive"));
+    assert_eq!(
+        place(&mut rng, &fenced, 1, 1).unwrap_err(),
+        "All brokers are currently fenced."
+    );
+    assert!(place(&mut rng, &b, 1, 0)
+        .unwrap_err()
+        .contains("must be positive"));
 }
 
 #[test]
 fn replicas_are_distinct_and_unfenced_brokers_lead() {
     for seed in 0..50 {
         let mut rng = JavaRandom::new(seed);
-        let b = brokers(&[(1, None, false), (2, None, false), (3, None, true), (4, None, false)]);
+        let b = brokers(&[
+            (1, None, false),
+            (2, None, false),
+            (3, None, true),
+            (4, None, false),
+        ]);
         let placed = place(&mut rng, &b, 20, 3).unwrap();
         for replicas in &placed {
             let distinct: BTreeSet<i32> = replicas.iter().copied().collect();
             assert_eq!(distinct.len(), 3, "{replicas:?}");
-            assert_ne!(replicas[0], 3, "a fenced broker must not be first: {replicas:?}");
+            assert_ne!(
+                replicas[0], 3,
+                "a fenced broker must not be first: {replicas:?}"
+            );
         }
     }
 }
@@ -42,7 +62,10 @@ fn leadership_is_spread_evenly() {
     for replicas in &placed {
         *leaders.entry(replicas[0]).or_default() += 1;
     }
-    assert_eq!(leaders.values().copied().collect::<BTreeSet<_>>(), BTreeSet::from([10]));
+    assert_eq!(
+        leaders.values().copied().collect::<BTreeSet<_>>(),
+        BTreeSet::from([10])
+    );
 }
 
 #[test]
@@ -71,7 +94,10 @@ fn java_vectors() {
     let mut checked = 0;
     for (number, line) in text.lines().enumerate() {
         let (case, expected) = line.split_once(" => ").unwrap();
-        let fields: HashMap<&str, &str> = case.split(' ').map(|kv| kv.split_once('=').unwrap()).collect();
+        let fields: HashMap<&str, &str> = case
+            .split(' ')
+            .map(|kv| kv.split_once('=').unwrap())
+            .collect();
         let seed: i64 = fields["seed"].parse().unwrap();
         let partitions: usize = fields["partitions"].parse().unwrap();
         let rf: i32 = fields["rf"].parse().unwrap();
@@ -82,14 +108,23 @@ fn java_vectors() {
                 let id = parts.next().unwrap().parse().unwrap();
                 let rack = parts.next().unwrap();
                 let fenced = parts.next().unwrap() == "f";
-                UsableBroker { id, rack: (rack != "-").then(|| rack.to_owned()), fenced }
+                UsableBroker {
+                    id,
+                    rack: (rack != "-").then(|| rack.to_owned()),
+                    fenced,
+                }
             })
             .collect();
         let actual = match place(&mut JavaRandom::new(seed), &cluster, partitions, rf) {
             Err(e) => format!("error={e}"),
             Ok(placed) => placed
                 .iter()
-                .map(|p| p.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(","))
+                .map(|p| {
+                    p.iter()
+                        .map(|b| b.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
                 .collect::<Vec<_>>()
                 .join(";"),
         };

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use kraftwerk_records::metadata::{
-    ApiMessageAndVersion, BrokerRegistrationChangeRecord, ClearElrRecord, MetadataRecord, PartitionChangeRecord,
-    PartitionRecord, RegisterBrokerRecord, RegisterControllerRecord,
+    ApiMessageAndVersion, BrokerRegistrationChangeRecord, ClearElrRecord, MetadataRecord,
+    PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, RegisterControllerRecord,
 };
 
 use crate::error::ReplayError;
@@ -26,34 +26,60 @@ use crate::image::{MetadataImage, OpenTransaction};
 /// A [`ReplayError`] for a record that contradicts the image: a PartitionChangeRecord for an
 /// unknown partition, a broker record with a wrong epoch, a duplicate topic, a non-increasing
 /// producer id, a transaction marker out of order, and so on.
-pub fn replay(image: &mut MetadataImage, message: &ApiMessageAndVersion, offset: i64) -> Result<(), ReplayError> {
+pub fn replay(
+    image: &mut MetadataImage,
+    message: &ApiMessageAndVersion,
+    offset: i64,
+) -> Result<(), ReplayError> {
     match &message.record {
         MetadataRecord::RegisterBroker(r) => replay_register_broker(image, r, offset)?,
-        MetadataRecord::UnregisterBroker(r) => image.cluster.remove_broker(r.broker_id, r.broker_epoch)?,
+        MetadataRecord::UnregisterBroker(r) => {
+            image.cluster.remove_broker(r.broker_id, r.broker_epoch)?
+        }
         MetadataRecord::Topic(r) => image.topics.add_topic(&r.name, r.topic_id)?,
         MetadataRecord::Partition(r) => replay_partition(image, r)?,
         MetadataRecord::Config(r) => image.configs.replay(
-            ConfigResource { resource_type: r.resource_type, name: r.resource_name.clone() },
+            ConfigResource {
+                resource_type: r.resource_type,
+                name: r.resource_name.clone(),
+            },
             &r.name,
             r.value.as_deref(),
         ),
         MetadataRecord::PartitionChange(r) => replay_partition_change(image, r)?,
-        MetadataRecord::FenceBroker(r) => image.cluster.change_broker(r.id, r.epoch, Some(true), None, None)?,
-        MetadataRecord::UnfenceBroker(r) => image.cluster.change_broker(r.id, r.epoch, Some(false), None, None)?,
+        MetadataRecord::FenceBroker(r) => {
+            image
+                .cluster
+                .change_broker(r.id, r.epoch, Some(true), None, None)?
+        }
+        MetadataRecord::UnfenceBroker(r) => {
+            image
+                .cluster
+                .change_broker(r.id, r.epoch, Some(false), None, None)?
+        }
         MetadataRecord::RemoveTopic(r) => {
             let topic = image.topics.remove_topic(&r.topic_id)?;
             image.configs.remove_topic(&topic.name);
         }
         MetadataRecord::DelegationToken(r) => {
-            image.other.delegation_tokens.insert(r.token_id.clone(), r.clone());
+            image
+                .other
+                .delegation_tokens
+                .insert(r.token_id.clone(), r.clone());
         }
         MetadataRecord::UserScramCredential(r) => {
-            image.other.scram_credentials.insert((r.name.clone(), r.mechanism), r.clone());
+            image
+                .other
+                .scram_credentials
+                .insert((r.name.clone(), r.mechanism), r.clone());
         }
         MetadataRecord::FeatureLevel(r) => image.features.replay(&r.name, r.feature_level)?,
         MetadataRecord::ClientQuota(r) => {
-            let mut entity: Vec<(String, Option<String>)> =
-                r.entity.iter().map(|e| (e.entity_type.clone(), e.entity_name.clone())).collect();
+            let mut entity: Vec<(String, Option<String>)> = r
+                .entity
+                .iter()
+                .map(|e| (e.entity_type.clone(), e.entity_name.clone()))
+                .collect();
             entity.sort();
             let now_empty = {
                 let quotas = image.other.client_quotas.entry(entity.clone()).or_default();
@@ -71,7 +97,10 @@ pub fn replay(image: &mut MetadataImage, message: &ApiMessageAndVersion, offset:
         MetadataRecord::ProducerIds(r) => {
             let current = image.producer_ids.next_producer_id;
             if current != -1 && r.next_producer_id <= current {
-                return Err(ReplayError::ProducerIdNotIncreasing { next: r.next_producer_id, current });
+                return Err(ReplayError::ProducerIdNotIncreasing {
+                    next: r.next_producer_id,
+                    current,
+                });
             }
             image.producer_ids.next_producer_id = r.next_producer_id;
             image.producer_ids.last_broker_id = r.broker_id;
@@ -85,9 +114,14 @@ pub fn replay(image: &mut MetadataImage, message: &ApiMessageAndVersion, offset:
             image.other.acls.remove(&r.id);
         }
         MetadataRecord::NoOp(_) => {}
-        MetadataRecord::ZkMigrationState(r) => image.other.zk_migration_state = Some(r.zk_migration_state),
+        MetadataRecord::ZkMigrationState(r) => {
+            image.other.zk_migration_state = Some(r.zk_migration_state)
+        }
         MetadataRecord::RemoveUserScramCredential(r) => {
-            image.other.scram_credentials.remove(&(r.name.clone(), r.mechanism));
+            image
+                .other
+                .scram_credentials
+                .remove(&(r.name.clone(), r.mechanism));
         }
         MetadataRecord::BeginTransaction(r) => {
             if let Some(open) = &image.transaction {
@@ -97,7 +131,11 @@ pub fn replay(image: &mut MetadataImage, message: &ApiMessageAndVersion, offset:
                 )));
             }
             let before = image.clone();
-            image.transaction = Some(Arc::new(OpenTransaction { start_offset: offset, name: r.name.clone(), before }));
+            image.transaction = Some(Arc::new(OpenTransaction {
+                start_offset: offset,
+                name: r.name.clone(),
+                before,
+            }));
         }
         MetadataRecord::EndTransaction(_) => {
             if image.transaction.take().is_none() {
@@ -121,7 +159,9 @@ pub fn replay(image: &mut MetadataImage, message: &ApiMessageAndVersion, offset:
         MetadataRecord::RemoveDelegationToken(r) => {
             image.other.delegation_tokens.remove(&r.token_id);
         }
-        MetadataRecord::RegisterController(r) => image.cluster.put_controller(controller_registration(r)),
+        MetadataRecord::RegisterController(r) => {
+            image.cluster.put_controller(controller_registration(r))
+        }
         MetadataRecord::ClearElr(r) => replay_clear_elr(image, r)?,
         MetadataRecord::UnregisterController(r) => image.cluster.remove_controller(r.controller_id),
     }
@@ -130,7 +170,11 @@ pub fn replay(image: &mut MetadataImage, message: &ApiMessageAndVersion, offset:
     Ok(())
 }
 
-fn replay_register_broker(image: &mut MetadataImage, r: &RegisterBrokerRecord, offset: i64) -> Result<(), ReplayError> {
+fn replay_register_broker(
+    image: &mut MetadataImage,
+    r: &RegisterBrokerRecord,
+    offset: i64,
+) -> Result<(), ReplayError> {
     image.cluster.put_broker(BrokerRegistration {
         id: r.broker_id,
         epoch: r.broker_epoch,
@@ -191,7 +235,10 @@ fn controller_registration(r: &RegisterControllerRecord) -> ControllerRegistrati
     }
 }
 
-fn replay_registration_change(image: &mut MetadataImage, r: &BrokerRegistrationChangeRecord) -> Result<(), ReplayError> {
+fn replay_registration_change(
+    image: &mut MetadataImage,
+    r: &BrokerRegistrationChangeRecord,
+) -> Result<(), ReplayError> {
     let fenced = match r.fenced {
         -1 => Some(false),
         0 => None,
@@ -217,9 +264,17 @@ fn replay_registration_change(image: &mut MetadataImage, r: &BrokerRegistrationC
     };
     // An empty LogDirs list means "unchanged" (Java filters it out).
     let directories = (!r.log_dirs.is_empty()).then(|| r.log_dirs.clone());
-    image.cluster.change_broker(r.broker_id, r.broker_epoch, fenced, in_controlled_shutdown, directories)?;
+    image.cluster.change_broker(
+        r.broker_id,
+        r.broker_epoch,
+        fenced,
+        in_controlled_shutdown,
+        directories,
+    )?;
     if let Some(cordoned) = &r.cordoned_log_dirs {
-        image.cluster.set_cordoned_directories(r.broker_id, r.broker_epoch, cordoned.clone())?;
+        image
+            .cluster
+            .set_cordoned_directories(r.broker_id, r.broker_epoch, cordoned.clone())?;
     }
     Ok(())
 }
@@ -251,7 +306,9 @@ fn replay_partition(image: &mut MetadataImage, r: &PartitionRecord) -> Result<()
         return Err(ReplayError::UnknownTopic(r.topic_id));
     }
     let registration = partition_from_record(r)?;
-    image.topics.put_partition(r.topic_id, r.partition_id, registration)
+    image
+        .topics
+        .put_partition(r.topic_id, r.partition_id, registration)
 }
 
 /// The [`PartitionChange`] a PartitionChangeRecord carries.
@@ -271,13 +328,19 @@ pub fn change_from_record(r: &PartitionChangeRecord) -> PartitionChange {
     }
 }
 
-fn replay_partition_change(image: &mut MetadataImage, r: &PartitionChangeRecord) -> Result<(), ReplayError> {
+fn replay_partition_change(
+    image: &mut MetadataImage,
+    r: &PartitionChangeRecord,
+) -> Result<(), ReplayError> {
     let current = image
         .topics
         .partition(&r.topic_id, r.partition_id)
         .ok_or_else(|| match image.topics.get(&r.topic_id) {
             None => ReplayError::UnknownTopic(r.topic_id),
-            Some(_) => ReplayError::UnknownPartition { topic_id: r.topic_id, partition_id: r.partition_id },
+            Some(_) => ReplayError::UnknownPartition {
+                topic_id: r.topic_id,
+                partition_id: r.partition_id,
+            },
         })?
         .clone();
     let next = current.merge(&change_from_record(r))?;
@@ -288,13 +351,21 @@ fn replay_clear_elr(image: &mut MetadataImage, r: &ClearElrRecord) -> Result<(),
     let topic_ids: Vec<_> = if r.topic_name.is_empty() {
         image.topics.iter().map(|t| t.id).collect()
     } else {
-        vec![image.topics.id_of(&r.topic_name).ok_or_else(|| ReplayError::UnknownTopicName(r.topic_name.clone()))?]
+        vec![image
+            .topics
+            .id_of(&r.topic_name)
+            .ok_or_else(|| ReplayError::UnknownTopicName(r.topic_name.clone()))?]
     };
     for topic_id in topic_ids {
         let partitions: Vec<(i32, Arc<PartitionRegistration>)> = image
             .topics
             .get(&topic_id)
-            .map(|t| t.partitions.iter().map(|(id, p)| (*id, p.clone())).collect())
+            .map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|(id, p)| (*id, p.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         for (partition_id, partition) in partitions {
             if partition.elr.is_empty() && partition.last_known_elr.is_empty() {

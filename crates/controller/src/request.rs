@@ -5,12 +5,14 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{
-    AllocateProducerIdsRequest, AllocateProducerIdsResponse, AlterPartitionRequest, AlterPartitionResponse,
-    AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
-    BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
-    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
-    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, ElectLeadersRequest, ElectLeadersResponse,
-    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    AllocateProducerIdsRequest, AllocateProducerIdsResponse, AlterPartitionRequest,
+    AlterPartitionResponse, AssignReplicasToDirsRequest, AssignReplicasToDirsResponse,
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
+    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    ElectLeadersRequest, ElectLeadersResponse, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
     UpdateFeaturesRequest, UpdateFeaturesResponse,
 };
 use kafka_protocol::protocol::StrBytes;
@@ -53,18 +55,34 @@ pub struct ControllerResult<R> {
 impl<R> ControllerResult<R> {
     /// A result whose records may be split over batches (`ControllerResult.of`).
     pub fn of(records: Vec<ApiMessageAndVersion>, response: R) -> Self {
-        ControllerResult { records, atomic: false, response }
+        ControllerResult {
+            records,
+            atomic: false,
+            response,
+        }
     }
 
     /// A result whose records must be appended in one batch (`ControllerResult.atomicOf`).
     pub fn atomic(records: Vec<ApiMessageAndVersion>, response: R) -> Self {
-        assert!(records.len() <= MAX_RECORDS_PER_BATCH, "atomic result of {} records", records.len());
-        ControllerResult { records, atomic: true, response }
+        assert!(
+            records.len() <= MAX_RECORDS_PER_BATCH,
+            "atomic result of {} records",
+            records.len()
+        );
+        ControllerResult {
+            records,
+            atomic: true,
+            response,
+        }
     }
 
     /// The same records with the response mapped.
     pub fn map<S>(self, f: impl FnOnce(R) -> S) -> ControllerResult<S> {
-        ControllerResult { records: self.records, atomic: self.atomic, response: f(self.response) }
+        ControllerResult {
+            records: self.records,
+            atomic: self.atomic,
+            response: f(self.response),
+        }
     }
 }
 
@@ -170,14 +188,18 @@ impl ControllerRequest {
 /// CreateTopics/DeleteTopics), so it re-resolves the controller and retries.
 pub fn not_controller_response(request: &ControllerRequest) -> ControllerResponse {
     let code = ResponseError::NotController.code();
-    let message = || Some(StrBytes::from_static_str("This is not the correct controller for this cluster."));
+    let message = || {
+        Some(StrBytes::from_static_str(
+            "This is not the correct controller for this cluster.",
+        ))
+    };
     match request {
-        ControllerRequest::BrokerRegistration(_) => {
-            ControllerResponse::BrokerRegistration(BrokerRegistrationResponse::default().with_error_code(code))
-        }
-        ControllerRequest::BrokerHeartbeat(_) => {
-            ControllerResponse::BrokerHeartbeat(BrokerHeartbeatResponse::default().with_error_code(code))
-        }
+        ControllerRequest::BrokerRegistration(_) => ControllerResponse::BrokerRegistration(
+            BrokerRegistrationResponse::default().with_error_code(code),
+        ),
+        ControllerRequest::BrokerHeartbeat(_) => ControllerResponse::BrokerHeartbeat(
+            BrokerHeartbeatResponse::default().with_error_code(code),
+        ),
         ControllerRequest::CreateTopics(r) => ControllerResponse::CreateTopics(
             CreateTopicsResponse::default().with_topics(
                 r.topics
@@ -195,7 +217,12 @@ pub fn not_controller_response(request: &ControllerRequest) -> ControllerRespons
             let mut results: Vec<DeletableTopicResult> = r
                 .topic_names
                 .iter()
-                .map(|n| DeletableTopicResult::default().with_name(Some(n.clone())).with_error_code(code).with_error_message(message()))
+                .map(|n| {
+                    DeletableTopicResult::default()
+                        .with_name(Some(n.clone()))
+                        .with_error_code(code)
+                        .with_error_message(message())
+                })
                 .collect();
             results.extend(r.topics.iter().map(|t| {
                 DeletableTopicResult::default()
@@ -204,25 +231,33 @@ pub fn not_controller_response(request: &ControllerRequest) -> ControllerRespons
                     .with_error_code(code)
                     .with_error_message(message())
             }));
-            ControllerResponse::DeleteTopics(DeleteTopicsResponse::default().with_responses(results))
+            ControllerResponse::DeleteTopics(
+                DeleteTopicsResponse::default().with_responses(results),
+            )
         }
-        ControllerRequest::AllocateProducerIds(_) => {
-            ControllerResponse::AllocateProducerIds(AllocateProducerIdsResponse::default().with_error_code(code))
-        }
-        ControllerRequest::AlterPartition(_) => {
-            ControllerResponse::AlterPartition(AlterPartitionResponse::default().with_error_code(code))
-        }
-        ControllerRequest::AssignReplicasToDirs(_) => {
-            ControllerResponse::AssignReplicasToDirs(AssignReplicasToDirsResponse::default().with_error_code(code))
-        }
+        ControllerRequest::AllocateProducerIds(_) => ControllerResponse::AllocateProducerIds(
+            AllocateProducerIdsResponse::default().with_error_code(code),
+        ),
+        ControllerRequest::AlterPartition(_) => ControllerResponse::AlterPartition(
+            AlterPartitionResponse::default().with_error_code(code),
+        ),
+        ControllerRequest::AssignReplicasToDirs(_) => ControllerResponse::AssignReplicasToDirs(
+            AssignReplicasToDirsResponse::default().with_error_code(code),
+        ),
         ControllerRequest::ControllerRegistration(_) => ControllerResponse::ControllerRegistration(
-            ControllerRegistrationResponse::default().with_error_code(code).with_error_message(message()),
+            ControllerRegistrationResponse::default()
+                .with_error_code(code)
+                .with_error_message(message()),
         ),
         ControllerRequest::DescribeCluster(_) => ControllerResponse::DescribeCluster(
-            DescribeClusterResponse::default().with_error_code(code).with_error_message(message()),
+            DescribeClusterResponse::default()
+                .with_error_code(code)
+                .with_error_message(message()),
         ),
         ControllerRequest::UnregisterBroker(_) => ControllerResponse::UnregisterBroker(
-            UnregisterBrokerResponse::default().with_error_code(code).with_error_message(message()),
+            UnregisterBrokerResponse::default()
+                .with_error_code(code)
+                .with_error_message(message()),
         ),
     }
 }

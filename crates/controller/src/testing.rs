@@ -6,12 +6,14 @@ use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
-use kraftwerk_records::metadata_version::{default_feature_levels, MetadataVersion, METADATA_VERSION_FEATURE_NAME};
+use kraftwerk_records::metadata_version::{
+    default_feature_levels, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
+};
 use uuid::Uuid;
 
 use crate::controller::{
-    Controller, ControllerConfig, ControllerRequest, ControllerResponse, ControllerResult, RequestContext,
-    MAX_RECORDS_PER_BATCH,
+    Controller, ControllerConfig, ControllerRequest, ControllerResponse, ControllerResult,
+    RequestContext, MAX_RECORDS_PER_BATCH,
 };
 use crate::image::MetadataImage;
 
@@ -21,12 +23,20 @@ pub const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
 /// `bootstrap.checkpoint` content for `mv`: metadata.version, then the default features.
 pub fn bootstrap_records(mv: MetadataVersion) -> Vec<ApiMessageAndVersion> {
     let mut records = vec![ApiMessageAndVersion::new(
-        FeatureLevelRecord { name: METADATA_VERSION_FEATURE_NAME.to_owned(), feature_level: mv.feature_level(), ..Default::default() },
+        FeatureLevelRecord {
+            name: METADATA_VERSION_FEATURE_NAME.to_owned(),
+            feature_level: mv.feature_level(),
+            ..Default::default()
+        },
         0,
     )];
     for (feature, level) in default_feature_levels(mv) {
         records.push(ApiMessageAndVersion::new(
-            FeatureLevelRecord { name: feature.name().to_owned(), feature_level: level, ..Default::default() },
+            FeatureLevelRecord {
+                name: feature.name().to_owned(),
+                feature_level: level,
+                ..Default::default()
+            },
             0,
         ));
     }
@@ -57,7 +67,13 @@ pub struct TestNode {
 impl TestNode {
     /// A standby node.
     pub fn new(config: ControllerConfig) -> Self {
-        TestNode { controller: Controller::new(config), log: Vec::new(), committed: 0, now_ms: 1_000, epoch: 0 }
+        TestNode {
+            controller: Controller::new(config),
+            log: Vec::new(),
+            committed: 0,
+            now_ms: 1_000,
+            epoch: 0,
+        }
     }
 
     /// An active node after bootstrap at `mv`, everything committed.
@@ -88,14 +104,21 @@ impl TestNode {
         let mut appended = Vec::new();
         for record in &result.records {
             // Every record the controller writes must serialize at the version it chose.
-            let bytes = record.encode().unwrap_or_else(|e| panic!("cannot encode {record:?}: {e}"));
-            assert_eq!(&ApiMessageAndVersion::decode(&bytes).expect("decode"), record);
+            let bytes = record
+                .encode()
+                .unwrap_or_else(|e| panic!("cannot encode {record:?}: {e}"));
+            assert_eq!(
+                &ApiMessageAndVersion::decode(&bytes).expect("decode"),
+                record
+            );
             let offset = self.next_offset();
             self.log.push((offset, record.clone()));
             appended.push((offset, record.clone()));
         }
         for batch in appended.chunks(MAX_RECORDS_PER_BATCH) {
-            self.controller.replay_uncommitted(batch).expect("replay of our own records");
+            self.controller
+                .replay_uncommitted(batch)
+                .expect("replay of our own records");
         }
         appended
     }
@@ -104,7 +127,9 @@ impl TestNode {
     pub fn commit(&mut self) {
         if self.committed < self.log.len() {
             let batch: Vec<_> = self.log[self.committed..].to_vec();
-            self.controller.replay_committed(&batch).expect("commit replay");
+            self.controller
+                .replay_committed(&batch)
+                .expect("commit replay");
             self.committed = self.log.len();
         }
     }
@@ -123,7 +148,11 @@ impl TestNode {
     }
 
     /// Handles a request, appends its records; returns the response and the records.
-    pub fn request(&mut self, api_version: i16, request: ControllerRequest) -> (ControllerResponse, Vec<ApiMessageAndVersion>) {
+    pub fn request(
+        &mut self,
+        api_version: i16,
+        request: ControllerRequest,
+    ) -> (ControllerResponse, Vec<ApiMessageAndVersion>) {
         let ctx = self.ctx(api_version);
         let result = self.controller.handle(&ctx, request);
         self.append(&result);
@@ -131,7 +160,11 @@ impl TestNode {
     }
 
     /// Handles an admin request, appends its records; returns the response and the records.
-    pub fn admin(&mut self, api_version: i16, request: crate::controller::AdminRequest) -> (crate::controller::AdminResponse, Vec<ApiMessageAndVersion>) {
+    pub fn admin(
+        &mut self,
+        api_version: i16,
+        request: crate::controller::AdminRequest,
+    ) -> (crate::controller::AdminResponse, Vec<ApiMessageAndVersion>) {
         let ctx = self.ctx(api_version);
         let result = self.controller.handle_admin(&ctx, request);
         self.append(&result);
@@ -156,14 +189,29 @@ impl TestNode {
 
     /// Registers broker `id` (v4, one directory at MV ≥ 3.7-IV2); returns its epoch.
     pub fn register(&mut self, id: i32) -> i64 {
-        let (response, _) = self.request(4, ControllerRequest::BrokerRegistration(registration(id, Uuid::from_u64_pair(id as u64, 1))));
-        let ControllerResponse::BrokerRegistration(r) = response else { panic!("wrong response") };
+        let (response, _) = self.request(
+            4,
+            ControllerRequest::BrokerRegistration(registration(
+                id,
+                Uuid::from_u64_pair(id as u64, 1),
+            )),
+        );
+        let ControllerResponse::BrokerRegistration(r) = response else {
+            panic!("wrong response")
+        };
         assert_eq!(r.error_code, 0, "registration of {id} failed");
         r.broker_epoch
     }
 
     /// Sends a heartbeat.
-    pub fn heartbeat(&mut self, id: i32, epoch: i64, want_fence: bool, want_shut_down: bool, offset: i64) -> BrokerHeartbeatResponse {
+    pub fn heartbeat(
+        &mut self,
+        id: i32,
+        epoch: i64,
+        want_fence: bool,
+        want_shut_down: bool,
+        offset: i64,
+    ) -> BrokerHeartbeatResponse {
         let request = BrokerHeartbeatRequest::default()
             .with_broker_id(id.into())
             .with_broker_epoch(epoch)
@@ -171,7 +219,9 @@ impl TestNode {
             .with_want_fence(want_fence)
             .with_want_shut_down(want_shut_down);
         let (response, _) = self.request(1, ControllerRequest::BrokerHeartbeat(request));
-        let ControllerResponse::BrokerHeartbeat(r) = response else { panic!("wrong response") };
+        let ControllerResponse::BrokerHeartbeat(r) = response else {
+            panic!("wrong response")
+        };
         r
     }
 
@@ -190,8 +240,13 @@ impl TestNode {
 
     /// Creates one topic with `partitions` × `rf`; returns its id.
     pub fn create_topic(&mut self, name: &str, partitions: i32, rf: i16) -> Uuid {
-        let (response, _) = self.request(7, ControllerRequest::CreateTopics(create_topics(&[(name, partitions, rf)])));
-        let ControllerResponse::CreateTopics(r) = response else { panic!("wrong response") };
+        let (response, _) = self.request(
+            7,
+            ControllerRequest::CreateTopics(create_topics(&[(name, partitions, rf)])),
+        );
+        let ControllerResponse::CreateTopics(r) = response else {
+            panic!("wrong response")
+        };
         assert_eq!(r.topics[0].error_code, 0, "{:?}", r.topics[0].error_message);
         self.commit();
         r.topics[0].topic_id
@@ -206,7 +261,10 @@ pub fn dir_of(id: i32) -> Uuid {
 /// A BrokerRegistration like a 4.1 broker sends: one listener, one log dir, its feature ranges.
 pub fn registration(id: i32, incarnation: Uuid) -> BrokerRegistrationRequest {
     let feature = |name: &'static str, min: i16, max: i16| {
-        Feature::default().with_name(StrBytes::from_static_str(name)).with_min_supported_version(min).with_max_supported_version(max)
+        Feature::default()
+            .with_name(StrBytes::from_static_str(name))
+            .with_min_supported_version(min)
+            .with_max_supported_version(max)
     };
     BrokerRegistrationRequest::default()
         .with_broker_id(id.into())
@@ -232,15 +290,17 @@ pub fn registration(id: i32, incarnation: Uuid) -> BrokerRegistrationRequest {
 
 /// A CreateTopics request for (name, partitions, replication factor) triples.
 pub fn create_topics(topics: &[(&str, i32, i16)]) -> CreateTopicsRequest {
-    CreateTopicsRequest::default().with_timeout_ms(30_000).with_topics(
-        topics
-            .iter()
-            .map(|(name, partitions, rf)| {
-                CreatableTopic::default()
-                    .with_name(TopicName(StrBytes::from_string(name.to_string())))
-                    .with_num_partitions(*partitions)
-                    .with_replication_factor(*rf)
-            })
-            .collect(),
-    )
+    CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(
+            topics
+                .iter()
+                .map(|(name, partitions, rf)| {
+                    CreatableTopic::default()
+                        .with_name(TopicName(StrBytes::from_string(name.to_string())))
+                        .with_num_partitions(*partitions)
+                        .with_replication_factor(*rf)
+                })
+                .collect(),
+        )
 }

@@ -48,8 +48,18 @@ pub struct TopicConfigDef {
     synonyms: &'static [(&'static str, Unit)],
 }
 
-const fn def(name: &'static str, default: &'static str, config_type: ConfigType, synonyms: &'static [(&'static str, Unit)]) -> TopicConfigDef {
-    TopicConfigDef { name, default, config_type, synonyms }
+const fn def(
+    name: &'static str,
+    default: &'static str,
+    config_type: ConfigType,
+    synonyms: &'static [(&'static str, Unit)],
+) -> TopicConfigDef {
+    TopicConfigDef {
+        name,
+        default,
+        config_type,
+        synonyms,
+    }
 }
 
 use ConfigType as T;
@@ -57,44 +67,189 @@ use Unit::{HoursToMs, MinutesToMs, Same};
 
 /// Every topic config of Kafka 4.1.2, sorted by name.
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
-    def("cleanup.policy", "delete", T::List, &[("log.cleanup.policy", Same)]),
-    def("compression.gzip.level", "-1", T::Int, &[("compression.gzip.level", Same)]),
-    def("compression.lz4.level", "9", T::Int, &[("compression.lz4.level", Same)]),
-    def("compression.type", "producer", T::String, &[("compression.type", Same)]),
-    def("compression.zstd.level", "3", T::Int, &[("compression.zstd.level", Same)]),
-    def("delete.retention.ms", "86400000", T::Long, &[("log.cleaner.delete.retention.ms", Same)]),
-    def("file.delete.delay.ms", "60000", T::Long, &[("log.segment.delete.delay.ms", Same)]),
-    def("flush.messages", "9223372036854775807", T::Long, &[("log.flush.interval.messages", Same)]),
-    def("flush.ms", "9223372036854775807", T::Long, &[("log.flush.interval.ms", Same), ("log.flush.scheduler.interval.ms", Same)]),
+    def(
+        "cleanup.policy",
+        "delete",
+        T::List,
+        &[("log.cleanup.policy", Same)],
+    ),
+    def(
+        "compression.gzip.level",
+        "-1",
+        T::Int,
+        &[("compression.gzip.level", Same)],
+    ),
+    def(
+        "compression.lz4.level",
+        "9",
+        T::Int,
+        &[("compression.lz4.level", Same)],
+    ),
+    def(
+        "compression.type",
+        "producer",
+        T::String,
+        &[("compression.type", Same)],
+    ),
+    def(
+        "compression.zstd.level",
+        "3",
+        T::Int,
+        &[("compression.zstd.level", Same)],
+    ),
+    def(
+        "delete.retention.ms",
+        "86400000",
+        T::Long,
+        &[("log.cleaner.delete.retention.ms", Same)],
+    ),
+    def(
+        "file.delete.delay.ms",
+        "60000",
+        T::Long,
+        &[("log.segment.delete.delay.ms", Same)],
+    ),
+    def(
+        "flush.messages",
+        "9223372036854775807",
+        T::Long,
+        &[("log.flush.interval.messages", Same)],
+    ),
+    def(
+        "flush.ms",
+        "9223372036854775807",
+        T::Long,
+        &[
+            ("log.flush.interval.ms", Same),
+            ("log.flush.scheduler.interval.ms", Same),
+        ],
+    ),
     def("follower.replication.throttled.replicas", "", T::List, &[]),
-    def("index.interval.bytes", "4096", T::Int, &[("log.index.interval.bytes", Same)]),
+    def(
+        "index.interval.bytes",
+        "4096",
+        T::Int,
+        &[("log.index.interval.bytes", Same)],
+    ),
     def("leader.replication.throttled.replicas", "", T::List, &[]),
-    def("local.retention.bytes", "-2", T::Long, &[("log.local.retention.bytes", Same)]),
-    def("local.retention.ms", "-2", T::Long, &[("log.local.retention.ms", Same)]),
-    def("max.compaction.lag.ms", "9223372036854775807", T::Long, &[("log.cleaner.max.compaction.lag.ms", Same)]),
-    def("max.message.bytes", "1048588", T::Int, &[("message.max.bytes", Same)]),
-    def("message.timestamp.after.max.ms", "3600000", T::Long, &[("log.message.timestamp.after.max.ms", Same)]),
-    def("message.timestamp.before.max.ms", "9223372036854775807", T::Long, &[("log.message.timestamp.before.max.ms", Same)]),
-    def("message.timestamp.type", "CreateTime", T::String, &[("log.message.timestamp.type", Same)]),
-    def("min.cleanable.dirty.ratio", "0.5", T::Double, &[("log.cleaner.min.cleanable.ratio", Same)]),
-    def("min.compaction.lag.ms", "0", T::Long, &[("log.cleaner.min.compaction.lag.ms", Same)]),
-    def("min.insync.replicas", "1", T::Int, &[("min.insync.replicas", Same)]),
-    def("preallocate", "false", T::Boolean, &[("log.preallocate", Same)]),
+    def(
+        "local.retention.bytes",
+        "-2",
+        T::Long,
+        &[("log.local.retention.bytes", Same)],
+    ),
+    def(
+        "local.retention.ms",
+        "-2",
+        T::Long,
+        &[("log.local.retention.ms", Same)],
+    ),
+    def(
+        "max.compaction.lag.ms",
+        "9223372036854775807",
+        T::Long,
+        &[("log.cleaner.max.compaction.lag.ms", Same)],
+    ),
+    def(
+        "max.message.bytes",
+        "1048588",
+        T::Int,
+        &[("message.max.bytes", Same)],
+    ),
+    def(
+        "message.timestamp.after.max.ms",
+        "3600000",
+        T::Long,
+        &[("log.message.timestamp.after.max.ms", Same)],
+    ),
+    def(
+        "message.timestamp.before.max.ms",
+        "9223372036854775807",
+        T::Long,
+        &[("log.message.timestamp.before.max.ms", Same)],
+    ),
+    def(
+        "message.timestamp.type",
+        "CreateTime",
+        T::String,
+        &[("log.message.timestamp.type", Same)],
+    ),
+    def(
+        "min.cleanable.dirty.ratio",
+        "0.5",
+        T::Double,
+        &[("log.cleaner.min.cleanable.ratio", Same)],
+    ),
+    def(
+        "min.compaction.lag.ms",
+        "0",
+        T::Long,
+        &[("log.cleaner.min.compaction.lag.ms", Same)],
+    ),
+    def(
+        "min.insync.replicas",
+        "1",
+        T::Int,
+        &[("min.insync.replicas", Same)],
+    ),
+    def(
+        "preallocate",
+        "false",
+        T::Boolean,
+        &[("log.preallocate", Same)],
+    ),
     def("remote.log.copy.disable", "false", T::Boolean, &[]),
     def("remote.log.delete.on.disable", "false", T::Boolean, &[]),
     def("remote.storage.enable", "false", T::Boolean, &[]),
-    def("retention.bytes", "-1", T::Long, &[("log.retention.bytes", Same)]),
+    def(
+        "retention.bytes",
+        "-1",
+        T::Long,
+        &[("log.retention.bytes", Same)],
+    ),
     def(
         "retention.ms",
         "604800000",
         T::Long,
-        &[("log.retention.ms", Same), ("log.retention.minutes", MinutesToMs), ("log.retention.hours", HoursToMs)],
+        &[
+            ("log.retention.ms", Same),
+            ("log.retention.minutes", MinutesToMs),
+            ("log.retention.hours", HoursToMs),
+        ],
     ),
-    def("segment.bytes", "1073741824", T::Int, &[("log.segment.bytes", Same)]),
-    def("segment.index.bytes", "10485760", T::Int, &[("log.index.size.max.bytes", Same)]),
-    def("segment.jitter.ms", "0", T::Long, &[("log.roll.jitter.ms", Same), ("log.roll.jitter.hours", HoursToMs)]),
-    def("segment.ms", "604800000", T::Long, &[("log.roll.ms", Same), ("log.roll.hours", HoursToMs)]),
-    def("unclean.leader.election.enable", "false", T::Boolean, &[("unclean.leader.election.enable", Same)]),
+    def(
+        "segment.bytes",
+        "1073741824",
+        T::Int,
+        &[("log.segment.bytes", Same)],
+    ),
+    def(
+        "segment.index.bytes",
+        "10485760",
+        T::Int,
+        &[("log.index.size.max.bytes", Same)],
+    ),
+    def(
+        "segment.jitter.ms",
+        "0",
+        T::Long,
+        &[
+            ("log.roll.jitter.ms", Same),
+            ("log.roll.jitter.hours", HoursToMs),
+        ],
+    ),
+    def(
+        "segment.ms",
+        "604800000",
+        T::Long,
+        &[("log.roll.ms", Same), ("log.roll.hours", HoursToMs)],
+    ),
+    def(
+        "unclean.leader.election.enable",
+        "false",
+        T::Boolean,
+        &[("unclean.leader.election.enable", Same)],
+    ),
 ];
 
 /// `ConfigSource` ids of DescribeConfigs/CreateTopics responses.
@@ -120,8 +275,14 @@ pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
 /// type; `Err` carries Kafka's INVALID_CONFIG message. Range validators other than
 /// `min.insync.replicas ≥ 1` and the `cleanup.policy` values are not checked.
 pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
-    let Some(def) = topic_config(name) else { return Err(format!("Unknown topic config name: {name}")) };
-    let invalid = |reason: &str| Err(format!("Invalid value {value} for configuration {name}: {reason}"));
+    let Some(def) = topic_config(name) else {
+        return Err(format!("Unknown topic config name: {name}"));
+    };
+    let invalid = |reason: &str| {
+        Err(format!(
+            "Invalid value {value} for configuration {name}: {reason}"
+        ))
+    };
     let trimmed = value.trim();
     match def.config_type {
         T::Boolean => {
@@ -130,7 +291,9 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
             }
         }
         T::Int => match trimmed.parse::<i32>() {
-            Ok(v) if name == "min.insync.replicas" && v < 1 => return invalid("Value must be at least 1"),
+            Ok(v) if name == "min.insync.replicas" && v < 1 => {
+                return invalid("Value must be at least 1")
+            }
             Ok(_) => {}
             Err(_) => return invalid("Not a number of type INT"),
         },
@@ -147,7 +310,10 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
         T::String => {}
         T::List => {
             if name == "cleanup.policy"
-                && trimmed.split(',').map(str::trim).any(|p| !p.is_empty() && p != "compact" && p != "delete")
+                && trimmed
+                    .split(',')
+                    .map(str::trim)
+                    .any(|p| !p.is_empty() && p != "compact" && p != "delete")
             {
                 return invalid("String must be one of: compact, delete");
             }
@@ -171,7 +337,10 @@ fn convert(value: &str, unit: Unit) -> String {
         Unit::MinutesToMs => 60_000,
         Unit::HoursToMs => 3_600_000,
     };
-    value.trim().parse::<i64>().map_or_else(|_| value.to_owned(), |v| v.saturating_mul(factor).to_string())
+    value.trim().parse::<i64>().map_or_else(
+        |_| value.to_owned(),
+        |v| v.saturating_mul(factor).to_string(),
+    )
 }
 
 /// The effective configs of a topic created with `creation_configs`
@@ -192,20 +361,30 @@ pub fn effective_topic_configs(
                 image
                     .configs
                     .value(resource_type::BROKER, resource_name, synonym)
-                    .map(|v| EffectiveConfig { value: convert(v, *unit), source })
+                    .map(|v| EffectiveConfig {
+                        value: convert(v, *unit),
+                        source,
+                    })
             })
         };
         let effective = creation_configs
             .get(def.name)
-            .map(|v| EffectiveConfig { value: v.clone(), source: config_source::TOPIC_CONFIG })
+            .map(|v| EffectiveConfig {
+                value: v.clone(),
+                source: config_source::TOPIC_CONFIG,
+            })
             .or_else(|| from_synonyms(&node, config_source::DYNAMIC_BROKER_CONFIG))
             .or_else(|| from_synonyms("", config_source::DYNAMIC_DEFAULT_BROKER_CONFIG))
             .or_else(|| {
-                static_overrides
-                    .get(def.name)
-                    .map(|v| EffectiveConfig { value: v.clone(), source: config_source::STATIC_BROKER_CONFIG })
+                static_overrides.get(def.name).map(|v| EffectiveConfig {
+                    value: v.clone(),
+                    source: config_source::STATIC_BROKER_CONFIG,
+                })
             })
-            .unwrap_or_else(|| EffectiveConfig { value: def.default.to_owned(), source: config_source::DEFAULT_CONFIG });
+            .unwrap_or_else(|| EffectiveConfig {
+                value: def.default.to_owned(),
+                source: config_source::DEFAULT_CONFIG,
+            });
         out.insert(def.name, effective);
     }
     out
@@ -217,14 +396,23 @@ mod tests {
 
     #[test]
     fn validation_messages_match_kafka() {
-        assert_eq!(validate_topic_config("no.such", "1"), Err("Unknown topic config name: no.such".into()));
+        assert_eq!(
+            validate_topic_config("no.such", "1"),
+            Err("Unknown topic config name: no.such".into())
+        );
         assert_eq!(
             validate_topic_config("retention.ms", "abc"),
-            Err("Invalid value abc for configuration retention.ms: Not a number of type LONG".into())
+            Err(
+                "Invalid value abc for configuration retention.ms: Not a number of type LONG"
+                    .into()
+            )
         );
         assert_eq!(
             validate_topic_config("min.insync.replicas", "0"),
-            Err("Invalid value 0 for configuration min.insync.replicas: Value must be at least 1".into())
+            Err(
+                "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"
+                    .into()
+            )
         );
         assert_eq!(
             validate_topic_config("cleanup.policy", "bogus"),
@@ -234,7 +422,10 @@ mod tests {
             validate_topic_config("preallocate", "maybe"),
             Err("Invalid value maybe for configuration preallocate: Expected value to be either true or false".into())
         );
-        assert_eq!(validate_topic_config("cleanup.policy", "compact,delete"), Ok(()));
+        assert_eq!(
+            validate_topic_config("cleanup.policy", "compact,delete"),
+            Ok(())
+        );
         assert_eq!(validate_topic_config("segment.bytes", "1048576"), Ok(()));
     }
 
@@ -242,7 +433,10 @@ mod tests {
     fn effective_configs_prefer_topic_then_dynamic_then_static_then_default() {
         let mut image = MetadataImage::empty();
         image.configs.replay(
-            crate::image::configs::ConfigResource { resource_type: resource_type::BROKER, name: String::new() },
+            crate::image::configs::ConfigResource {
+                resource_type: resource_type::BROKER,
+                name: String::new(),
+            },
             "log.retention.hours",
             Some("1"),
         );
@@ -252,9 +446,33 @@ mod tests {
         creation.insert("cleanup.policy".to_owned(), "compact".to_owned());
         let e = effective_topic_configs(&image, 1, &statics, &creation);
         assert_eq!(e.len(), TOPIC_CONFIGS.len());
-        assert_eq!(e["cleanup.policy"], EffectiveConfig { value: "compact".into(), source: 1 });
-        assert_eq!(e["retention.ms"], EffectiveConfig { value: "3600000".into(), source: 3 });
-        assert_eq!(e["min.insync.replicas"], EffectiveConfig { value: "2".into(), source: 4 });
-        assert_eq!(e["segment.bytes"], EffectiveConfig { value: "1073741824".into(), source: 5 });
+        assert_eq!(
+            e["cleanup.policy"],
+            EffectiveConfig {
+                value: "compact".into(),
+                source: 1
+            }
+        );
+        assert_eq!(
+            e["retention.ms"],
+            EffectiveConfig {
+                value: "3600000".into(),
+                source: 3
+            }
+        );
+        assert_eq!(
+            e["min.insync.replicas"],
+            EffectiveConfig {
+                value: "2".into(),
+                source: 4
+            }
+        );
+        assert_eq!(
+            e["segment.bytes"],
+            EffectiveConfig {
+                value: "1073741824".into(),
+                source: 5
+            }
+        );
     }
 }

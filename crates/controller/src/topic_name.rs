@@ -18,8 +18,13 @@ pub fn validate(name: &str) -> Result<(), String> {
         Some("'..' is not allowed".to_owned())
     } else if name.encode_utf16().count() > MAX_NAME_LENGTH {
         // Java measures String.length(), i.e. UTF-16 code units.
-        Some(format!("the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"))
-    } else if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-') {
+        Some(format!(
+            "the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+        ))
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
         Some(format!(
             "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
         ))
@@ -54,15 +59,28 @@ mod tests {
 
     #[test]
     fn illegal_names_carry_kafkas_messages() {
-        assert_eq!(validate(""), Err("Topic name is invalid: the empty string is not allowed".into()));
-        assert_eq!(validate("."), Err("Topic name is invalid: '.' is not allowed".into()));
-        assert_eq!(validate(".."), Err("Topic name is invalid: '..' is not allowed".into()));
-        assert!(validate(&"a".repeat(250)).unwrap_err().contains("longer than the max allowed length 249"));
+        assert_eq!(
+            validate(""),
+            Err("Topic name is invalid: the empty string is not allowed".into())
+        );
+        assert_eq!(
+            validate("."),
+            Err("Topic name is invalid: '.' is not allowed".into())
+        );
+        assert_eq!(
+            validate(".."),
+            Err("Topic name is invalid: '..' is not allowed".into())
+        );
+        assert!(validate(&"a".repeat(250))
+            .unwrap_err()
+            .contains("longer than the max allowed length 249"));
         assert_eq!(
             validate("a b"),
-            Err("Topic name is invalid: 'a b' contains one or more characters other than ASCII \
+            Err(
+                "Topic name is invalid: 'a b' contains one or more characters other than ASCII \
                  alphanumerics, '.', '_' and '-'"
-                .into())
+                    .into()
+            )
         );
         assert!(validate("é").is_err());
     }

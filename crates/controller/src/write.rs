@@ -9,9 +9,10 @@
 //! image's metadata.version.
 
 use kraftwerk_records::metadata::{
-    ApiMessageAndVersion, BrokerEndpoint, BrokerFeature, ClientQuotaRecord, ConfigRecord, ControllerEndpoint,
-    ControllerFeature, EntityData, FeatureLevelRecord, PartitionRecord, ProducerIdsRecord, RegisterBrokerRecord,
-    RegisterControllerRecord, TopicRecord, ZkMigrationStateRecord,
+    ApiMessageAndVersion, BrokerEndpoint, BrokerFeature, ClientQuotaRecord, ConfigRecord,
+    ControllerEndpoint, ControllerFeature, EntityData, FeatureLevelRecord, PartitionRecord,
+    ProducerIdsRecord, RegisterBrokerRecord, RegisterControllerRecord, TopicRecord,
+    ZkMigrationStateRecord,
 };
 use kraftwerk_records::metadata_version::{MetadataVersion, METADATA_VERSION_FEATURE_NAME};
 use uuid::Uuid;
@@ -41,9 +42,14 @@ pub fn partition_record(
         leader_recovery_state: p.leader_recovery_state.value(),
         leader_epoch: p.leader_epoch,
         partition_epoch: p.partition_epoch,
-        directories: if mv.is_directory_assignment_supported() { p.directories.clone() } else { Vec::new() },
+        directories: if mv.is_directory_assignment_supported() {
+            p.directories.clone()
+        } else {
+            Vec::new()
+        },
         eligible_leader_replicas: (elr_fields && !p.elr.is_empty()).then(|| p.elr.clone()),
-        last_known_elr: (elr_fields && !p.last_known_elr.is_empty()).then(|| p.last_known_elr.clone()),
+        last_known_elr: (elr_fields && !p.last_known_elr.is_empty())
+            .then(|| p.last_known_elr.clone()),
         ..Default::default()
     };
     ApiMessageAndVersion::new(record, version)
@@ -84,7 +90,11 @@ pub fn register_broker_record(b: &BrokerRegistration, mv: MetadataVersion) -> Ap
         rack: b.rack.clone(),
         fenced: b.fenced,
         in_controlled_shutdown: b.in_controlled_shutdown,
-        log_dirs: if version >= 3 { b.directories.clone() } else { Vec::new() },
+        log_dirs: if version >= 3 {
+            b.directories.clone()
+        } else {
+            Vec::new()
+        },
         cordoned_log_dirs: b.cordoned_directories.clone(),
         ..Default::default()
     };
@@ -114,12 +124,22 @@ impl MetadataImage {
         }
         for (name, level) in self.features.finalized() {
             out.push(ApiMessageAndVersion::new(
-                FeatureLevelRecord { name: name.clone(), feature_level: *level, ..Default::default() },
+                FeatureLevelRecord {
+                    name: name.clone(),
+                    feature_level: *level,
+                    ..Default::default()
+                },
                 0,
             ));
         }
         if let Some(state) = self.other.zk_migration_state {
-            out.push(ApiMessageAndVersion::new(ZkMigrationStateRecord { zk_migration_state: state, ..Default::default() }, 0));
+            out.push(ApiMessageAndVersion::new(
+                ZkMigrationStateRecord {
+                    zk_migration_state: state,
+                    ..Default::default()
+                },
+                0,
+            ));
         }
         for broker in self.cluster.brokers() {
             out.push(register_broker_record(broker, mv));
@@ -158,7 +178,11 @@ impl MetadataImage {
         }
         for topic in self.topics.iter() {
             out.push(ApiMessageAndVersion::new(
-                TopicRecord { name: topic.name.to_string(), topic_id: topic.id, ..Default::default() },
+                TopicRecord {
+                    name: topic.name.to_string(),
+                    topic_id: topic.id,
+                    ..Default::default()
+                },
                 0,
             ));
             for (partition_id, p) in topic.partitions.iter() {
@@ -185,7 +209,11 @@ impl MetadataImage {
                     ClientQuotaRecord {
                         entity: entity
                             .iter()
-                            .map(|(t, n)| EntityData { entity_type: t.clone(), entity_name: n.clone(), ..Default::default() })
+                            .map(|(t, n)| EntityData {
+                                entity_type: t.clone(),
+                                entity_name: n.clone(),
+                                ..Default::default()
+                            })
                             .collect(),
                         key: key.clone(),
                         value: *value,

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::controller::ControllerRng;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
@@ -14,17 +15,22 @@ use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsRe
 use kafka_protocol::messages::update_features_response::UpdatableFeatureResult;
 use kafka_protocol::messages::{
     CreatePartitionsRequest, CreatePartitionsResponse, ElectLeadersRequest, ElectLeadersResponse,
-    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, TopicName, UpdateFeaturesRequest,
-    UpdateFeaturesResponse,
+    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, TopicName,
+    UpdateFeaturesRequest, UpdateFeaturesResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_records::metadata::{ApiMessageAndVersion, ClearElrRecord, ConfigRecord, FeatureLevelRecord};
-use kraftwerk_records::metadata_version::{controller_supported_features, Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME};
-use crate::controller::ControllerRng;
+use kraftwerk_records::metadata::{
+    ApiMessageAndVersion, ClearElrRecord, ConfigRecord, FeatureLevelRecord,
+};
+use kraftwerk_records::metadata_version::{
+    controller_supported_features, Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
+};
 
-use super::leader_isr::partition_change_record;
 use super::default_message;
-use crate::controller::{ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
+use super::leader_isr::partition_change_record;
+use crate::controller::{
+    ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
+};
 use crate::error::ApiError;
 use crate::image::configs::resource_type;
 use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
@@ -49,7 +55,11 @@ fn partitions_result(name: &TopicName, error: &ApiError) -> CreatePartitionsTopi
         .with_error_message(error.message.clone().map(str_bytes))
 }
 
-fn new_partition(image: &MetadataImage, replicas: Vec<i32>, isr: Vec<i32>) -> PartitionRegistration {
+fn new_partition(
+    image: &MetadataImage,
+    replicas: Vec<i32>,
+    isr: Vec<i32>,
+) -> PartitionRegistration {
     PartitionRegistration {
         directories: replicas.iter().map(|r| image.default_dir(*r)).collect(),
         leader: isr[0],
@@ -77,7 +87,10 @@ fn create_partitions_for(
     };
     let current = existing.partitions.len() as i32;
     if topic.count == current {
-        return Err(ApiError::new(ResponseError::InvalidPartitions, format!("Topic already has {current} partition(s).")));
+        return Err(ApiError::new(
+            ResponseError::InvalidPartitions,
+            format!("Topic already has {current} partition(s)."),
+        ));
     }
     if topic.count < current {
         return Err(ApiError::new(
@@ -98,7 +111,10 @@ fn create_partitions_for(
         }
     }
     let Some(first) = existing.partitions.values().next() else {
-        return Err(ApiError::new(ResponseError::UnknownServerError, format!("Invalid state: topic {name} appears to have no partitions.")));
+        return Err(ApiError::new(
+            ResponseError::UnknownServerError,
+            format!("Invalid state: topic {name} appears to have no partitions."),
+        ));
     };
     let replication_factor = first.replicas.len();
     let placements: Vec<Vec<i32>> = match &topic.assignments {
@@ -106,7 +122,11 @@ fn create_partitions_for(
             let mut out = Vec::with_capacity(assignments.len());
             for (i, assignment) in assignments.iter().enumerate() {
                 let replicas: Vec<i32> = assignment.broker_ids.iter().map(|b| **b).collect();
-                super::topics::validate_manual_assignment(image, &replicas, Some(replication_factor))?;
+                super::topics::validate_manual_assignment(
+                    image,
+                    &replicas,
+                    Some(replication_factor),
+                )?;
                 if !replicas.iter().any(|r| image.cluster.is_active(*r)) {
                     return Err(ApiError::new(
                         ResponseError::InvalidReplicaAssignment,
@@ -121,12 +141,21 @@ fn create_partitions_for(
             }
             out
         }
-        None => placement::place(&mut rng.placement, &image.usable_brokers(), additional as usize, replication_factor as i32)
-            .map_err(|e| ApiError::new(ResponseError::InvalidReplicationFactor, e))?,
+        None => placement::place(
+            &mut rng.placement,
+            &image.usable_brokers(),
+            additional as usize,
+            replication_factor as i32,
+        )
+        .map_err(|e| ApiError::new(ResponseError::InvalidReplicationFactor, e))?,
     };
     let mv = image.metadata_version();
     for (i, replicas) in placements.into_iter().enumerate() {
-        let isr: Vec<i32> = replicas.iter().copied().filter(|r| image.cluster.is_active(*r)).collect();
+        let isr: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|r| image.cluster.is_active(*r))
+            .collect();
         if isr.is_empty() {
             return Err(ApiError::new(
                 ResponseError::InvalidReplicationFactor,
@@ -136,7 +165,12 @@ fn create_partitions_for(
                 ),
             ));
         }
-        records.push(partition_record(existing.id, current + i as i32, &new_partition(image, replicas, isr), mv));
+        records.push(partition_record(
+            existing.id,
+            current + i as i32,
+            &new_partition(image, replicas, isr),
+            mv,
+        ));
     }
     Ok(())
 }
@@ -153,30 +187,52 @@ pub fn create_partitions(
     let mut results = Vec::new();
     let mut duplicates: Vec<&TopicName> = Vec::new();
     for (i, topic) in request.topics.iter().enumerate() {
-        if request.topics[..i].iter().any(|t| t.name == topic.name) && !duplicates.contains(&&topic.name) {
+        if request.topics[..i].iter().any(|t| t.name == topic.name)
+            && !duplicates.contains(&&topic.name)
+        {
             duplicates.push(&topic.name);
         }
     }
     for name in &duplicates {
-        results.push(partitions_result(name, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name.")));
+        results.push(partitions_result(
+            name,
+            &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name."),
+        ));
     }
     let mut records = Vec::new();
-    for topic in request.topics.iter().filter(|t| !duplicates.contains(&&t.name)) {
+    for topic in request
+        .topics
+        .iter()
+        .filter(|t| !duplicates.contains(&&t.name))
+    {
         let error = match create_partitions_for(image, rng, topic, &mut records) {
             Ok(()) => ApiError::NONE,
             Err(e) => e,
         };
         results.push(partitions_result(&topic.name, &error));
         if records.len() > MAX_RECORDS_PER_BATCH {
-            let error = ApiError::new(ResponseError::PolicyViolation, "Unable to perform excessively large batch operation.");
-            let all = request.topics.iter().map(|t| partitions_result(&t.name, &error)).collect();
-            return ControllerResult::of(Vec::new(), CreatePartitionsResponse::default().with_results(all));
+            let error = ApiError::new(
+                ResponseError::PolicyViolation,
+                "Unable to perform excessively large batch operation.",
+            );
+            let all = request
+                .topics
+                .iter()
+                .map(|t| partitions_result(&t.name, &error))
+                .collect();
+            return ControllerResult::of(
+                Vec::new(),
+                CreatePartitionsResponse::default().with_results(all),
+            );
         }
     }
     if request.validate_only {
         records.clear();
     }
-    ControllerResult::atomic(records, CreatePartitionsResponse::default().with_results(results))
+    ControllerResult::atomic(
+        records,
+        CreatePartitionsResponse::default().with_results(results),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,23 +248,49 @@ fn elect_one(
     records: &mut Vec<ApiMessageAndVersion>,
 ) -> ApiError {
     let Some(topic_image) = image.topics.get_by_name(topic) else {
-        return ApiError::new(ResponseError::UnknownTopicOrPartition, format!("No such topic as {topic}"));
+        return ApiError::new(
+            ResponseError::UnknownTopicOrPartition,
+            format!("No such topic as {topic}"),
+        );
     };
     let Some(partition) = topic_image.partitions.get(&partition_id) else {
-        return ApiError::new(ResponseError::UnknownTopicOrPartition, format!("No such partition as {topic}-{partition_id}"));
+        return ApiError::new(
+            ResponseError::UnknownTopicOrPartition,
+            format!("No such partition as {topic}-{partition_id}"),
+        );
     };
     if (!unclean && partition.has_preferred_leader()) || (unclean && partition.has_leader()) {
-        return ApiError { code: ResponseError::ElectionNotNeeded.code(), message: default_message(ResponseError::ElectionNotNeeded).map(str::to_owned) };
+        return ApiError {
+            code: ResponseError::ElectionNotNeeded.code(),
+            message: default_message(ResponseError::ElectionNotNeeded).map(str::to_owned),
+        };
     }
-    let acceptable =
-        |r: i32| image.cluster.is_active(r) && partition.directory(r).is_some_and(|d| image.cluster.has_online_dir(r, &d));
+    let acceptable = |r: i32| {
+        image.cluster.is_active(r)
+            && partition
+                .directory(r)
+                .is_some_and(|d| image.cluster.has_online_dir(r, &d))
+    };
     let default_dir = |b: i32| image.default_dir(b);
     let mv = image.metadata_version();
-    let min_isr = image.effective_min_isr(&topic_image.id, config.node_id, config.min_insync_replicas);
-    let change = PartitionChangeBuilder::new(partition, topic_image.id, partition_id, &acceptable, mv, min_isr, &default_dir)
-        .set_election(if unclean { Election::Unclean } else { Election::Preferred })
-        .set_elr_enabled(image.features.is_elr_enabled())
-        .build();
+    let min_isr =
+        image.effective_min_isr(&topic_image.id, config.node_id, config.min_insync_replicas);
+    let change = PartitionChangeBuilder::new(
+        partition,
+        topic_image.id,
+        partition_id,
+        &acceptable,
+        mv,
+        min_isr,
+        &default_dir,
+    )
+    .set_election(if unclean {
+        Election::Unclean
+    } else {
+        Election::Preferred
+    })
+    .set_elr_enabled(image.features.is_elr_enabled())
+    .build();
     match change {
         Some(change) => {
             records.push(partition_change_record(&change, mv));
@@ -236,12 +318,19 @@ fn partition_result(partition_id: i32, error: &ApiError) -> PartitionResult {
 /// partitions, or for every partition when the list is null (then partitions that need no
 /// election are left out of the response). Unknown election types fail the request with
 /// INVALID_REQUEST. Not atomic.
-pub fn elect_leaders(image: &MetadataImage, config: &ControllerConfig, request: &ElectLeadersRequest) -> ControllerResult<ElectLeadersResponse> {
+pub fn elect_leaders(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    request: &ElectLeadersRequest,
+) -> ControllerResult<ElectLeadersResponse> {
     let unclean = match request.election_type {
         0 => false,
         1 => true,
         other => {
-            let error = ApiError::new(ResponseError::InvalidRequest, format!("Unknown election type {other}"));
+            let error = ApiError::new(
+                ResponseError::InvalidRequest,
+                format!("Unknown election type {other}"),
+            );
             let results = request
                 .topic_partitions
                 .iter()
@@ -249,12 +338,19 @@ pub fn elect_leaders(image: &MetadataImage, config: &ControllerConfig, request: 
                 .map(|t| {
                     ReplicaElectionResult::default()
                         .with_topic(t.topic.clone())
-                        .with_partition_result(t.partitions.iter().map(|p| partition_result(*p, &error)).collect())
+                        .with_partition_result(
+                            t.partitions
+                                .iter()
+                                .map(|p| partition_result(*p, &error))
+                                .collect(),
+                        )
                 })
                 .collect();
             return ControllerResult::of(
                 Vec::new(),
-                ElectLeadersResponse::default().with_error_code(error.code).with_replica_election_results(results),
+                ElectLeadersResponse::default()
+                    .with_error_code(error.code)
+                    .with_replica_election_results(results),
             );
         }
     };
@@ -265,7 +361,14 @@ pub fn elect_leaders(image: &MetadataImage, config: &ControllerConfig, request: 
             for topic in image.topics.iter() {
                 let mut partitions = Vec::new();
                 for partition_id in topic.partitions.keys() {
-                    let error = elect_one(image, config, &topic.name, *partition_id, unclean, &mut records);
+                    let error = elect_one(
+                        image,
+                        config,
+                        &topic.name,
+                        *partition_id,
+                        unclean,
+                        &mut records,
+                    );
                     if error.code != ResponseError::ElectionNotNeeded.code() {
                         partitions.push(partition_result(*partition_id, &error));
                     }
@@ -282,9 +385,25 @@ pub fn elect_leaders(image: &MetadataImage, config: &ControllerConfig, request: 
                 let partitions = topic
                     .partitions
                     .iter()
-                    .map(|p| partition_result(*p, &elect_one(image, config, topic.topic.as_str(), *p, unclean, &mut records)))
+                    .map(|p| {
+                        partition_result(
+                            *p,
+                            &elect_one(
+                                image,
+                                config,
+                                topic.topic.as_str(),
+                                *p,
+                                unclean,
+                                &mut records,
+                            ),
+                        )
+                    })
                     .collect();
-                results.push(ReplicaElectionResult::default().with_topic(topic.topic.clone()).with_partition_result(partitions));
+                results.push(
+                    ReplicaElectionResult::default()
+                        .with_topic(topic.topic.clone())
+                        .with_partition_result(partitions),
+                );
             }
         }
     }
@@ -296,7 +415,12 @@ pub fn elect_leaders(image: &MetadataImage, config: &ControllerConfig, request: 
                 .with_replica_election_results(Vec::new()),
         );
     }
-    ControllerResult::of(records, ElectLeadersResponse::default().with_error_code(0).with_replica_election_results(results))
+    ControllerResult::of(
+        records,
+        ElectLeadersResponse::default()
+            .with_error_code(0)
+            .with_replica_election_results(results),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,44 +449,76 @@ fn reason_not_supported(level: i16, what: &str, range: Option<(i16, i16)>) -> Op
     if level >= min && level <= max {
         return None;
     }
-    Some(if max == 0 { format!("{what} does not support this feature.") } else { format!("{what} only supports versions {}", version_range_text(min, max)) })
+    Some(if max == 0 {
+        format!("{what} does not support this feature.")
+    } else {
+        format!(
+            "{what} only supports versions {}",
+            version_range_text(min, max)
+        )
+    })
 }
 
 fn invalid_update(feature: &str, level: i16, message: &str) -> ApiError {
-    ApiError::new(ResponseError::InvalidUpdateVersion, format!("Invalid update version {level} for feature {feature}. {message}"))
+    ApiError::new(
+        ResponseError::InvalidUpdateVersion,
+        format!("Invalid update version {level} for feature {feature}. {message}"),
+    )
 }
 
 /// Why `feature` cannot move to `level` in this cluster (`FeatureControlManager.reasonNotSupported`):
 /// this controller, every registered broker and every registered controller must support it,
 /// and (from 3.7-IV0) every quorum member must have registered.
-fn reason_not_supported_in_cluster(image: &MetadataImage, config: &ControllerConfig, feature: &str, level: i16) -> Option<String> {
+fn reason_not_supported_in_cluster(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    feature: &str,
+    level: i16,
+) -> Option<String> {
     let local = controller_supported_features(config.enable_unstable_feature_versions)
         .into_iter()
         .find(|r| r.name == feature)
         .map(|r| (r.min_level, r.max_level));
-    if let Some(reason) = reason_not_supported(level, &format!("Local controller {}", config.node_id), local) {
+    if let Some(reason) = reason_not_supported(
+        level,
+        &format!("Local controller {}", config.node_id),
+        local,
+    ) {
         return Some(reason);
     }
     for broker in image.cluster.brokers() {
-        let range = broker.feature(feature).map(|f| (f.min_supported, f.max_supported));
+        let range = broker
+            .feature(feature)
+            .map(|f| (f.min_supported, f.max_supported));
         if let Some(reason) = reason_not_supported(level, &format!("Broker {}", broker.id), range) {
             return Some(reason);
         }
     }
-    if image.metadata_version().is_controller_registration_supported() {
-        for controller in image.cluster.controllers().filter(|c| c.id != config.node_id) {
+    if image
+        .metadata_version()
+        .is_controller_registration_supported()
+    {
+        for controller in image
+            .cluster
+            .controllers()
+            .filter(|c| c.id != config.node_id)
+        {
             let range = controller
                 .features
                 .iter()
                 .find(|f| f.name == feature)
                 .map(|f| (f.min_supported, f.max_supported));
-            if let Some(reason) = reason_not_supported(level, &format!("Controller {}", controller.id), range) {
+            if let Some(reason) =
+                reason_not_supported(level, &format!("Controller {}", controller.id), range)
+            {
                 return Some(reason);
             }
         }
         for id in &config.quorum_node_ids {
             if *id != config.node_id && image.cluster.controller(*id).is_none() {
-                return Some(format!("controller {id} has not registered, and may not support this feature"));
+                return Some(format!(
+                    "controller {id} has not registered, and may not support this feature"
+                ));
             }
         }
     }
@@ -379,7 +535,11 @@ fn update_one(
     records: &mut Vec<ApiMessageAndVersion>,
 ) -> ApiError {
     if !(upgrade_type::UPGRADE..=upgrade_type::UNSAFE_DOWNGRADE).contains(&upgrade) {
-        return invalid_update(feature, level, "The controller does not support the given upgrade type.");
+        return invalid_update(
+            feature,
+            level,
+            "The controller does not support the given upgrade type.",
+        );
     }
     let mv = image.metadata_version();
     let current = if feature == METADATA_VERSION_FEATURE_NAME {
@@ -418,18 +578,27 @@ fn update_one(
         };
         if target < mv {
             // `checkIfMetadataChanged`: a level in (target, mv] that changed the metadata format.
-            let changed = MetadataVersion::ALL.iter().any(|v| *v > target && *v <= mv && v.did_metadata_change());
+            let changed = MetadataVersion::ALL
+                .iter()
+                .any(|v| *v > target && *v <= mv && v.did_metadata_change());
             if changed {
                 let message = if upgrade == upgrade_type::UNSAFE_DOWNGRADE {
                     "Unsafe metadata downgrade is not supported in this version."
                 } else {
                     "Refusing to perform the requested downgrade because it might delete metadata information."
                 };
-                return ApiError::new(ResponseError::InvalidUpdateVersion, format!("Invalid metadata.version {level}. {message}"));
+                return ApiError::new(
+                    ResponseError::InvalidUpdateVersion,
+                    format!("Invalid metadata.version {level}. {message}"),
+                );
             }
         }
         records.push(ApiMessageAndVersion::new(
-            FeatureLevelRecord { name: METADATA_VERSION_FEATURE_NAME.to_owned(), feature_level: level, ..Default::default() },
+            FeatureLevelRecord {
+                name: METADATA_VERSION_FEATURE_NAME.to_owned(),
+                feature_level: level,
+                ..Default::default()
+            },
             0,
         ));
         return ApiError::NONE;
@@ -437,7 +606,11 @@ fn update_one(
     if feature == KRAFT_VERSION_FEATURE_NAME {
         // Changing kraft.version needs the Raft layer (KRaftVersionRecord); not supported here.
         if level != current {
-            return invalid_update(feature, level, "This controller cannot change kraft.version.");
+            return invalid_update(
+                feature,
+                level,
+                "This controller cannot change kraft.version.",
+            );
         }
         return ApiError::NONE;
     }
@@ -451,7 +624,14 @@ fn update_one(
     if let Err(e) = known.validate_level(level, true, proposed_mv) {
         return invalid_update(feature, level, &e.to_string());
     }
-    records.push(ApiMessageAndVersion::new(FeatureLevelRecord { name: feature.to_owned(), feature_level: level, ..Default::default() }, 0));
+    records.push(ApiMessageAndVersion::new(
+        FeatureLevelRecord {
+            name: feature.to_owned(),
+            feature_level: level,
+            ..Default::default()
+        },
+        0,
+    ));
     ApiError::NONE
 }
 
@@ -467,15 +647,30 @@ pub fn update_features(
     ctx: &RequestContext,
     request: &UpdateFeaturesRequest,
 ) -> ControllerResult<UpdateFeaturesResponse> {
-    let mut proposed: BTreeMap<String, i16> = image.features.finalized().map(|(k, v)| (k.clone(), *v)).collect();
-    proposed.insert(METADATA_VERSION_FEATURE_NAME.to_owned(), image.metadata_version().feature_level());
+    let mut proposed: BTreeMap<String, i16> = image
+        .features
+        .finalized()
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    proposed.insert(
+        METADATA_VERSION_FEATURE_NAME.to_owned(),
+        image.metadata_version().feature_level(),
+    );
     for update in &request.feature_updates {
         proposed.insert(update.feature.to_string(), update.max_version_level);
     }
     let mut records = Vec::new();
     let mut failure = None;
     for update in &request.feature_updates {
-        let error = update_one(image, config, update.feature.as_str(), update.max_version_level, update.upgrade_type, &proposed, &mut records);
+        let error = update_one(
+            image,
+            config,
+            update.feature.as_str(),
+            update.max_version_level,
+            update.upgrade_type,
+            &proposed,
+            &mut records,
+        );
         if error.is_failure() {
             failure = Some(error);
             break;
@@ -484,19 +679,28 @@ pub fn update_features(
     let response = match &failure {
         Some(error) => {
             records.clear();
-            UpdateFeaturesResponse::default().with_error_code(error.code).with_error_message(Some(str_bytes(format!(
+            UpdateFeaturesResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(Some(str_bytes(format!(
                 "The update failed for all features since the following feature had an error: {}",
                 error.message.clone().unwrap_or_default()
             ))))
         }
-        None => UpdateFeaturesResponse::default().with_error_code(0).with_error_message(None),
+        None => UpdateFeaturesResponse::default()
+            .with_error_code(0)
+            .with_error_message(None),
     };
     let response = if ctx.api_version <= 1 && failure.is_none() {
         response.with_results(
             request
                 .feature_updates
                 .iter()
-                .map(|u| UpdatableFeatureResult::default().with_feature(u.feature.clone()).with_error_code(0).with_error_message(None))
+                .map(|u| {
+                    UpdatableFeatureResult::default()
+                        .with_feature(u.feature.clone())
+                        .with_error_code(0)
+                        .with_error_message(None)
+                })
                 .collect(),
         )
     } else {
@@ -536,7 +740,10 @@ fn alter_resource(
     name: &str,
     ops: &[(String, i8, Option<String>)],
 ) -> Result<Vec<ConfigRecord>, ApiError> {
-    let resource = crate::image::configs::ConfigResource { resource_type: resource_type_id, name: name.to_owned() };
+    let resource = crate::image::configs::ConfigResource {
+        resource_type: resource_type_id,
+        name: name.to_owned(),
+    };
     let current = image.configs.get(&resource);
     let elr = image.features.is_elr_enabled();
     let mut records = Vec::new();
@@ -549,14 +756,27 @@ fn alter_resource(
                 let splittable = resource_type_id == resource_type::TOPIC
                     && topic_config(key).is_some_and(|d| d.config_type == ConfigType::List);
                 if !splittable {
-                    let verb = if *op == op_type::APPEND { "APPEND" } else { "SUBTRACT" };
+                    let verb = if *op == op_type::APPEND {
+                        "APPEND"
+                    } else {
+                        "SUBTRACT"
+                    };
                     return Err(ApiError::new(
                         ResponseError::InvalidConfig,
                         format!("Can't {verb} to key {key} because its type is not LIST."),
                     ));
                 }
-                let base = current_value.clone().unwrap_or_else(|| topic_config(key).map(|d| d.default.to_owned()).unwrap_or_default());
-                let mut parts: Vec<String> = base.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect();
+                let base = current_value.clone().unwrap_or_else(|| {
+                    topic_config(key)
+                        .map(|d| d.default.to_owned())
+                        .unwrap_or_default()
+                });
+                let mut parts: Vec<String> = base
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+                    .collect();
                 for v in value.as_deref().unwrap_or_default().split(',') {
                     if *op == op_type::APPEND {
                         if !parts.iter().any(|p| p == v) {
@@ -568,7 +788,12 @@ fn alter_resource(
                 }
                 Some(parts.join(","))
             }
-            other => return Err(ApiError::new(ResponseError::InvalidRequest, format!("Unknown config operation {other}"))),
+            other => {
+                return Err(ApiError::new(
+                    ResponseError::InvalidRequest,
+                    format!("Unknown config operation {other}"),
+                ))
+            }
         };
         if current_value != new_value || resource_type_id == resource_type::BROKER {
             records.push(ConfigRecord {
@@ -581,14 +806,22 @@ fn alter_resource(
         }
     }
     // validateAlterConfig.
-    let mut all: BTreeMap<String, String> = current.map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
+    let mut all: BTreeMap<String, String> = current
+        .map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
     for r in &records {
         if r.name == MIN_INSYNC_REPLICAS_CONFIG && r.resource_type == resource_type::BROKER && elr {
             if !r.resource_name.is_empty() {
-                return Err(ApiError::new(ResponseError::InvalidConfig, "Broker-level min.insync.replicas cannot be altered while ELR is enabled."));
+                return Err(ApiError::new(
+                    ResponseError::InvalidConfig,
+                    "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
+                ));
             }
             if r.value.is_none() {
-                return Err(ApiError::new(ResponseError::InvalidConfig, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."));
+                return Err(ApiError::new(
+                    ResponseError::InvalidConfig,
+                    "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
+                ));
             }
         }
         match &r.value {
@@ -610,32 +843,45 @@ fn alter_resource(
         resource_type::TOPIC => {
             for key in all.keys() {
                 if topic_config(key).is_none() {
-                    return Err(ApiError::new(ResponseError::InvalidConfig, format!("Unknown topic config name: {key}")));
+                    return Err(ApiError::new(
+                        ResponseError::InvalidConfig,
+                        format!("Unknown topic config name: {key}"),
+                    ));
                 }
             }
             for (key, value) in &all {
-                validate_topic_config(key, value).map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
+                validate_topic_config(key, value)
+                    .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
             }
             if image.topics.id_of(name).is_none() {
-                return Err(ApiError::new(ResponseError::UnknownTopicOrPartition, format!("The topic '{name}' does not exist.")));
+                return Err(ApiError::new(
+                    ResponseError::UnknownTopicOrPartition,
+                    format!("The topic '{name}' does not exist."),
+                ));
             }
         }
         resource_type::BROKER => {
             if !name.is_empty() {
                 let Ok(id) = name.parse::<i32>() else {
-                    return Err(ApiError::new(ResponseError::InvalidRequest, format!("Invalid broker name {name}")));
+                    return Err(ApiError::new(
+                        ResponseError::InvalidRequest,
+                        format!("Invalid broker name {name}"),
+                    ));
                 };
                 if image.cluster.broker(id).is_none() && !config.quorum_node_ids.contains(&id) {
-                    return Err(ApiError::new(ResponseError::BrokerIdNotRegistered, format!("No node with id {id} found.")));
+                    return Err(ApiError::new(
+                        ResponseError::BrokerIdNotRegistered,
+                        format!("No node with id {id} found."),
+                    ));
                 }
             }
         }
-        other => {
-            return Err(ApiError::new(
-                ResponseError::InvalidRequest,
-                format!("Altering configs of resource type {other} is not supported by this controller."),
-            ))
-        }
+        other => return Err(ApiError::new(
+            ResponseError::InvalidRequest,
+            format!(
+                "Altering configs of resource type {other} is not supported by this controller."
+            ),
+        )),
     }
     Ok(records)
 }
@@ -654,12 +900,16 @@ pub fn incremental_alter_configs(
 ) -> ControllerResult<IncrementalAlterConfigsResponse> {
     const KNOWN_TYPES: [i8; 5] = [2, 4, 8, 16, 32];
     let mut responses = Vec::new();
-    let key = |r: &kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource| {
-        (r.resource_type, r.resource_name.to_string())
-    };
+    let key =
+        |r: &kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource| {
+            (r.resource_type, r.resource_name.to_string())
+        };
     let mut duplicates: Vec<(i8, String)> = Vec::new();
     for (i, r) in request.resources.iter().enumerate() {
-        if KNOWN_TYPES.contains(&r.resource_type) && request.resources[..i].iter().any(|p| key(p) == key(r)) && !duplicates.contains(&key(r)) {
+        if KNOWN_TYPES.contains(&r.resource_type)
+            && request.resources[..i].iter().any(|p| key(p) == key(r))
+            && !duplicates.contains(&key(r))
+        {
             duplicates.push(key(r));
         }
     }
@@ -670,20 +920,33 @@ pub fn incremental_alter_configs(
             responses.push(alter_result(
                 r.resource_type,
                 name,
-                &ApiError::new(ResponseError::UnsupportedVersion, format!("Unknown resource type {}.", r.resource_type)),
+                &ApiError::new(
+                    ResponseError::UnsupportedVersion,
+                    format!("Unknown resource type {}.", r.resource_type),
+                ),
             ));
             continue;
         }
         if duplicates.contains(&key(r)) {
-            if !responses.iter().any(|x: &AlterConfigsResourceResponse| x.resource_type == r.resource_type && x.resource_name.as_str() == name) {
-                responses.push(alter_result(r.resource_type, name, &ApiError::new(ResponseError::InvalidRequest, "Duplicate resource.")));
+            if !responses.iter().any(|x: &AlterConfigsResourceResponse| {
+                x.resource_type == r.resource_type && x.resource_name.as_str() == name
+            }) {
+                responses.push(alter_result(
+                    r.resource_type,
+                    name,
+                    &ApiError::new(ResponseError::InvalidRequest, "Duplicate resource."),
+                ));
             }
             continue;
         }
         // Java builds a HashMap of key → op: the last op per key wins.
         let mut ops: Vec<(String, i8, Option<String>)> = Vec::new();
         for c in &r.configs {
-            let entry = (c.name.to_string(), c.config_operation, c.value.as_ref().map(|v| v.to_string()));
+            let entry = (
+                c.name.to_string(),
+                c.config_operation,
+                c.value.as_ref().map(|v| v.to_string()),
+            );
             match ops.iter_mut().find(|(k, _, _)| *k == entry.0) {
                 Some(existing) => *existing = entry,
                 None => ops.push(entry),
@@ -691,7 +954,11 @@ pub fn incremental_alter_configs(
         }
         match alter_resource(image, config, r.resource_type, name, &ops) {
             Ok(resource_records) => {
-                records.extend(resource_records.into_iter().map(|c| ApiMessageAndVersion::new(c, 0)));
+                records.extend(
+                    resource_records
+                        .into_iter()
+                        .map(|c| ApiMessageAndVersion::new(c, 0)),
+                );
                 responses.push(alter_result(r.resource_type, name, &ApiError::NONE));
             }
             Err(error) => responses.push(alter_result(r.resource_type, name, &error)),
@@ -701,9 +968,21 @@ pub fn incremental_alter_configs(
         let clears: Vec<ApiMessageAndVersion> = records
             .iter()
             .filter_map(|r| match &r.record {
-                kraftwerk_records::metadata::MetadataRecord::Config(c) if c.name == MIN_INSYNC_REPLICAS_CONFIG => {
-                    let topic_name = if c.resource_type == resource_type::TOPIC { c.resource_name.clone() } else { String::new() };
-                    Some(ApiMessageAndVersion::new(ClearElrRecord { topic_name, ..Default::default() }, 0))
+                kraftwerk_records::metadata::MetadataRecord::Config(c)
+                    if c.name == MIN_INSYNC_REPLICAS_CONFIG =>
+                {
+                    let topic_name = if c.resource_type == resource_type::TOPIC {
+                        c.resource_name.clone()
+                    } else {
+                        String::new()
+                    };
+                    Some(ApiMessageAndVersion::new(
+                        ClearElrRecord {
+                            topic_name,
+                            ..Default::default()
+                        },
+                        0,
+                    ))
                 }
                 _ => None,
             })
@@ -711,12 +990,25 @@ pub fn incremental_alter_configs(
         records.extend(clears);
     }
     if records.len() > MAX_RECORDS_PER_BATCH {
-        let error = ApiError::new(ResponseError::PolicyViolation, "Unable to perform excessively large batch operation.");
-        let all = request.resources.iter().map(|r| alter_result(r.resource_type, r.resource_name.as_str(), &error)).collect();
-        return ControllerResult::of(Vec::new(), IncrementalAlterConfigsResponse::default().with_responses(all));
+        let error = ApiError::new(
+            ResponseError::PolicyViolation,
+            "Unable to perform excessively large batch operation.",
+        );
+        let all = request
+            .resources
+            .iter()
+            .map(|r| alter_result(r.resource_type, r.resource_name.as_str(), &error))
+            .collect();
+        return ControllerResult::of(
+            Vec::new(),
+            IncrementalAlterConfigsResponse::default().with_responses(all),
+        );
     }
     if request.validate_only {
         records.clear();
     }
-    ControllerResult::atomic(records, IncrementalAlterConfigsResponse::default().with_responses(responses))
+    ControllerResult::atomic(
+        records,
+        IncrementalAlterConfigsResponse::default().with_responses(responses),
+    )
 }

@@ -7,21 +7,23 @@ use std::collections::BTreeMap;
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::broker_registration_request::BrokerRegistrationRequest;
-use kafka_protocol::messages::{
-    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationResponse, ControllerRegistrationRequest,
-    ControllerRegistrationResponse, DescribeClusterRequest, DescribeClusterResponse, UnregisterBrokerRequest,
-    UnregisterBrokerResponse,
-};
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::{
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationResponse,
+    ControllerRegistrationRequest, ControllerRegistrationResponse, DescribeClusterRequest,
+    DescribeClusterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+};
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{
-    ApiMessageAndVersion, BrokerEndpoint, BrokerFeature, ControllerEndpoint, ControllerFeature, RegisterBrokerRecord,
-    RegisterControllerRecord,
+    ApiMessageAndVersion, BrokerEndpoint, BrokerFeature, ControllerEndpoint, ControllerFeature,
+    RegisterBrokerRecord, RegisterControllerRecord,
 };
 use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
 
 use super::leader_isr::LeaderIsrUpdater;
-use crate::controller::{ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
+use crate::controller::{
+    ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
+};
 use crate::error::ApiError;
 use crate::heartbeat::{BrokerHeartbeatManager, HeartbeatInput};
 use crate::ids::{is_reserved_directory, uuid_to_kafka_string};
@@ -33,10 +35,16 @@ pub const ENDPOINT_TYPE_CONTROLLER: i8 = 2;
 /// `EndpointType.BROKER` in DescribeCluster.
 pub const ENDPOINT_TYPE_BROKER: i8 = 1;
 
-fn registration_error(error: ResponseError, message: impl Into<String>) -> ControllerResult<BrokerRegistrationResponse> {
+fn registration_error(
+    error: ResponseError,
+    message: impl Into<String>,
+) -> ControllerResult<BrokerRegistrationResponse> {
     let error = ApiError::new(error, message);
     tracing::info!(code = error.code, message = ?error.message, "rejecting broker registration");
-    ControllerResult::of(Vec::new(), BrokerRegistrationResponse::default().with_error_code(error.code))
+    ControllerResult::of(
+        Vec::new(),
+        BrokerRegistrationResponse::default().with_error_code(error.code),
+    )
 }
 
 /// The finalized level the broker must support for `feature` (`processRegistrationFeature`).
@@ -72,13 +80,18 @@ pub fn register_broker(
     if request.cluster_id.as_str() != config.cluster_id {
         return registration_error(
             ResponseError::InconsistentClusterId,
-            format!("Expected cluster ID {}, but got cluster ID {}", config.cluster_id, request.cluster_id.as_str()),
+            format!(
+                "Expected cluster ID {}, but got cluster ID {}",
+                config.cluster_id,
+                request.cluster_id.as_str()
+            ),
         );
     }
     let existing = image.cluster.broker(broker_id);
     let same_incarnation = existing.is_some_and(|e| e.incarnation_id == request.incarnation_id);
     if let Some(existing) = existing {
-        if heartbeats.has_valid_session(broker_id, existing.epoch, ctx.now_ms) && !same_incarnation {
+        if heartbeats.has_valid_session(broker_id, existing.epoch, ctx.now_ms) && !same_incarnation
+        {
             return registration_error(
                 ResponseError::DuplicateBrokerRegistration,
                 "Another broker is registered with that broker id. If the broker was recently restarted this \
@@ -87,28 +100,43 @@ pub fn register_broker(
         }
     }
     if request.is_migrating_zk_broker {
-        return registration_error(ResponseError::BrokerIdNotRegistered, "Controller does not support registering ZK brokers.");
+        return registration_error(
+            ResponseError::BrokerIdNotRegistered,
+            "Controller does not support registering ZK brokers.",
+        );
     }
     let mv = image.metadata_version();
     if mv.is_directory_assignment_supported() {
         if request.log_dirs.is_empty() {
-            return registration_error(ResponseError::InvalidRegistration, "No directories specified in request");
+            return registration_error(
+                ResponseError::InvalidRegistration,
+                "No directories specified in request",
+            );
         }
         if request.log_dirs.iter().any(is_reserved_directory) {
-            return registration_error(ResponseError::InvalidRegistration, "Reserved directory ID in request");
+            return registration_error(
+                ResponseError::InvalidRegistration,
+                "Reserved directory ID in request",
+            );
         }
         let mut sorted = request.log_dirs.clone();
         sorted.sort_unstable();
         sorted.dedup();
         if sorted.len() != request.log_dirs.len() {
-            return registration_error(ResponseError::InvalidRegistration, "Duplicate directory ID in request");
+            return registration_error(
+                ResponseError::InvalidRegistration,
+                "Duplicate directory ID in request",
+            );
         }
         for dir in &request.log_dirs {
             if let Some(owner) = image.cluster.directory_owner(dir) {
                 if owner != broker_id {
                     return registration_error(
                         ResponseError::InvalidRegistration,
-                        format!("Broker {owner} is already registered with directory {}", uuid_to_kafka_string(dir)),
+                        format!(
+                            "Broker {owner} is already registered with directory {}",
+                            uuid_to_kafka_string(dir)
+                        ),
                     );
                 }
             }
@@ -116,15 +144,23 @@ pub fn register_broker(
     }
 
     // Finalized levels the broker must support; the controller adds its kraft.version.
-    let mut finalized: BTreeMap<String, i16> =
-        image.features.finalized().map(|(name, level)| (name.clone(), *level)).collect();
+    let mut finalized: BTreeMap<String, i16> = image
+        .features
+        .finalized()
+        .map(|(name, level)| (name.clone(), *level))
+        .collect();
     finalized.insert(METADATA_VERSION_FEATURE_NAME.to_owned(), mv.feature_level());
     finalized.insert(KRAFT_VERSION_FEATURE_NAME.to_owned(), config.kraft_version);
     let mut features = Vec::with_capacity(request.features.len());
     for feature in &request.features {
         let name = feature.name.as_str();
         let level = finalized.get(name).copied().unwrap_or(0);
-        if let Err(message) = check_feature_range(name, level, feature.min_supported_version, feature.max_supported_version) {
+        if let Err(message) = check_feature_range(
+            name,
+            level,
+            feature.min_supported_version,
+            feature.max_supported_version,
+        ) {
             return registration_error(ResponseError::UnsupportedVersion, message);
         }
         features.push(BrokerFeature {
@@ -134,7 +170,11 @@ pub fn register_broker(
             ..Default::default()
         });
     }
-    if !request.features.iter().any(|f| f.name.as_str() == METADATA_VERSION_FEATURE_NAME) {
+    if !request
+        .features
+        .iter()
+        .any(|f| f.name.as_str() == METADATA_VERSION_FEATURE_NAME)
+    {
         return registration_error(
             ResponseError::InvalidRegistration,
             format!("Request features do not contain '{METADATA_VERSION_FEATURE_NAME}'"),
@@ -166,7 +206,11 @@ pub fn register_broker(
             })
             .collect(),
         features,
-        log_dirs: if mv.is_directory_assignment_supported() { request.log_dirs.clone() } else { Vec::new() },
+        log_dirs: if mv.is_directory_assignment_supported() {
+            request.log_dirs.clone()
+        } else {
+            Vec::new()
+        },
         ..Default::default()
     };
     match existing {
@@ -185,7 +229,10 @@ pub fn register_broker(
         }
     }
     let broker_epoch = record.broker_epoch;
-    records.push(ApiMessageAndVersion::new(record, mv.register_broker_record_version()));
+    records.push(ApiMessageAndVersion::new(
+        record,
+        mv.register_broker_record_version(),
+    ));
     let atomic = records.len() <= MAX_RECORDS_PER_BATCH;
     ControllerResult {
         records,
@@ -212,10 +259,13 @@ pub fn broker_heartbeat(
     let stale = || {
         ControllerResult::of(
             Vec::new(),
-            BrokerHeartbeatResponse::default().with_error_code(ResponseError::StaleBrokerEpoch.code()),
+            BrokerHeartbeatResponse::default()
+                .with_error_code(ResponseError::StaleBrokerEpoch.code()),
         )
     };
-    let Some(registration) = image.cluster.broker(broker_id) else { return stale() };
+    let Some(registration) = image.cluster.broker(broker_id) else {
+        return stale();
+    };
     if registration.epoch != epoch {
         return stale();
     }
@@ -235,17 +285,28 @@ pub fn broker_heartbeat(
         match next {
             S::Fenced | S::ShutdownNow => updater.broker_fenced(broker_id, &mut records),
             S::Unfenced => updater.broker_unfenced(broker_id, epoch, &mut records),
-            S::ControlledShutdown => updater.broker_in_controlled_shutdown(broker_id, epoch, &mut records),
+            S::ControlledShutdown => {
+                updater.broker_in_controlled_shutdown(broker_id, epoch, &mut records)
+            }
         }
     }
-    heartbeats.touch(broker_id, epoch, next.fenced(), request.current_metadata_offset);
+    heartbeats.touch(
+        broker_id,
+        epoch,
+        next.fenced(),
+        request.current_metadata_offset,
+    );
     if image.metadata_version().is_directory_assignment_supported() {
         updater.directories_offline(broker_id, epoch, &request.offline_log_dirs, &mut records);
     }
     if next.in_controlled_shutdown() {
         // The target is the last offset of this result's records (or of the log if none):
         // `processBatchEndOffset`, set only once per shutdown (KAFKA-14292).
-        heartbeats.maybe_set_controlled_shutdown_offset(broker_id, epoch, ctx.next_offset + records.len() as i64 - 1);
+        heartbeats.maybe_set_controlled_shutdown_offset(
+            broker_id,
+            epoch,
+            ctx.next_offset + records.len() as i64 - 1,
+        );
     }
     let response = BrokerHeartbeatResponse::default()
         .with_is_caught_up(request.current_metadata_offset >= registration.registration_offset)
@@ -298,7 +359,10 @@ pub fn register_controller(
             .collect(),
         ..Default::default()
     };
-    ControllerResult::atomic(vec![ApiMessageAndVersion::new(record, version)], ControllerRegistrationResponse::default())
+    ControllerResult::atomic(
+        vec![ApiMessageAndVersion::new(record, version)],
+        ControllerRegistrationResponse::default(),
+    )
 }
 
 /// UnregisterBroker (api 64, v0): removes the broker from ISRs and ELRs, then
@@ -321,7 +385,11 @@ pub fn unregister_broker(
         );
     };
     let mut records = Vec::new();
-    LeaderIsrUpdater { image, config }.broker_unregistered(broker_id, registration.epoch, &mut records);
+    LeaderIsrUpdater { image, config }.broker_unregistered(
+        broker_id,
+        registration.epoch,
+        &mut records,
+    );
     heartbeats.remove(broker_id);
     ControllerResult::of(records, UnregisterBrokerResponse::default())
 }
@@ -341,10 +409,14 @@ pub fn describe_cluster(
             .with_error_code(code.code())
             .with_error_message(Some(StrBytes::from_string(message)))
     };
-    if !image.metadata_version().is_controller_registration_supported() {
+    if !image
+        .metadata_version()
+        .is_controller_registration_supported()
+    {
         return error(
             ResponseError::UnsupportedVersion,
-            "Direct-to-controller communication is not supported with the current MetadataVersion.".to_owned(),
+            "Direct-to-controller communication is not supported with the current MetadataVersion."
+                .to_owned(),
         );
     }
     let endpoint_name = |t: i8| match t {
@@ -354,11 +426,22 @@ pub fn describe_cluster(
     };
     match endpoint_name(request.endpoint_type) {
         None => {
-            let code = if ctx.api_version == 0 { ResponseError::InvalidRequest } else { ResponseError::UnsupportedEndpointType };
-            return error(code, format!("Unsupported endpoint type {}", request.endpoint_type));
+            let code = if ctx.api_version == 0 {
+                ResponseError::InvalidRequest
+            } else {
+                ResponseError::UnsupportedEndpointType
+            };
+            return error(
+                code,
+                format!("Unsupported endpoint type {}", request.endpoint_type),
+            );
         }
         Some(requested) if request.endpoint_type != ENDPOINT_TYPE_CONTROLLER => {
-            let code = if ctx.api_version == 0 { ResponseError::InvalidRequest } else { ResponseError::MismatchedEndpointType };
+            let code = if ctx.api_version == 0 {
+                ResponseError::InvalidRequest
+            } else {
+                ResponseError::MismatchedEndpointType
+            };
             return error(
                 code,
                 format!("The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type {requested}"),
@@ -380,7 +463,11 @@ pub fn describe_cluster(
             )
         })
         .collect();
-    let controller_id = if brokers.iter().any(|b| *b.broker_id == ctx.leader_id) { ctx.leader_id } else { -1 };
+    let controller_id = if brokers.iter().any(|b| *b.broker_id == ctx.leader_id) {
+        ctx.leader_id
+    } else {
+        -1
+    };
     DescribeClusterResponse::default()
         .with_endpoint_type(ENDPOINT_TYPE_CONTROLLER)
         .with_cluster_id(StrBytes::from_string(config.cluster_id.clone()))

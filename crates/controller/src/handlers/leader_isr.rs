@@ -6,7 +6,10 @@
 //! Every function reads one image and appends records; none of them sees its own records, which
 //! is why session-expiry fencing handles one broker per result (KAFKA-13173, case C15).
 
-use kraftwerk_records::metadata::{ApiMessageAndVersion, BrokerRegistrationChangeRecord, PartitionChangeRecord, UnregisterBrokerRecord};
+use kraftwerk_records::metadata::{
+    ApiMessageAndVersion, BrokerRegistrationChangeRecord, PartitionChangeRecord,
+    UnregisterBrokerRecord,
+};
 use kraftwerk_records::metadata_version::{BrokerRegistrationChange, MetadataVersion};
 use uuid::Uuid;
 
@@ -17,13 +20,20 @@ use crate::image::MetadataImage;
 use crate::partition_change::{Election, PartitionChangeBuilder};
 
 /// The PartitionChangeRecord for `change` at `mv`'s record version.
-pub fn partition_change_record(change: &PartitionChange, mv: MetadataVersion) -> ApiMessageAndVersion {
+pub fn partition_change_record(
+    change: &PartitionChange,
+    mv: MetadataVersion,
+) -> ApiMessageAndVersion {
     let version = mv.partition_change_record_version();
     assert!(
-        version >= 2 || (change.eligible_leader_replicas.is_none() && change.last_known_elr.is_none()),
+        version >= 2
+            || (change.eligible_leader_replicas.is_none() && change.last_known_elr.is_none()),
         "ELR change at PartitionChangeRecord v{version}: {change:?}"
     );
-    assert!(version >= 1 || change.directories.is_none(), "directories at PartitionChangeRecord v0: {change:?}");
+    assert!(
+        version >= 1 || change.directories.is_none(),
+        "directories at PartitionChangeRecord v0: {change:?}"
+    );
     ApiMessageAndVersion::new(
         PartitionChangeRecord {
             partition_id: change.partition_id,
@@ -80,16 +90,27 @@ impl LeaderIsrUpdater<'_> {
         let elr_enabled = image.features.is_elr_enabled();
         let default_dir = |broker: i32| image.default_dir(broker);
         for tp in partitions {
-            let topic = image.topics.get(&tp.topic_id).unwrap_or_else(|| panic!("index names unknown topic {tp:?}"));
-            let partition =
-                topic.partitions.get(&tp.partition_id).unwrap_or_else(|| panic!("index names unknown partition {tp:?}"));
+            let topic = image
+                .topics
+                .get(&tp.topic_id)
+                .unwrap_or_else(|| panic!("index names unknown topic {tp:?}"));
+            let partition = topic
+                .partitions
+                .get(&tp.partition_id)
+                .unwrap_or_else(|| panic!("index names unknown partition {tp:?}"));
             let acceptable = |r: i32| {
                 r != broker_to_remove
                     && r != unclean_broker
                     && (r == broker_to_add || image.cluster.is_active(r))
-                    && partition.directory(r).is_some_and(|dir| image.cluster.has_online_dir(r, &dir))
+                    && partition
+                        .directory(r)
+                        .is_some_and(|dir| image.cluster.has_online_dir(r, &dir))
             };
-            let min_isr = image.effective_min_isr(&tp.topic_id, self.config.node_id, self.config.min_insync_replicas);
+            let min_isr = image.effective_min_isr(
+                &tp.topic_id,
+                self.config.node_id,
+                self.config.min_insync_replicas,
+            );
             let mut builder = PartitionChangeBuilder::new(
                 partition,
                 tp.topic_id,
@@ -100,14 +121,22 @@ impl LeaderIsrUpdater<'_> {
                 &default_dir,
             )
             .set_elr_enabled(elr_enabled);
-            if image.unclean_election_enabled(&topic.name, self.config.node_id, self.config.unclean_leader_election_enable) {
+            if image.unclean_election_enabled(
+                &topic.name,
+                self.config.node_id,
+                self.config.unclean_leader_election_enable,
+            ) {
                 builder = builder.set_election(Election::Unclean);
             }
             if unclean_broker != NO_LEADER {
                 builder = builder.set_unclean_shutdown_replicas(vec![unclean_broker]);
             }
-            let target_isr: Vec<i32> =
-                partition.isr.iter().copied().filter(|r| *r != broker_to_remove && *r != unclean_broker).collect();
+            let target_isr: Vec<i32> = partition
+                .isr
+                .iter()
+                .copied()
+                .filter(|r| *r != broker_to_remove && *r != unclean_broker)
+                .collect();
             if let Some(change) = builder.set_target_isr(target_isr).build() {
                 records.push(partition_change_record(&change, mv));
             }
@@ -117,23 +146,42 @@ impl LeaderIsrUpdater<'_> {
     /// `handleBrokerFenced`: moves leadership away and removes the broker from every ISR (the
     /// last ISR member stays when ELR is off), then BrokerRegistrationChangeRecord(Fenced=1).
     pub fn broker_fenced(&self, broker_id: i32, records: &mut Vec<ApiMessageAndVersion>) {
-        let registration = self.image.cluster.broker(broker_id).unwrap_or_else(|| panic!("broker {broker_id} not registered"));
+        let registration = self
+            .image
+            .cluster
+            .broker(broker_id)
+            .unwrap_or_else(|| panic!("broker {broker_id} not registered"));
         let partitions = self.image.topics.partitions_with_broker_in_isr(broker_id);
         self.generate(broker_id, NO_LEADER, NO_LEADER, &partitions, records);
         records.push(registration_change_record(
             self.image.metadata_version(),
             BrokerRegistrationChange::Fencing,
-            BrokerRegistrationChangeRecord { broker_id, broker_epoch: registration.epoch, fenced: 1, ..Default::default() },
+            BrokerRegistrationChangeRecord {
+                broker_id,
+                broker_epoch: registration.epoch,
+                fenced: 1,
+                ..Default::default()
+            },
         ));
     }
 
     /// `handleBrokerUnfenced`: BrokerRegistrationChangeRecord(Fenced=-1), then leader elections
     /// for leaderless partitions this broker can now lead.
-    pub fn broker_unfenced(&self, broker_id: i32, broker_epoch: i64, records: &mut Vec<ApiMessageAndVersion>) {
+    pub fn broker_unfenced(
+        &self,
+        broker_id: i32,
+        broker_epoch: i64,
+        records: &mut Vec<ApiMessageAndVersion>,
+    ) {
         records.push(registration_change_record(
             self.image.metadata_version(),
             BrokerRegistrationChange::Fencing,
-            BrokerRegistrationChangeRecord { broker_id, broker_epoch, fenced: -1, ..Default::default() },
+            BrokerRegistrationChangeRecord {
+                broker_id,
+                broker_epoch,
+                fenced: -1,
+                ..Default::default()
+            },
         ));
         let partitions = self.image.topics.partitions_without_leader();
         self.generate(NO_LEADER, broker_id, NO_LEADER, &partitions, records);
@@ -141,13 +189,27 @@ impl LeaderIsrUpdater<'_> {
 
     /// `handleBrokerInControlledShutdown`: BrokerRegistrationChangeRecord(InControlledShutdown=1)
     /// unless already set, then leader moves and ISR removals.
-    pub fn broker_in_controlled_shutdown(&self, broker_id: i32, broker_epoch: i64, records: &mut Vec<ApiMessageAndVersion>) {
-        let already = self.image.cluster.broker(broker_id).is_some_and(|b| b.in_controlled_shutdown);
+    pub fn broker_in_controlled_shutdown(
+        &self,
+        broker_id: i32,
+        broker_epoch: i64,
+        records: &mut Vec<ApiMessageAndVersion>,
+    ) {
+        let already = self
+            .image
+            .cluster
+            .broker(broker_id)
+            .is_some_and(|b| b.in_controlled_shutdown);
         if !already {
             records.push(registration_change_record(
                 self.image.metadata_version(),
                 BrokerRegistrationChange::ControlledShutdown,
-                BrokerRegistrationChangeRecord { broker_id, broker_epoch, in_controlled_shutdown: 1, ..Default::default() },
+                BrokerRegistrationChangeRecord {
+                    broker_id,
+                    broker_epoch,
+                    in_controlled_shutdown: 1,
+                    ..Default::default()
+                },
             ));
         }
         let partitions = self.image.topics.partitions_with_broker_in_isr(broker_id);
@@ -156,7 +218,12 @@ impl LeaderIsrUpdater<'_> {
 
     /// `handleBrokerShutdown` (4.1.2), run when a new incarnation registers: with ELR enabled and
     /// an unclean shutdown the broker leaves every ISR and ELR; otherwise it leaves every ISR.
-    pub fn broker_shutdown(&self, broker_id: i32, clean: bool, records: &mut Vec<ApiMessageAndVersion>) {
+    pub fn broker_shutdown(
+        &self,
+        broker_id: i32,
+        clean: bool,
+        records: &mut Vec<ApiMessageAndVersion>,
+    ) {
         if self.image.features.is_elr_enabled() && !clean {
             let isr = self.image.topics.partitions_with_broker_in_isr(broker_id);
             self.generate(NO_LEADER, NO_LEADER, broker_id, &isr, records);
@@ -177,9 +244,15 @@ impl LeaderIsrUpdater<'_> {
         offline_dirs: &[Uuid],
         records: &mut Vec<ApiMessageAndVersion>,
     ) {
-        let Some(registration) = self.image.cluster.broker(broker_id) else { return };
-        let newly_offline: Vec<Uuid> =
-            registration.directories.iter().copied().filter(|d| offline_dirs.contains(d)).collect();
+        let Some(registration) = self.image.cluster.broker(broker_id) else {
+            return;
+        };
+        let newly_offline: Vec<Uuid> = registration
+            .directories
+            .iter()
+            .copied()
+            .filter(|d| offline_dirs.contains(d))
+            .collect();
         if newly_offline.is_empty() {
             return;
         }
@@ -187,21 +260,43 @@ impl LeaderIsrUpdater<'_> {
             let partitions = self.image.topics.partitions_in_directory(dir);
             self.generate(broker_id, NO_LEADER, NO_LEADER, &partitions, records);
         }
-        let online: Vec<Uuid> = registration.directories.iter().copied().filter(|d| !offline_dirs.contains(d)).collect();
+        let online: Vec<Uuid> = registration
+            .directories
+            .iter()
+            .copied()
+            .filter(|d| !offline_dirs.contains(d))
+            .collect();
         records.push(registration_change_record(
             self.image.metadata_version(),
             BrokerRegistrationChange::LogDirs,
-            BrokerRegistrationChangeRecord { broker_id, broker_epoch, log_dirs: online, ..Default::default() },
+            BrokerRegistrationChangeRecord {
+                broker_id,
+                broker_epoch,
+                log_dirs: online,
+                ..Default::default()
+            },
         ));
     }
 
     /// `handleBrokerUnregistered`: removes the broker from every ISR and ELR, then
     /// UnregisterBrokerRecord.
-    pub fn broker_unregistered(&self, broker_id: i32, broker_epoch: i64, records: &mut Vec<ApiMessageAndVersion>) {
+    pub fn broker_unregistered(
+        &self,
+        broker_id: i32,
+        broker_epoch: i64,
+        records: &mut Vec<ApiMessageAndVersion>,
+    ) {
         let isr = self.image.topics.partitions_with_broker_in_isr(broker_id);
         self.generate(broker_id, NO_LEADER, NO_LEADER, &isr, records);
         let elr = self.image.topics.partitions_with_broker_in_elr(broker_id);
         self.generate(broker_id, NO_LEADER, NO_LEADER, &elr, records);
-        records.push(ApiMessageAndVersion::new(UnregisterBrokerRecord { broker_id, broker_epoch, ..Default::default() }, 0));
+        records.push(ApiMessageAndVersion::new(
+            UnregisterBrokerRecord {
+                broker_id,
+                broker_epoch,
+                ..Default::default()
+            },
+            0,
+        ));
     }
 }

@@ -18,16 +18,16 @@ pub fn default_message(error: ResponseError) -> Option<&'static str> {
     use ResponseError as E;
     Some(match error {
         E::UnknownTopicOrPartition => "This server does not host this topic-partition.",
-        E::InvalidTopicException => "The request attempted to perform an operation on an invalid topic.",
+        E::InvalidTopicException => {
+            "The request attempted to perform an operation on an invalid topic."
+        }
         E::NotController => "This is not the correct controller for this cluster.",
         E::TopicAuthorizationFailed => "Topic authorization failed.",
         E::UnknownTopicId => "This server does not host this topic ID.",
         E::StaleBrokerEpoch => "Broker epoch has changed.",
         E::TopicDeletionDisabled => "Topic deletion is disabled.",
         E::ElectionNotNeeded => "Leader election not needed for topic partition.",
-        E::PreferredLeaderNotAvailable => {
-            "The preferred leader was not available."
-        }
+        E::PreferredLeaderNotAvailable => "The preferred leader was not available.",
         E::EligibleLeadersNotAvailable => "Eligible topic partition leaders are not available.",
         _ => return None,
     })
@@ -35,5 +35,8 @@ pub fn default_message(error: ResponseError) -> Option<&'static str> {
 
 /// The response-level error of a failed request: code plus Kafka's default message.
 pub fn error_with_default_message(error: ResponseError) -> crate::error::ApiError {
-    crate::error::ApiError { code: error.code(), message: default_message(error).map(str::to_owned) }
+    crate::error::ApiError {
+        code: error.code(),
+        message: default_message(error).map(str::to_owned),
+    }
 }

@@ -6,13 +6,16 @@ use kafka_protocol::messages::alter_partition_request::BrokerState;
 use kafka_protocol::messages::alter_partition_response::{PartitionData, TopicData};
 use kafka_protocol::messages::assign_replicas_to_dirs_response as dirs_response;
 use kafka_protocol::messages::{
-    AlterPartitionRequest, AlterPartitionResponse, AssignReplicasToDirsRequest, AssignReplicasToDirsResponse,
+    AlterPartitionRequest, AlterPartitionResponse, AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse,
 };
 use kraftwerk_records::metadata::ApiMessageAndVersion;
 
 use super::leader_isr::{partition_change_record, LeaderIsrUpdater};
 use crate::controller::{ControllerConfig, ControllerResult, RequestContext};
-use crate::image::partition::{LeaderRecoveryState, PartitionRegistration, NO_LEADER, NO_LEADER_CHANGE};
+use crate::image::partition::{
+    LeaderRecoveryState, PartitionRegistration, NO_LEADER, NO_LEADER_CHANGE,
+};
 use crate::image::topics::TopicIdPartition;
 use crate::image::MetadataImage;
 use crate::partition_change::{Election, PartitionChangeBuilder};
@@ -25,9 +28,13 @@ fn validate(
     data: &kafka_protocol::messages::alter_partition_request::PartitionData,
     new_isr: &[BrokerState],
 ) -> Result<(), ResponseError> {
-    let Some(partition) = partition else { return Err(ResponseError::UnknownTopicOrPartition) };
+    let Some(partition) = partition else {
+        return Err(ResponseError::UnknownTopicOrPartition);
+    };
     // Epochs ahead of ours mean this controller is stale (KAFKA-14154).
-    if data.leader_epoch > partition.leader_epoch || data.partition_epoch > partition.partition_epoch {
+    if data.leader_epoch > partition.leader_epoch
+        || data.partition_epoch > partition.partition_epoch
+    {
         return Err(ResponseError::NotController);
     }
     if data.leader_epoch < partition.leader_epoch {
@@ -50,19 +57,28 @@ fn validate(
     if !isr.contains(&partition.leader) {
         return Err(ResponseError::InvalidRequest);
     }
-    let recovery = LeaderRecoveryState::of(data.leader_recovery_state).ok_or(ResponseError::InvalidRequest)?;
+    let recovery =
+        LeaderRecoveryState::of(data.leader_recovery_state).ok_or(ResponseError::InvalidRequest)?;
     if recovery == LeaderRecoveryState::Recovering && isr.len() > 1 {
         return Err(ResponseError::InvalidRequest);
     }
-    if partition.leader_recovery_state == LeaderRecoveryState::Recovered && recovery == LeaderRecoveryState::Recovering {
+    if partition.leader_recovery_state == LeaderRecoveryState::Recovered
+        && recovery == LeaderRecoveryState::Recovering
+    {
         return Err(ResponseError::InvalidRequest);
     }
     // KIP-841: only registered, unfenced brokers not shutting down, at their registered epoch
     // (-1 = unknown, not checked), may join the ISR.
-    let ineligible = new_isr.iter().any(|b| match image.cluster.broker(*b.broker_id) {
-        None => true,
-        Some(r) => r.in_controlled_shutdown || r.fenced || (b.broker_epoch != -1 && r.epoch != b.broker_epoch),
-    });
+    let ineligible = new_isr
+        .iter()
+        .any(|b| match image.cluster.broker(*b.broker_id) {
+            None => true,
+            Some(r) => {
+                r.in_controlled_shutdown
+                    || r.fenced
+                    || (b.broker_epoch != -1 && r.epoch != b.broker_epoch)
+            }
+        });
     if ineligible {
         return Err(ResponseError::IneligibleReplica);
     }
@@ -88,7 +104,8 @@ pub fn alter_partition(
     if image.cluster.broker(broker_id).map(|b| b.epoch) != Some(request.broker_epoch) {
         return ControllerResult::of(
             Vec::new(),
-            AlterPartitionResponse::default().with_error_code(ResponseError::StaleBrokerEpoch.code()),
+            AlterPartitionResponse::default()
+                .with_error_code(ResponseError::StaleBrokerEpoch.code()),
         );
     }
     let mv = image.metadata_version();
@@ -100,15 +117,25 @@ pub fn alter_partition(
         let mut partitions = Vec::with_capacity(topic_data.partitions.len());
         let topic = image.topics.get(&topic_data.topic_id);
         for data in &topic_data.partitions {
-            let error_result =
-                |e: ResponseError| PartitionData::default().with_partition_index(data.partition_index).with_error_code(e.code());
+            let error_result = |e: ResponseError| {
+                PartitionData::default()
+                    .with_partition_index(data.partition_index)
+                    .with_error_code(e.code())
+            };
             let Some(topic) = topic else {
                 partitions.push(error_result(ResponseError::UnknownTopicId));
                 continue;
             };
             // v2 carries plain broker ids: their epochs are unknown (-1).
             let new_isr: Vec<BrokerState> = if ctx.api_version < 3 {
-                data.new_isr.iter().map(|b| BrokerState::default().with_broker_id(*b).with_broker_epoch(-1)).collect()
+                data.new_isr
+                    .iter()
+                    .map(|b| {
+                        BrokerState::default()
+                            .with_broker_id(*b)
+                            .with_broker_epoch(-1)
+                    })
+                    .collect()
             } else {
                 data.new_isr_with_epochs.clone()
             };
@@ -119,9 +146,13 @@ pub fn alter_partition(
             }
             let partition = partition.expect("validated");
             let acceptable = |r: i32| {
-                image.cluster.is_active(r) && partition.directory(r).is_some_and(|d| image.cluster.has_online_dir(r, &d))
+                image.cluster.is_active(r)
+                    && partition
+                        .directory(r)
+                        .is_some_and(|d| image.cluster.has_online_dir(r, &d))
             };
-            let min_isr = image.effective_min_isr(&topic.id, config.node_id, config.min_insync_replicas);
+            let min_isr =
+                image.effective_min_isr(&topic.id, config.node_id, config.min_insync_replicas);
             let mut builder = PartitionChangeBuilder::new(
                 partition,
                 topic.id,
@@ -132,7 +163,11 @@ pub fn alter_partition(
                 &default_dir,
             )
             .set_elr_enabled(elr_enabled);
-            if image.unclean_election_enabled(&topic.name, config.node_id, config.unclean_leader_election_enable) {
+            if image.unclean_election_enabled(
+                &topic.name,
+                config.node_id,
+                config.unclean_leader_election_enable,
+            ) {
                 builder = builder.set_election(Election::Unclean);
             }
             let recovery = LeaderRecoveryState::of(data.leader_recovery_state).expect("validated");
@@ -142,7 +177,9 @@ pub fn alter_partition(
                 .build();
             let mut after = (**partition).clone();
             if let Some(change) = change {
-                after = partition.merge(&change).expect("a built change applies to its own partition");
+                after = partition
+                    .merge(&change)
+                    .expect("a built change applies to its own partition");
                 records.push(partition_change_record(&change, mv));
                 if change.leader != broker_id && change.leader != NO_LEADER_CHANGE {
                     partitions.push(error_result(ResponseError::NewLeaderElected));
@@ -160,9 +197,16 @@ pub fn alter_partition(
                     .with_partition_epoch(after.partition_epoch),
             );
         }
-        topics.push(TopicData::default().with_topic_id(topic_data.topic_id).with_partitions(partitions));
+        topics.push(
+            TopicData::default()
+                .with_topic_id(topic_data.topic_id)
+                .with_partitions(partitions),
+        );
     }
-    ControllerResult::of(records, AlterPartitionResponse::default().with_topics(topics))
+    ControllerResult::of(
+        records,
+        AlterPartitionResponse::default().with_topics(topics),
+    )
 }
 
 /// AssignReplicasToDirs (api 73, v0, MV ≥ 3.7-IV2): records which directory holds each of the
@@ -175,13 +219,20 @@ pub fn assign_replicas_to_dirs(
     config: &ControllerConfig,
     request: &AssignReplicasToDirsRequest,
 ) -> ControllerResult<AssignReplicasToDirsResponse> {
-    let top_level = |e: ResponseError| ControllerResult::of(Vec::new(), AssignReplicasToDirsResponse::default().with_error_code(e.code()));
+    let top_level = |e: ResponseError| {
+        ControllerResult::of(
+            Vec::new(),
+            AssignReplicasToDirsResponse::default().with_error_code(e.code()),
+        )
+    };
     let mv = image.metadata_version();
     if !mv.is_directory_assignment_supported() {
         return top_level(ResponseError::UnsupportedVersion);
     }
     let broker_id = *request.broker_id;
-    let Some(registration) = image.cluster.broker(broker_id) else { return top_level(ResponseError::StaleBrokerEpoch) };
+    let Some(registration) = image.cluster.broker(broker_id) else {
+        return top_level(ResponseError::StaleBrokerEpoch);
+    };
     if registration.epoch != request.broker_epoch {
         return top_level(ResponseError::StaleBrokerEpoch);
     }
@@ -201,13 +252,21 @@ pub fn assign_replicas_to_dirs(
                     None => ResponseError::UnknownTopicId.code(),
                     Some(topic) => match topic.partitions.get(&p.partition_index) {
                         None => ResponseError::UnknownTopicOrPartition.code(),
-                        Some(partition) if !partition.replicas.contains(&broker_id) => ResponseError::NotLeaderOrFollower.code(),
+                        Some(partition) if !partition.replicas.contains(&broker_id) => {
+                            ResponseError::NotLeaderOrFollower.code()
+                        }
                         Some(partition) => {
                             let acceptable = |r: i32| {
                                 image.cluster.is_active(r)
-                                    && partition.directory(r).is_some_and(|d| image.cluster.has_online_dir(r, &d))
+                                    && partition
+                                        .directory(r)
+                                        .is_some_and(|d| image.cluster.has_online_dir(r, &d))
                             };
-                            let min_isr = image.effective_min_isr(&topic.id, config.node_id, config.min_insync_replicas);
+                            let min_isr = image.effective_min_isr(
+                                &topic.id,
+                                config.node_id,
+                                config.min_insync_replicas,
+                            );
                             let change = PartitionChangeBuilder::new(
                                 partition,
                                 topic.id,
@@ -223,7 +282,10 @@ pub fn assign_replicas_to_dirs(
                                 records.push(partition_change_record(&change, mv));
                             }
                             if dir_offline {
-                                let tp = TopicIdPartition { topic_id: topic.id, partition_id: p.partition_index };
+                                let tp = TopicIdPartition {
+                                    topic_id: topic.id,
+                                    partition_id: p.partition_index,
+                                };
                                 if !offline.contains(&tp) {
                                     offline.push(tp);
                                 }
@@ -233,17 +295,36 @@ pub fn assign_replicas_to_dirs(
                     },
                 };
                 partitions.push(
-                    dirs_response::PartitionData::default().with_partition_index(p.partition_index).with_error_code(error),
+                    dirs_response::PartitionData::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(error),
                 );
             }
-            topics.push(dirs_response::TopicData::default().with_topic_id(topic_data.topic_id).with_partitions(partitions));
+            topics.push(
+                dirs_response::TopicData::default()
+                    .with_topic_id(topic_data.topic_id)
+                    .with_partitions(partitions),
+            );
         }
-        directories.push(dirs_response::DirectoryData::default().with_id(dir).with_topics(topics));
+        directories.push(
+            dirs_response::DirectoryData::default()
+                .with_id(dir)
+                .with_topics(topics),
+        );
     }
     if !offline.is_empty() {
         // Java computes these from the pre-request state too (the records above are not yet
         // replayed), so the leadership moves are generated against the same image.
-        LeaderIsrUpdater { image, config }.generate(broker_id, NO_LEADER, NO_LEADER, &offline, &mut records);
+        LeaderIsrUpdater { image, config }.generate(
+            broker_id,
+            NO_LEADER,
+            NO_LEADER,
+            &offline,
+            &mut records,
+        );
     }
-    ControllerResult::of(records, AssignReplicasToDirsResponse::default().with_directories(directories))
+    ControllerResult::of(
+        records,
+        AssignReplicasToDirsResponse::default().with_directories(directories),
+    )
 }

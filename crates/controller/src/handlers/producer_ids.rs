@@ -24,14 +24,16 @@ pub fn allocate_producer_ids(
     if registered != Some(request.broker_epoch) {
         return ControllerResult::of(
             Vec::new(),
-            AllocateProducerIdsResponse::default().with_error_code(ResponseError::StaleBrokerEpoch.code()),
+            AllocateProducerIdsResponse::default()
+                .with_error_code(ResponseError::StaleBrokerEpoch.code()),
         );
     }
     let first = image.producer_ids.next_producer_id.max(0);
     if first > i64::MAX - i64::from(PRODUCER_ID_BLOCK_SIZE) {
         return ControllerResult::of(
             Vec::new(),
-            AllocateProducerIdsResponse::default().with_error_code(ResponseError::UnknownServerError.code()),
+            AllocateProducerIdsResponse::default()
+                .with_error_code(ResponseError::UnknownServerError.code()),
         );
     }
     let record = ProducerIdsRecord {

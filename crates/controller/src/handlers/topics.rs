@@ -4,18 +4,26 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::controller::ControllerRng;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kafka_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
-use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
+use kafka_protocol::messages::{
+    CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_records::metadata::{ApiMessageAndVersion, ClearElrRecord, ConfigRecord, RemoveTopicRecord, TopicRecord};
-use crate::controller::ControllerRng;
+use kraftwerk_records::metadata::{
+    ApiMessageAndVersion, ClearElrRecord, ConfigRecord, RemoveTopicRecord, TopicRecord,
+};
 use uuid::Uuid;
 
 use super::default_message;
-use crate::controller::{ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
+use crate::controller::{
+    ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
+};
 use crate::error::ApiError;
 use crate::ids::{random_topic_id, ZERO_UUID};
 use crate::image::configs::resource_type;
@@ -43,11 +51,19 @@ fn topic_result(name: &str, error: &ApiError) -> CreatableTopicResult {
 /// The response Kafka gives when the whole request fails (`CreateTopicsRequest.getErrorResponse`):
 /// every topic of the request, in order, with the same error.
 fn whole_request_error(request: &CreateTopicsRequest, error: ApiError) -> CreateTopicsResponse {
-    CreateTopicsResponse::default()
-        .with_topics(request.topics.iter().map(|t| topic_result(t.name.as_str(), &error)).collect())
+    CreateTopicsResponse::default().with_topics(
+        request
+            .topics
+            .iter()
+            .map(|t| topic_result(t.name.as_str(), &error))
+            .collect(),
+    )
 }
 
-fn validate_total_partitions(topics: &[&CreatableTopic], default_num_partitions: i32) -> Result<(), ApiError> {
+fn validate_total_partitions(
+    topics: &[&CreatableTopic],
+    default_num_partitions: i32,
+) -> Result<(), ApiError> {
     let total: i64 = topics
         .iter()
         .map(|t| {
@@ -61,7 +77,10 @@ fn validate_total_partitions(topics: &[&CreatableTopic], default_num_partitions:
         })
         .sum();
     if total > MAX_PARTITIONS_PER_REQUEST {
-        return Err(ApiError::new(ResponseError::PolicyViolation, "Excessively large number of partitions per request."));
+        return Err(ApiError::new(
+            ResponseError::PolicyViolation,
+            "Excessively large number of partitions per request.",
+        ));
     }
     Ok(())
 }
@@ -70,7 +89,10 @@ fn validate_total_partitions(topics: &[&CreatableTopic], default_num_partitions:
 fn static_overrides(config: &ControllerConfig) -> BTreeMap<&'static str, String> {
     let mut overrides = BTreeMap::new();
     if config.min_insync_replicas != 1 {
-        overrides.insert("min.insync.replicas", config.min_insync_replicas.to_string());
+        overrides.insert(
+            "min.insync.replicas",
+            config.min_insync_replicas.to_string(),
+        );
     }
     if config.unclean_leader_election_enable {
         overrides.insert("unclean.leader.election.enable", "true".to_owned());
@@ -108,7 +130,10 @@ pub fn create_topics(
     let effective: Vec<&CreatableTopic> = request
         .topics
         .iter()
-        .filter(|t| !duplicates.iter().any(|d| d == t.name.as_str()) && t.name.as_str() != CLUSTER_METADATA_TOPIC_NAME)
+        .filter(|t| {
+            !duplicates.iter().any(|d| d == t.name.as_str())
+                && t.name.as_str() != CLUSTER_METADATA_TOPIC_NAME
+        })
         .collect();
 
     let mut results: Vec<CreatableTopicResult> = Vec::new();
@@ -126,15 +151,25 @@ pub fn create_topics(
                 Err(error) => results.push(topic_result(topic.name.as_str(), &error)),
             }
             if records.len() > MAX_RECORDS_PER_BATCH {
-                let error = ApiError::new(ResponseError::PolicyViolation, "Unable to perform excessively large batch operation.");
+                let error = ApiError::new(
+                    ResponseError::PolicyViolation,
+                    "Unable to perform excessively large batch operation.",
+                );
                 return ControllerResult::of(Vec::new(), whole_request_error(request, error));
             }
         }
     }
     for name in &duplicates {
-        results.push(topic_result(name, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name.")));
+        results.push(topic_result(
+            name,
+            &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name."),
+        ));
     }
-    if request.topics.iter().any(|t| t.name.as_str() == CLUSTER_METADATA_TOPIC_NAME) {
+    if request
+        .topics
+        .iter()
+        .any(|t| t.name.as_str() == CLUSTER_METADATA_TOPIC_NAME)
+    {
         results.push(topic_result(
             CLUSTER_METADATA_TOPIC_NAME,
             &ApiError::new(
@@ -146,7 +181,10 @@ pub fn create_topics(
     if request.validate_only {
         records.clear();
     }
-    ControllerResult::atomic(records, CreateTopicsResponse::default().with_topics(results))
+    ControllerResult::atomic(
+        records,
+        CreateTopicsResponse::default().with_topics(results),
+    )
 }
 
 /// Validates and creates one topic: its result and records, or its error.
@@ -170,26 +208,43 @@ fn create_topic(
         ));
     }
     if image.topics.id_of(name).is_some() {
-        error = Some(ApiError::new(ResponseError::TopicAlreadyExists, format!("Topic '{name}' already exists.")));
+        error = Some(ApiError::new(
+            ResponseError::TopicAlreadyExists,
+            format!("Topic '{name}' already exists."),
+        ));
     }
     if let Some(error) = error {
         return Err(error);
     }
-    let null_configs: Vec<&str> = topic.configs.iter().filter(|c| c.value.is_none()).map(|c| c.name.as_str()).collect();
+    let null_configs: Vec<&str> = topic
+        .configs
+        .iter()
+        .filter(|c| c.value.is_none())
+        .map(|c| c.name.as_str())
+        .collect();
     if !null_configs.is_empty() {
         return Err(ApiError::new(
             ResponseError::InvalidConfig,
-            format!("Null value not supported for topic configs: {}", null_configs.join(",")),
+            format!(
+                "Null value not supported for topic configs: {}",
+                null_configs.join(",")
+            ),
         ));
     }
     // Java collects the configs in a HashMap (last value wins) and writes the ConfigRecords in
     // its iteration order.
     let mut creation_configs: BTreeMap<String, String> = BTreeMap::new();
     for c in &topic.configs {
-        creation_configs.insert(c.name.to_string(), c.value.as_ref().map(|v| v.to_string()).unwrap_or_default());
+        creation_configs.insert(
+            c.name.to_string(),
+            c.value.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+        );
     }
     let request_keys: Vec<&str> = topic.configs.iter().map(|c| c.name.as_str()).collect();
-    let config_keys: Vec<String> = java_string_map_order(&request_keys).into_iter().map(str::to_owned).collect();
+    let config_keys: Vec<String> = java_string_map_order(&request_keys)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
     for key in &config_keys {
         if creation_configs[key].encode_utf16().count() > MAX_CONFIG_VALUE_LENGTH {
             return Err(ApiError::new(
@@ -200,11 +255,15 @@ fn create_topic(
     }
     for key in &config_keys {
         if topic_config(key).is_none() {
-            return Err(ApiError::new(ResponseError::InvalidConfig, format!("Unknown topic config name: {key}")));
+            return Err(ApiError::new(
+                ResponseError::InvalidConfig,
+                format!("Unknown topic config name: {key}"),
+            ));
         }
     }
     for key in &config_keys {
-        validate_topic_config(key, &creation_configs[key]).map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
+        validate_topic_config(key, &creation_configs[key])
+            .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
     }
 
     let partitions = if !topic.assignments.is_empty() {
@@ -216,7 +275,14 @@ fn create_topic(
     let topic_id = random_topic_id(&mut rng.ids);
     let mv = image.metadata_version();
     let mut records = Vec::with_capacity(1 + config_keys.len() + partitions.len());
-    records.push(ApiMessageAndVersion::new(TopicRecord { name: name.to_owned(), topic_id, ..Default::default() }, 0));
+    records.push(ApiMessageAndVersion::new(
+        TopicRecord {
+            name: name.to_owned(),
+            topic_id,
+            ..Default::default()
+        },
+        0,
+    ));
     for key in &config_keys {
         records.push(ApiMessageAndVersion::new(
             ConfigRecord {
@@ -230,25 +296,43 @@ fn create_topic(
         ));
     }
     // Setting min.insync.replicas clears the topic's ELRs (`createClearElrRecordsAsNeeded`).
-    if image.features.is_elr_enabled() && creation_configs.contains_key(MIN_INSYNC_REPLICAS_CONFIG) {
-        records.push(ApiMessageAndVersion::new(ClearElrRecord { topic_name: name.to_owned(), ..Default::default() }, 0));
+    if image.features.is_elr_enabled() && creation_configs.contains_key(MIN_INSYNC_REPLICAS_CONFIG)
+    {
+        records.push(ApiMessageAndVersion::new(
+            ClearElrRecord {
+                topic_name: name.to_owned(),
+                ..Default::default()
+            },
+            0,
+        ));
     }
     for (partition_id, registration) in partitions.iter().enumerate() {
-        records.push(partition_record(topic_id, partition_id as i32, registration, mv));
+        records.push(partition_record(
+            topic_id,
+            partition_id as i32,
+            registration,
+            mv,
+        ));
     }
-    let configs: Vec<CreatableTopicConfigs> =
-        effective_topic_configs(image, config.node_id, &static_overrides(config), &creation_configs)
-            .into_iter()
-            .map(|(key, effective)| {
-                CreatableTopicConfigs::default()
-                    .with_name(StrBytes::from_static_str(key))
-                    .with_value(Some(StrBytes::from_string(effective.value)))
-                    .with_read_only(false)
-                    .with_config_source(effective.source)
-                    .with_is_sensitive(false)
-            })
-            .collect();
-    debug_assert!(configs.iter().all(|c| topic_config(c.name.as_str()).is_some()));
+    let configs: Vec<CreatableTopicConfigs> = effective_topic_configs(
+        image,
+        config.node_id,
+        &static_overrides(config),
+        &creation_configs,
+    )
+    .into_iter()
+    .map(|(key, effective)| {
+        CreatableTopicConfigs::default()
+            .with_name(StrBytes::from_static_str(key))
+            .with_value(Some(StrBytes::from_string(effective.value)))
+            .with_read_only(false)
+            .with_config_source(effective.source)
+            .with_is_sensitive(false)
+    })
+    .collect();
+    debug_assert!(configs
+        .iter()
+        .all(|c| topic_config(c.name.as_str()).is_some()));
     let result = CreatableTopicResult::default()
         .with_name(topic.name.clone())
         .with_topic_id(topic_id)
@@ -261,7 +345,11 @@ fn create_topic(
     Ok((result, records))
 }
 
-fn new_partition(image: &MetadataImage, replicas: Vec<i32>, isr: Vec<i32>) -> PartitionRegistration {
+fn new_partition(
+    image: &MetadataImage,
+    replicas: Vec<i32>,
+    isr: Vec<i32>,
+) -> PartitionRegistration {
     PartitionRegistration {
         directories: replicas.iter().map(|r| image.default_dir(*r)).collect(),
         leader: isr[0],
@@ -278,10 +366,16 @@ fn new_partition(image: &MetadataImage, replicas: Vec<i32>, isr: Vec<i32>) -> Pa
 }
 
 /// `validateManualPartitionAssignment`.
-pub(crate) fn validate_manual_assignment(image: &MetadataImage, replicas: &[i32], replication_factor: Option<usize>) -> Result<(), ApiError> {
+pub(crate) fn validate_manual_assignment(
+    image: &MetadataImage,
+    replicas: &[i32],
+    replication_factor: Option<usize>,
+) -> Result<(), ApiError> {
     let invalid = |m: String| Err(ApiError::new(ResponseError::InvalidReplicaAssignment, m));
     if replicas.is_empty() {
-        return invalid("The manual partition assignment includes an empty replica list.".to_owned());
+        return invalid(
+            "The manual partition assignment includes an empty replica list.".to_owned(),
+        );
     }
     let mut sorted = replicas.to_vec();
     sorted.sort_unstable();
@@ -293,7 +387,9 @@ pub(crate) fn validate_manual_assignment(image: &MetadataImage, replicas: &[i32]
             ));
         }
         if previous == Some(*broker) {
-            return invalid(format!("The manual partition assignment includes the broker {broker} more than once."));
+            return invalid(format!(
+                "The manual partition assignment includes the broker {broker} more than once."
+            ));
         }
         previous = Some(*broker);
     }
@@ -309,7 +405,10 @@ pub(crate) fn validate_manual_assignment(image: &MetadataImage, replicas: &[i32]
     Ok(())
 }
 
-fn manual_partitions(image: &MetadataImage, topic: &CreatableTopic) -> Result<Vec<PartitionRegistration>, ApiError> {
+fn manual_partitions(
+    image: &MetadataImage,
+    topic: &CreatableTopic,
+) -> Result<Vec<PartitionRegistration>, ApiError> {
     if topic.replication_factor != -1 {
         return Err(ApiError::new(
             ResponseError::InvalidRequest,
@@ -328,13 +427,20 @@ fn manual_partitions(image: &MetadataImage, topic: &CreatableTopic) -> Result<Ve
         if by_index.contains_key(&assignment.partition_index) {
             return Err(ApiError::new(
                 ResponseError::InvalidReplicaAssignment,
-                format!("Found multiple manual partition assignments for partition {}", assignment.partition_index),
+                format!(
+                    "Found multiple manual partition assignments for partition {}",
+                    assignment.partition_index
+                ),
             ));
         }
         let replicas: Vec<i32> = assignment.broker_ids.iter().map(|b| **b).collect();
         validate_manual_assignment(image, &replicas, replication_factor)?;
         replication_factor = Some(replicas.len());
-        let isr: Vec<i32> = replicas.iter().copied().filter(|r| image.cluster.is_active(*r)).collect();
+        let isr: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|r| image.cluster.is_active(*r))
+            .collect();
         if isr.is_empty() {
             return Err(ApiError::new(
                 ResponseError::InvalidReplicaAssignment,
@@ -345,7 +451,10 @@ fn manual_partitions(image: &MetadataImage, topic: &CreatableTopic) -> Result<Ve
                 ),
             ));
         }
-        by_index.insert(assignment.partition_index, new_partition(image, replicas, isr));
+        by_index.insert(
+            assignment.partition_index,
+            new_partition(image, replicas, isr),
+        );
     }
     for i in 0..by_index.len() as i32 {
         if !by_index.contains_key(&i) {
@@ -376,19 +485,35 @@ fn placed_partitions(
             "Number of partitions was set to an invalid non-positive value.",
         ));
     }
-    let num_partitions = if topic.num_partitions == -1 { config.default_num_partitions } else { topic.num_partitions };
-    let replication_factor =
-        if topic.replication_factor == -1 { config.default_replication_factor } else { topic.replication_factor };
-    let placements = placement::place(&mut rng.placement, &image.usable_brokers(), num_partitions.max(0) as usize, i32::from(replication_factor))
-        .map_err(|e| {
-            ApiError::new(
-                ResponseError::InvalidReplicationFactor,
-                format!("Unable to replicate the partition {replication_factor} time(s): {e}"),
-            )
-        })?;
+    let num_partitions = if topic.num_partitions == -1 {
+        config.default_num_partitions
+    } else {
+        topic.num_partitions
+    };
+    let replication_factor = if topic.replication_factor == -1 {
+        config.default_replication_factor
+    } else {
+        topic.replication_factor
+    };
+    let placements = placement::place(
+        &mut rng.placement,
+        &image.usable_brokers(),
+        num_partitions.max(0) as usize,
+        i32::from(replication_factor),
+    )
+    .map_err(|e| {
+        ApiError::new(
+            ResponseError::InvalidReplicationFactor,
+            format!("Unable to replicate the partition {replication_factor} time(s): {e}"),
+        )
+    })?;
     let mut partitions = Vec::with_capacity(placements.len());
     for replicas in placements {
-        let isr: Vec<i32> = replicas.iter().copied().filter(|r| image.cluster.is_active(*r)).collect();
+        let isr: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|r| image.cluster.is_active(*r))
+            .collect();
         if isr.is_empty() {
             return Err(ApiError::new(
                 ResponseError::InvalidReplicationFactor,
@@ -412,7 +537,10 @@ fn deletable_result(name: Option<&str>, id: Uuid, error: &ApiError) -> Deletable
 }
 
 fn default_error(error: ResponseError) -> ApiError {
-    ApiError { code: error.code(), message: default_message(error).map(str::to_owned) }
+    ApiError {
+        code: error.code(),
+        message: default_message(error).map(str::to_owned),
+    }
 }
 
 /// DeleteTopics (api 20, v1-6), by name (v1-5 `TopicNames`, v6 `Topics` with a name) or by id
@@ -428,13 +556,28 @@ pub fn delete_topics(
     request: &DeleteTopicsRequest,
 ) -> ControllerResult<DeleteTopicsResponse> {
     let all_names = || -> Vec<(Option<String>, Uuid)> {
-        let mut out: Vec<(Option<String>, Uuid)> = request.topic_names.iter().map(|n| (Some(n.to_string()), ZERO_UUID)).collect();
-        out.extend(request.topics.iter().map(|t| (t.name.as_ref().map(|n| n.to_string()), t.topic_id)));
+        let mut out: Vec<(Option<String>, Uuid)> = request
+            .topic_names
+            .iter()
+            .map(|n| (Some(n.to_string()), ZERO_UUID))
+            .collect();
+        out.extend(
+            request
+                .topics
+                .iter()
+                .map(|t| (t.name.as_ref().map(|n| n.to_string()), t.topic_id)),
+        );
         out
     };
     let whole = |error: ApiError| {
-        let responses = all_names().iter().map(|(n, id)| deletable_result(n.as_deref(), *id, &error)).collect();
-        ControllerResult::of(Vec::new(), DeleteTopicsResponse::default().with_responses(responses))
+        let responses = all_names()
+            .iter()
+            .map(|(n, id)| deletable_result(n.as_deref(), *id, &error))
+            .collect();
+        ControllerResult::of(
+            Vec::new(),
+            DeleteTopicsResponse::default().with_responses(responses),
+        )
     };
     if !config.delete_topic_enable {
         return whole(if ctx.api_version < 3 {
@@ -467,7 +610,10 @@ pub fn delete_topics(
             None if topic.topic_id == ZERO_UUID => responses.push(deletable_result(
                 None,
                 ZERO_UUID,
-                &ApiError::new(ResponseError::InvalidRequest, "Neither topic name nor id were specified."),
+                &ApiError::new(
+                    ResponseError::InvalidRequest,
+                    "Neither topic name nor id were specified.",
+                ),
             )),
             None if duplicate_ids.contains(&topic.topic_id) => {}
             None => {
@@ -484,27 +630,46 @@ pub fn delete_topics(
             Some(name) => responses.push(deletable_result(
                 Some(name.as_str()),
                 topic.topic_id,
-                &ApiError::new(ResponseError::InvalidRequest, "You may not specify both topic name and topic id."),
+                &ApiError::new(
+                    ResponseError::InvalidRequest,
+                    "You may not specify both topic name and topic id.",
+                ),
             )),
         }
     }
     for name in &duplicate_names {
-        responses.push(deletable_result(Some(name), ZERO_UUID, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name.")));
+        responses.push(deletable_result(
+            Some(name),
+            ZERO_UUID,
+            &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name."),
+        ));
     }
     for id in &duplicate_ids {
-        responses.push(deletable_result(None, *id, &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic id.")));
+        responses.push(deletable_result(
+            None,
+            *id,
+            &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic id."),
+        ));
     }
     // Resolve ids, then names.
     let mut to_delete: Vec<(Uuid, String)> = Vec::new();
     for id in &provided_ids {
         match image.topics.get(id) {
             Some(topic) => to_delete.push((*id, topic.name.to_string())),
-            None => responses.push(deletable_result(None, *id, &default_error(ResponseError::UnknownTopicId))),
+            None => responses.push(deletable_result(
+                None,
+                *id,
+                &default_error(ResponseError::UnknownTopicId),
+            )),
         }
     }
     for name in &provided_names {
         match image.topics.id_of(name) {
-            None => responses.push(deletable_result(Some(name), ZERO_UUID, &default_error(ResponseError::UnknownTopicOrPartition))),
+            None => responses.push(deletable_result(
+                Some(name),
+                ZERO_UUID,
+                &default_error(ResponseError::UnknownTopicOrPartition),
+            )),
             Some(id) => {
                 if duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
                     to_delete.retain(|(i, _)| *i != id);
@@ -524,12 +689,24 @@ pub fn delete_topics(
         }
     }
     if to_delete.len() > MAX_RECORDS_PER_BATCH {
-        return whole(ApiError::new(ResponseError::PolicyViolation, "Unable to perform excessively large batch operation."));
+        return whole(ApiError::new(
+            ResponseError::PolicyViolation,
+            "Unable to perform excessively large batch operation.",
+        ));
     }
     let mut records = Vec::with_capacity(to_delete.len());
     for (id, name) in &to_delete {
-        records.push(ApiMessageAndVersion::new(RemoveTopicRecord { topic_id: *id, ..Default::default() }, 0));
+        records.push(ApiMessageAndVersion::new(
+            RemoveTopicRecord {
+                topic_id: *id,
+                ..Default::default()
+            },
+            0,
+        ));
         responses.push(deletable_result(Some(name), *id, &ApiError::NONE));
     }
-    ControllerResult::atomic(records, DeleteTopicsResponse::default().with_responses(responses))
+    ControllerResult::atomic(
+        records,
+        DeleteTopicsResponse::default().with_responses(responses),
+    )
 }

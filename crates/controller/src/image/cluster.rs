@@ -156,7 +156,11 @@ impl ClusterImage {
     pub fn put_broker(&mut self, mut registration: BrokerRegistration) -> Result<(), ReplayError> {
         registration.directories.sort_unstable();
         let id = registration.id;
-        let previous_dirs = self.brokers.get(&id).map(|b| b.directories.clone()).unwrap_or_default();
+        let previous_dirs = self
+            .brokers
+            .get(&id)
+            .map(|b| b.directories.clone())
+            .unwrap_or_default();
         self.update_directories(id, &previous_dirs, &registration.directories)?;
         self.brokers.insert(id, Arc::new(registration));
         Ok(())
@@ -208,7 +212,8 @@ impl ClusterImage {
 
     /// Puts a controller registration (RegisterControllerRecord replay).
     pub fn put_controller(&mut self, registration: ControllerRegistration) {
-        self.controllers.insert(registration.id, Arc::new(registration));
+        self.controllers
+            .insert(registration.id, Arc::new(registration));
     }
 
     /// Removes a controller registration (UnregisterControllerRecord, Kafka 4.4).
@@ -220,7 +225,12 @@ impl ClusterImage {
     ///
     /// # Errors
     /// As [`ClusterImage::change_broker`].
-    pub fn set_cordoned_directories(&mut self, id: i32, epoch: i64, dirs: Vec<Uuid>) -> Result<(), ReplayError> {
+    pub fn set_cordoned_directories(
+        &mut self,
+        id: i32,
+        epoch: i64,
+        dirs: Vec<Uuid>,
+    ) -> Result<(), ReplayError> {
         let current = self.check_broker_epoch(id, epoch)?;
         let mut next = (**current).clone();
         next.cordoned_directories = Some(dirs);
@@ -240,8 +250,15 @@ impl ClusterImage {
         }
     }
 
-    fn check_broker_epoch(&self, id: i32, epoch: i64) -> Result<&Arc<BrokerRegistration>, ReplayError> {
-        let current = self.brokers.get(&id).ok_or(ReplayError::UnknownBroker(id))?;
+    fn check_broker_epoch(
+        &self,
+        id: i32,
+        epoch: i64,
+    ) -> Result<&Arc<BrokerRegistration>, ReplayError> {
+        let current = self
+            .brokers
+            .get(&id)
+            .ok_or(ReplayError::UnknownBroker(id))?;
         if current.epoch != epoch {
             return Err(ReplayError::BrokerEpochMismatch {
                 broker_id: id,
@@ -252,11 +269,20 @@ impl ClusterImage {
         Ok(current)
     }
 
-    fn update_directories(&mut self, id: i32, remove: &[Uuid], add: &[Uuid]) -> Result<(), ReplayError> {
+    fn update_directories(
+        &mut self,
+        id: i32,
+        remove: &[Uuid],
+        add: &[Uuid],
+    ) -> Result<(), ReplayError> {
         for dir in add {
             if let Some(owner) = self.directory_owners.get(dir) {
                 if *owner != id {
-                    return Err(ReplayError::DirectoryConflict { directory: *dir, owner: *owner, broker_id: id });
+                    return Err(ReplayError::DirectoryConflict {
+                        directory: *dir,
+                        owner: *owner,
+                        broker_id: id,
+                    });
                 }
             }
         }

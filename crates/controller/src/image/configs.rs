@@ -41,7 +41,10 @@ impl ConfigsImage {
     /// One config value.
     pub fn value(&self, resource_type: i8, name: &str, key: &str) -> Option<&String> {
         self.resources
-            .get(&ConfigResource { resource_type, name: name.to_owned() })
+            .get(&ConfigResource {
+                resource_type,
+                name: name.to_owned(),
+            })
             .and_then(|configs| configs.get(key))
     }
 
@@ -54,7 +57,10 @@ impl ConfigsImage {
     pub fn replay(&mut self, resource: ConfigResource, key: &str, value: Option<&str>) {
         match value {
             Some(value) => {
-                self.resources.entry(resource).or_default().insert(key.to_owned(), value.to_owned());
+                self.resources
+                    .entry(resource)
+                    .or_default()
+                    .insert(key.to_owned(), value.to_owned());
             }
             None => {
                 let now_empty = match self.resources.get_mut(&resource) {
@@ -73,6 +79,9 @@ impl ConfigsImage {
 
     /// Removes every config of a topic (RemoveTopicRecord replay deletes them too).
     pub fn remove_topic(&mut self, topic_name: &str) {
-        self.resources.remove(&ConfigResource { resource_type: resource_type::TOPIC, name: topic_name.to_owned() });
+        self.resources.remove(&ConfigResource {
+            resource_type: resource_type::TOPIC,
+            name: topic_name.to_owned(),
+        });
     }
 }

@@ -1,7 +1,9 @@
 //! Finalized feature levels (`FeaturesImage`, `FeatureControlManager` state).
 
 use imbl::OrdMap;
-use kraftwerk_records::metadata_version::{Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME};
+use kraftwerk_records::metadata_version::{
+    Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
+};
 
 use crate::error::ReplayError;
 
@@ -54,7 +56,10 @@ impl FeaturesImage {
     /// [`ReplayError::UnsupportedFeatureLevel`] for an unknown feature or a level this
     /// controller does not support (Java: "this controller only supports versions …").
     pub fn replay(&mut self, name: &str, level: i16) -> Result<(), ReplayError> {
-        let unsupported = || ReplayError::UnsupportedFeatureLevel { name: name.to_owned(), level };
+        let unsupported = || ReplayError::UnsupportedFeatureLevel {
+            name: name.to_owned(),
+            level,
+        };
         if name == METADATA_VERSION_FEATURE_NAME {
             let mv = MetadataVersion::from_feature_level(level).map_err(|_| unsupported())?;
             self.metadata_version = Some(mv);

@@ -48,7 +48,11 @@ pub struct ProducerIdsImage {
 
 impl Default for ProducerIdsImage {
     fn default() -> Self {
-        ProducerIdsImage { next_producer_id: -1, last_broker_id: -1, last_broker_epoch: -1 }
+        ProducerIdsImage {
+            next_producer_id: -1,
+            last_broker_id: -1,
+            last_broker_epoch: -1,
+        }
     }
 }
 
@@ -91,7 +95,10 @@ pub struct MetadataImage {
 impl MetadataImage {
     /// An image with nothing replayed.
     pub fn empty() -> Self {
-        MetadataImage { last_offset: -1, ..MetadataImage::default() }
+        MetadataImage {
+            last_offset: -1,
+            ..MetadataImage::default()
+        }
     }
 
     /// The finalized metadata.version, falling back to the minimum this controller supports.
@@ -109,10 +116,17 @@ impl MetadataImage {
             .cluster
             .brokers()
             .filter(|b| !b.in_controlled_shutdown)
-            .map(|b| UsableBroker { id: b.id, rack: b.rack.clone(), fenced: b.fenced })
+            .map(|b| UsableBroker {
+                id: b.id,
+                rack: b.rack.clone(),
+                fenced: b.fenced,
+            })
             .collect();
         let hashes: Vec<i32> = brokers.iter().map(|b| b.id).collect();
-        crate::java_order::java_hash_map_order(&hashes).into_iter().map(|i| brokers[i].clone()).collect()
+        crate::java_order::java_hash_map_order(&hashes)
+            .into_iter()
+            .map(|i| brokers[i].clone())
+            .collect()
     }
 
     /// The directory a new replica on `broker_id` gets (`KRaftClusterDescriber.defaultDir` +
@@ -135,16 +149,27 @@ impl MetadataImage {
     /// `LeaderAcceptor`: `broker_id` is active and its replica's directory is online.
     pub fn is_acceptable_leader(&self, broker_id: i32, partition: &PartitionRegistration) -> bool {
         self.cluster.is_active(broker_id)
-            && partition.directory(broker_id).is_some_and(|dir| self.cluster.has_online_dir(broker_id, &dir))
+            && partition
+                .directory(broker_id)
+                .is_some_and(|dir| self.cluster.has_online_dir(broker_id, &dir))
     }
 
     /// The effective value of a topic config whose broker-level synonym has the same name
     /// (`KafkaConfigSchema.resolveEffectiveTopicConfig`): topic config, then this controller's
     /// node config, then the cluster default, then `static_value`.
-    pub fn topic_config(&self, topic_name: &str, key: &str, node_id: i32, static_value: &str) -> String {
+    pub fn topic_config(
+        &self,
+        topic_name: &str,
+        key: &str,
+        node_id: i32,
+        static_value: &str,
+    ) -> String {
         self.configs
             .value(resource_type::TOPIC, topic_name, key)
-            .or_else(|| self.configs.value(resource_type::BROKER, &node_id.to_string(), key))
+            .or_else(|| {
+                self.configs
+                    .value(resource_type::BROKER, &node_id.to_string(), key)
+            })
             .or_else(|| self.configs.value(resource_type::BROKER, "", key))
             .cloned()
             .unwrap_or_else(|| static_value.to_owned())
@@ -153,20 +178,40 @@ impl MetadataImage {
     /// `getTopicEffectiveMinIsr`: `min.insync.replicas` capped at the replication factor
     /// (partition 0's replica count).
     pub fn effective_min_isr(&self, topic_id: &Uuid, node_id: i32, static_min_isr: i32) -> usize {
-        let Some(topic) = self.topics.get(topic_id) else { return 1 };
+        let Some(topic) = self.topics.get(topic_id) else {
+            return 1;
+        };
         let configured = self
-            .topic_config(&topic.name, MIN_INSYNC_REPLICAS_CONFIG, node_id, &static_min_isr.to_string())
+            .topic_config(
+                &topic.name,
+                MIN_INSYNC_REPLICAS_CONFIG,
+                node_id,
+                &static_min_isr.to_string(),
+            )
             .parse::<i64>()
             .unwrap_or(i64::from(static_min_isr))
             .max(0) as usize;
-        let replication_factor = topic.partitions.get(&0).map_or(usize::MAX, |p| p.replicas.len());
+        let replication_factor = topic
+            .partitions
+            .get(&0)
+            .map_or(usize::MAX, |p| p.replicas.len());
         configured.min(replication_factor)
     }
 
     /// `uncleanLeaderElectionEnabledForTopic`.
-    pub fn unclean_election_enabled(&self, topic_name: &str, node_id: i32, static_enabled: bool) -> bool {
-        self.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, node_id, &static_enabled.to_string())
-            .eq_ignore_ascii_case("true")
+    pub fn unclean_election_enabled(
+        &self,
+        topic_name: &str,
+        node_id: i32,
+        static_enabled: bool,
+    ) -> bool {
+        self.topic_config(
+            topic_name,
+            UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
+            node_id,
+            &static_enabled.to_string(),
+        )
+        .eq_ignore_ascii_case("true")
     }
 
     /// Checks the invariants every image must keep, returning the first violation: every
@@ -176,7 +221,8 @@ impl MetadataImage {
     pub fn check_invariants(&self) -> Result<(), String> {
         for topic in self.topics.iter() {
             for (partition_id, p) in topic.partitions.iter() {
-                p.check_invariants().map_err(|e| format!("{}-{partition_id}: {e}", topic.name))?;
+                p.check_invariants()
+                    .map_err(|e| format!("{}-{partition_id}: {e}", topic.name))?;
             }
         }
         self.topics.check_indexes()

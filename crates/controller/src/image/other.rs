@@ -4,7 +4,9 @@
 //! `ClientQuotasImage`, `ScramImage` and `DelegationTokenImage` do.
 
 use imbl::OrdMap;
-use kraftwerk_records::metadata::{AccessControlEntryRecord, DelegationTokenRecord, UserScramCredentialRecord};
+use kraftwerk_records::metadata::{
+    AccessControlEntryRecord, DelegationTokenRecord, UserScramCredentialRecord,
+};
 use uuid::Uuid;
 
 /// A client-quota entity: (entity type, entity name or `None` for the default entity) pairs,

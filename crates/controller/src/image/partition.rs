@@ -174,13 +174,12 @@ impl PartitionRegistration {
                 replicas: replicas.len(),
             });
         }
-        let leader_recovery_state = LeaderRecoveryState::of(leader_recovery_state).ok_or(
-            ReplayError::InvalidField {
+        let leader_recovery_state =
+            LeaderRecoveryState::of(leader_recovery_state).ok_or(ReplayError::InvalidField {
                 record: "PartitionRecord",
                 field: "LeaderRecoveryState",
                 value: i64::from(leader_recovery_state),
-            },
-        )?;
+            })?;
         let directories = default_to_migrating(directories, replicas.len());
         Ok(PartitionRegistration {
             replicas,
@@ -204,7 +203,10 @@ impl PartitionRegistration {
     /// [`ReplayError::InvalidReplicaDirectories`] for a directory list whose length differs
     /// from the (new) replica list; [`ReplayError::InvalidField`] for a bad recovery state.
     pub fn merge(&self, change: &PartitionChange) -> Result<Self, ReplayError> {
-        let replicas = change.replicas.clone().unwrap_or_else(|| self.replicas.clone());
+        let replicas = change
+            .replicas
+            .clone()
+            .unwrap_or_else(|| self.replicas.clone());
         if let (Some(new_replicas), Some(dirs)) = (&change.replicas, &change.directories) {
             if !dirs.is_empty() && dirs.len() != new_replicas.len() {
                 return Err(ReplayError::InvalidReplicaDirectories {
@@ -216,7 +218,10 @@ impl PartitionRegistration {
             }
         }
         let directories = default_to_migrating(
-            change.directories.clone().unwrap_or_else(|| self.directories.clone()),
+            change
+                .directories
+                .clone()
+                .unwrap_or_else(|| self.directories.clone()),
             replicas.len(),
         );
         if directories.len() != replicas.len() {
@@ -250,9 +255,18 @@ impl PartitionRegistration {
                 .removing_replicas
                 .clone()
                 .unwrap_or_else(|| self.removing_replicas.clone()),
-            adding_replicas: change.adding_replicas.clone().unwrap_or_else(|| self.adding_replicas.clone()),
-            elr: change.eligible_leader_replicas.clone().unwrap_or_else(|| self.elr.clone()),
-            last_known_elr: change.last_known_elr.clone().unwrap_or_else(|| self.last_known_elr.clone()),
+            adding_replicas: change
+                .adding_replicas
+                .clone()
+                .unwrap_or_else(|| self.adding_replicas.clone()),
+            elr: change
+                .eligible_leader_replicas
+                .clone()
+                .unwrap_or_else(|| self.elr.clone()),
+            last_known_elr: change
+                .last_known_elr
+                .clone()
+                .unwrap_or_else(|| self.last_known_elr.clone()),
             leader,
             leader_recovery_state,
             leader_epoch,
@@ -282,17 +296,26 @@ impl PartitionRegistration {
 
     /// The directory of `replica`, if it is a replica.
     pub fn directory(&self, replica: i32) -> Option<Uuid> {
-        self.replicas.iter().position(|r| *r == replica).map(|i| self.directories[i])
+        self.replicas
+            .iter()
+            .position(|r| *r == replica)
+            .map(|i| self.directories[i])
     }
 
     /// The structural invariants every registration must keep; `Err` names the first broken one.
     /// Used as assertions by the controller (cheap: RF-sized vectors) and by tests.
     pub fn check_invariants(&self) -> Result<(), String> {
         if self.directories.len() != self.replicas.len() {
-            return Err(format!("directories {:?} vs replicas {:?}", self.directories, self.replicas));
+            return Err(format!(
+                "directories {:?} vs replicas {:?}",
+                self.directories, self.replicas
+            ));
         }
         if let Some(r) = self.isr.iter().find(|r| !self.replicas.contains(r)) {
-            return Err(format!("ISR member {r} not a replica: isr {:?} replicas {:?}", self.isr, self.replicas));
+            return Err(format!(
+                "ISR member {r} not a replica: isr {:?} replicas {:?}",
+                self.isr, self.replicas
+            ));
         }
         if self.leader != NO_LEADER && !self.isr.contains(&self.leader) {
             return Err(format!("leader {} not in ISR {:?}", self.leader, self.isr));
@@ -358,14 +381,21 @@ mod tests {
         let mut c = PartitionChange::new(Uuid::from_u64_pair(1, 1), 0);
         c.replicas = Some(vec![1, 2]);
         c.directories = Some(vec![Uuid::from_u64_pair(9, 9)]);
-        assert!(matches!(reg().merge(&c), Err(ReplayError::InvalidReplicaDirectories { .. })));
+        assert!(matches!(
+            reg().merge(&c),
+            Err(ReplayError::InvalidReplicaDirectories { .. })
+        ));
         // A replica change without directories keeps the old (3-long) list: Java rejects it.
         let mut d = PartitionChange::new(Uuid::from_u64_pair(1, 1), 0);
         d.replicas = Some(vec![1, 2]);
         d.isr = Some(vec![1, 2]);
         let with_dirs = {
             let mut p = reg();
-            p.directories = vec![Uuid::from_u64_pair(7, 1), Uuid::from_u64_pair(7, 2), Uuid::from_u64_pair(7, 3)];
+            p.directories = vec![
+                Uuid::from_u64_pair(7, 1),
+                Uuid::from_u64_pair(7, 2),
+                Uuid::from_u64_pair(7, 3),
+            ];
             p
         };
         assert!(with_dirs.merge(&d).is_err());
@@ -378,7 +408,10 @@ mod tests {
         let mut p = reg();
         assert!(p.check_invariants().is_ok());
         p.isr = vec![2, 3];
-        assert!(p.check_invariants().unwrap_err().contains("leader 1 not in ISR"));
+        assert!(p
+            .check_invariants()
+            .unwrap_err()
+            .contains("leader 1 not in ISR"));
         p.leader = NO_LEADER;
         assert!(p.check_invariants().is_ok());
         p.isr = vec![2, 4];

@@ -57,11 +57,19 @@ pub struct TopicsImage {
     imbalanced: OrdSet<TopicIdPartition>,
 }
 
-fn index_add<K: Ord + Clone>(index: &mut OrdMap<K, OrdSet<TopicIdPartition>>, key: K, tp: TopicIdPartition) {
+fn index_add<K: Ord + Clone>(
+    index: &mut OrdMap<K, OrdSet<TopicIdPartition>>,
+    key: K,
+    tp: TopicIdPartition,
+) {
     index.entry(key).or_default().insert(tp);
 }
 
-fn index_remove<K: Ord + Clone>(index: &mut OrdMap<K, OrdSet<TopicIdPartition>>, key: &K, tp: &TopicIdPartition) {
+fn index_remove<K: Ord + Clone>(
+    index: &mut OrdMap<K, OrdSet<TopicIdPartition>>,
+    key: &K,
+    tp: &TopicIdPartition,
+) {
     let now_empty = match index.get_mut(key) {
         Some(set) => {
             set.remove(tp);
@@ -74,8 +82,14 @@ fn index_remove<K: Ord + Clone>(index: &mut OrdMap<K, OrdSet<TopicIdPartition>>,
     }
 }
 
-fn index_iter<K: Ord>(index: &OrdMap<K, OrdSet<TopicIdPartition>>, key: &K) -> Vec<TopicIdPartition> {
-    index.get(key).map(|s| s.iter().copied().collect()).unwrap_or_default()
+fn index_iter<K: Ord>(
+    index: &OrdMap<K, OrdSet<TopicIdPartition>>,
+    key: &K,
+) -> Vec<TopicIdPartition> {
+    index
+        .get(key)
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default()
 }
 
 impl TopicsImage {
@@ -95,8 +109,14 @@ impl TopicsImage {
     }
 
     /// One partition.
-    pub fn partition(&self, topic_id: &Uuid, partition_id: i32) -> Option<&Arc<PartitionRegistration>> {
-        self.by_id.get(topic_id).and_then(|t| t.partitions.get(&partition_id))
+    pub fn partition(
+        &self,
+        topic_id: &Uuid,
+        partition_id: i32,
+    ) -> Option<&Arc<PartitionRegistration>> {
+        self.by_id
+            .get(topic_id)
+            .and_then(|t| t.partitions.get(&partition_id))
     }
 
     /// All topics, ordered by id.
@@ -120,7 +140,9 @@ impl TopicsImage {
         if !has_collision_chars(name) {
             return None;
         }
-        self.collisions.get(&unify_collision_chars(name)).and_then(|names| names.iter().next().cloned())
+        self.collisions
+            .get(&unify_collision_chars(name))
+            .and_then(|names| names.iter().next().cloned())
     }
 
     /// Partitions whose ISR contains `broker_id`.
@@ -140,7 +162,11 @@ impl TopicsImage {
 
     /// True if `broker_id` leads at least one partition (`BrokersToIsrs.hasLeaderships`).
     pub fn has_leaderships(&self, broker_id: i32) -> bool {
-        broker_id != NO_LEADER && self.leader_index.get(&broker_id).is_some_and(|s| !s.is_empty())
+        broker_id != NO_LEADER
+            && self
+                .leader_index
+                .get(&broker_id)
+                .is_some_and(|s| !s.is_empty())
     }
 
     /// Partitions without a leader (`BrokersToIsrs.partitionsWithNoLeader`).
@@ -165,17 +191,31 @@ impl TopicsImage {
     /// the id does.
     pub fn add_topic(&mut self, name: &str, id: Uuid) -> Result<(), ReplayError> {
         if let Some(existing) = self.by_name.get(name) {
-            return Err(ReplayError::DuplicateTopic { name: name.to_owned(), existing: *existing, new: id });
+            return Err(ReplayError::DuplicateTopic {
+                name: name.to_owned(),
+                existing: *existing,
+                new: id,
+            });
         }
         if self.by_id.contains_key(&id) {
             return Err(ReplayError::DuplicateTopicId(id));
         }
         let name: Arc<str> = Arc::from(name);
         if has_collision_chars(&name) {
-            self.collisions.entry(unify_collision_chars(&name)).or_default().insert(name.clone());
+            self.collisions
+                .entry(unify_collision_chars(&name))
+                .or_default()
+                .insert(name.clone());
         }
         self.by_name.insert(name.clone(), id);
-        self.by_id.insert(id, TopicImage { id, name, partitions: OrdMap::new() });
+        self.by_id.insert(
+            id,
+            TopicImage {
+                id,
+                name,
+                partitions: OrdMap::new(),
+            },
+        );
         Ok(())
     }
 
@@ -190,10 +230,16 @@ impl TopicsImage {
         partition_id: i32,
         registration: PartitionRegistration,
     ) -> Result<(), ReplayError> {
-        let topic = self.by_id.get_mut(&topic_id).ok_or(ReplayError::UnknownTopic(topic_id))?;
+        let topic = self
+            .by_id
+            .get_mut(&topic_id)
+            .ok_or(ReplayError::UnknownTopic(topic_id))?;
         let registration = Arc::new(registration);
         let previous = topic.partitions.insert(partition_id, registration.clone());
-        let tp = TopicIdPartition { topic_id, partition_id };
+        let tp = TopicIdPartition {
+            topic_id,
+            partition_id,
+        };
         if let Some(previous) = &previous {
             self.unindex(tp, previous);
         }
@@ -206,7 +252,10 @@ impl TopicsImage {
     /// # Errors
     /// [`ReplayError::UnknownTopic`] if the topic does not exist.
     pub fn remove_topic(&mut self, topic_id: &Uuid) -> Result<TopicImage, ReplayError> {
-        let topic = self.by_id.remove(topic_id).ok_or(ReplayError::UnknownTopic(*topic_id))?;
+        let topic = self
+            .by_id
+            .remove(topic_id)
+            .ok_or(ReplayError::UnknownTopic(*topic_id))?;
         self.by_name.remove(&topic.name);
         if has_collision_chars(&topic.name) {
             let key = unify_collision_chars(&topic.name);
@@ -222,7 +271,13 @@ impl TopicsImage {
             }
         }
         for (partition_id, partition) in topic.partitions.iter() {
-            self.unindex(TopicIdPartition { topic_id: *topic_id, partition_id: *partition_id }, partition);
+            self.unindex(
+                TopicIdPartition {
+                    topic_id: *topic_id,
+                    partition_id: *partition_id,
+                },
+                partition,
+            );
         }
         Ok(topic)
     }
@@ -271,7 +326,13 @@ impl TopicsImage {
         };
         for topic in self.by_id.values() {
             for (partition_id, p) in topic.partitions.iter() {
-                rebuilt.index(TopicIdPartition { topic_id: topic.id, partition_id: *partition_id }, p);
+                rebuilt.index(
+                    TopicIdPartition {
+                        topic_id: topic.id,
+                        partition_id: *partition_id,
+                    },
+                    p,
+                );
             }
         }
         if rebuilt != *self {

@@ -7,37 +7,59 @@ use crate::controller::Controller;
 use crate::testing::{bootstrap_records, config, TestNode};
 
 fn count_feature_records(log: &[(i64, ApiMessageAndVersion)]) -> usize {
-    log.iter().filter(|(_, r)| matches!(r.record, MetadataRecord::FeatureLevel(_))).count()
+    log.iter()
+        .filter(|(_, r)| matches!(r.record, MetadataRecord::FeatureLevel(_)))
+        .count()
 }
 
 #[test]
 fn first_activation_writes_bootstrap_in_one_atomic_result_then_nothing() {
     let mut node = TestNode::new(config(MetadataVersion::V4_1_IV1));
     node.controller.activate(1, node.now_ms);
-    let first = node.controller.poll(node.now_ms, 0).expect("bootstrap is due");
+    let first = node
+        .controller
+        .poll(node.now_ms, 0)
+        .expect("bootstrap is due");
     assert!(first.atomic);
     let mut expected = bootstrap_records(MetadataVersion::V4_1_IV1);
     // ELR is enabled at 4.1-IV1 by default: Kafka adds the cluster-wide min.insync.replicas.
-    assert!(matches!(&first.records.last().unwrap().record, MetadataRecord::Config(c) if c.name == "min.insync.replicas" && c.resource_name.is_empty() && c.value.as_deref() == Some("1")));
+    assert!(
+        matches!(&first.records.last().unwrap().record, MetadataRecord::Config(c) if c.name == "min.insync.replicas" && c.resource_name.is_empty() && c.value.as_deref() == Some("1"))
+    );
     expected.push(first.records.last().unwrap().clone());
     assert_eq!(first.records, expected);
     node.append(&first);
     // Not again, even before commit, and no NoOp before its interval.
-    assert!(node.controller.poll(node.now_ms, node.next_offset()).is_none());
+    assert!(node
+        .controller
+        .poll(node.now_ms, node.next_offset())
+        .is_none());
     node.commit();
-    assert_eq!(node.controller.image().metadata_version(), MetadataVersion::V4_1_IV1);
+    assert_eq!(
+        node.controller.image().metadata_version(),
+        MetadataVersion::V4_1_IV1
+    );
     assert!(node.controller.image().features.is_elr_enabled());
     // Re-activation over a non-empty log writes no bootstrap.
     node.controller.deactivate();
     node.controller.activate(2, node.now_ms);
-    assert!(node.controller.poll(node.now_ms, node.next_offset()).is_none());
+    assert!(node
+        .controller
+        .poll(node.now_ms, node.next_offset())
+        .is_none());
 }
 
 #[test]
 fn bootstrap_without_elr_has_no_min_isr_config() {
     let node = TestNode::active(MetadataVersion::V3_9_IV0);
-    assert!(node.log.iter().all(|(_, r)| !matches!(r.record, MetadataRecord::Config(_))));
-    assert_eq!(count_feature_records(&node.log), bootstrap_records(MetadataVersion::V3_9_IV0).len());
+    assert!(node
+        .log
+        .iter()
+        .all(|(_, r)| !matches!(r.record, MetadataRecord::Config(_))));
+    assert_eq!(
+        count_feature_records(&node.log),
+        bootstrap_records(MetadataVersion::V3_9_IV0).len()
+    );
 }
 
 #[test]
@@ -54,7 +76,10 @@ fn leader_dying_before_commit_bootstraps_exactly_once() {
     b.activate(2, 5_000);
     let next = b.poll(5_000, appended.len() as i64 + 1);
     assert!(
-        next.as_ref().is_none_or(|r| r.records.iter().all(|r| !matches!(r.record, MetadataRecord::FeatureLevel(_)))),
+        next.as_ref().is_none_or(|r| r
+            .records
+            .iter()
+            .all(|r| !matches!(r.record, MetadataRecord::FeatureLevel(_)))),
         "B must not bootstrap again: {next:?}"
     );
 
@@ -68,13 +93,20 @@ fn leader_dying_before_commit_bootstraps_exactly_once() {
 #[test]
 fn a_log_with_records_but_no_metadata_version_is_not_bootstrapped() {
     let mut c = Controller::new(config(MetadataVersion::V4_1_IV1));
-    c.replay_committed(&[(0, ApiMessageAndVersion::new(NoOpRecord::default(), 0))]).unwrap();
+    c.replay_committed(&[(0, ApiMessageAndVersion::new(NoOpRecord::default(), 0))])
+        .unwrap();
     c.activate(1, 0);
     assert!(c.image().features.metadata_version().is_none());
     // No bootstrap; the only internal write is the NoOp once its interval passes.
     assert!(c.poll(0, 1).is_none());
     let noop = c.poll(500, 1).unwrap();
-    assert!(matches!(noop.records[..], [ApiMessageAndVersion { record: MetadataRecord::NoOp(_), .. }]));
+    assert!(matches!(
+        noop.records[..],
+        [ApiMessageAndVersion {
+            record: MetadataRecord::NoOp(_),
+            ..
+        }]
+    ));
 }
 
 #[test]
@@ -109,19 +141,50 @@ fn open_transaction_is_aborted_on_activation() {
     use kraftwerk_records::metadata::{BeginTransactionRecord, FeatureLevelRecord};
     let mut c = Controller::new(config(MetadataVersion::V4_1_IV1));
     let mut records: Vec<(i64, ApiMessageAndVersion)> =
-        bootstrap_records(MetadataVersion::V4_1_IV1).into_iter().enumerate().map(|(i, r)| (i as i64, r)).collect();
+        bootstrap_records(MetadataVersion::V4_1_IV1)
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (i as i64, r))
+            .collect();
     let n = records.len() as i64;
-    records.push((n, ApiMessageAndVersion::new(BeginTransactionRecord { name: Some("x".into()), ..Default::default() }, 0)));
+    records.push((
+        n,
+        ApiMessageAndVersion::new(
+            BeginTransactionRecord {
+                name: Some("x".into()),
+                ..Default::default()
+            },
+            0,
+        ),
+    ));
     records.push((
         n + 1,
-        ApiMessageAndVersion::new(FeatureLevelRecord { name: "group.version".into(), feature_level: 0, ..Default::default() }, 0),
+        ApiMessageAndVersion::new(
+            FeatureLevelRecord {
+                name: "group.version".into(),
+                feature_level: 0,
+                ..Default::default()
+            },
+            0,
+        ),
     ));
     c.replay_committed(&records).unwrap();
     assert_eq!(c.image().features.level("group.version"), 0);
     c.activate(1, 0);
     let abort = c.poll(0, n + 2).unwrap();
-    assert!(matches!(abort.records[..], [ApiMessageAndVersion { record: MetadataRecord::AbortTransaction(_), .. }]));
-    c.replay_uncommitted(&[(n + 2, abort.records[0].clone())]).unwrap();
-    assert_eq!(c.latest().features.level("group.version"), 1, "the abort reverts the transaction");
+    assert!(matches!(
+        abort.records[..],
+        [ApiMessageAndVersion {
+            record: MetadataRecord::AbortTransaction(_),
+            ..
+        }]
+    ));
+    c.replay_uncommitted(&[(n + 2, abort.records[0].clone())])
+        .unwrap();
+    assert_eq!(
+        c.latest().features.level("group.version"),
+        1,
+        "the abort reverts the transaction"
+    );
     assert!(c.latest().transaction.is_none());
 }

@@ -9,9 +9,14 @@ use crate::controller::{ControllerRequest, ControllerResponse};
 use crate::image::partition::NO_LEADER;
 use crate::testing::{dir_of, registration, TestNode};
 
-fn register(node: &mut TestNode, request: kafka_protocol::messages::BrokerRegistrationRequest) -> (BrokerRegistrationResponse, Vec<ApiMessageAndVersion>) {
+fn register(
+    node: &mut TestNode,
+    request: kafka_protocol::messages::BrokerRegistrationRequest,
+) -> (BrokerRegistrationResponse, Vec<ApiMessageAndVersion>) {
     let (response, records) = node.request(4, ControllerRequest::BrokerRegistration(request));
-    let ControllerResponse::BrokerRegistration(r) = response else { panic!() };
+    let ControllerResponse::BrokerRegistration(r) = response else {
+        panic!()
+    };
     (r, records)
 }
 
@@ -24,7 +29,9 @@ fn registration_uses_the_next_offset_as_broker_epoch_and_writes_a_fenced_v3_reco
     assert_eq!(response.broker_epoch, offset);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].version, 3);
-    let MetadataRecord::RegisterBroker(r) = &records[0].record else { panic!() };
+    let MetadataRecord::RegisterBroker(r) = &records[0].record else {
+        panic!()
+    };
     assert_eq!((r.broker_id, r.broker_epoch, r.fenced), (1, offset, true));
     assert_eq!(r.log_dirs, vec![dir_of(1)]);
     assert_eq!(r.end_points[0].port, 9093);
@@ -97,8 +104,13 @@ fn duplicate_registration_needs_a_live_session_of_another_incarnation() {
     // Same incarnation: amended, epoch and state kept.
     let (r, records) = register(&mut node, registration(1, Uuid::from_u64_pair(1, 1)));
     assert_eq!((r.error_code, r.broker_epoch), (0, epoch));
-    let MetadataRecord::RegisterBroker(rec) = &records.last().unwrap().record else { panic!() };
-    assert!(!rec.fenced, "an amended registration keeps the unfenced state");
+    let MetadataRecord::RegisterBroker(rec) = &records.last().unwrap().record else {
+        panic!()
+    };
+    assert!(
+        !rec.fenced,
+        "an amended registration keeps the unfenced state"
+    );
     node.commit();
     // After the session expires, the new incarnation registers with a new epoch.
     node.now_ms += 9_001;
@@ -115,14 +127,28 @@ fn heartbeat_state_machine_unfences_once_caught_up() {
     let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
     let epoch = node.register(1);
     node.commit();
-    let registration_offset = node.controller.image().cluster.broker(1).unwrap().registration_offset;
+    let registration_offset = node
+        .controller
+        .image()
+        .cluster
+        .broker(1)
+        .unwrap()
+        .registration_offset;
 
     // Stale epoch.
     assert_eq!(node.heartbeat(1, epoch + 1, true, false, -1).error_code, 77);
     assert_eq!(node.heartbeat(7, 0, true, false, -1).error_code, 77);
     // Starting: WantFence, not caught up.
     let r = node.heartbeat(1, epoch, true, false, -1);
-    assert_eq!((r.error_code, r.is_caught_up, r.is_fenced, r.should_shut_down), (0, false, true, false));
+    assert_eq!(
+        (
+            r.error_code,
+            r.is_caught_up,
+            r.is_fenced,
+            r.should_shut_down
+        ),
+        (0, false, true, false)
+    );
     // Caught up but still wants to be fenced.
     let r = node.heartbeat(1, epoch, true, false, registration_offset);
     assert_eq!((r.is_caught_up, r.is_fenced), (true, true));
@@ -135,7 +161,9 @@ fn heartbeat_state_machine_unfences_once_caught_up() {
     assert!(!r.is_fenced);
     let (_, record) = &node.log[before as usize];
     assert_eq!(record.version, 0);
-    let MetadataRecord::BrokerRegistrationChange(c) = &record.record else { panic!("{record:?}") };
+    let MetadataRecord::BrokerRegistrationChange(c) = &record.record else {
+        panic!("{record:?}")
+    };
     assert_eq!((c.broker_id, c.broker_epoch, c.fenced), (1, epoch, -1));
     node.commit();
     assert!(!node.controller.image().cluster.broker(1).unwrap().fenced);
@@ -163,18 +191,32 @@ fn unfencing_elects_leaders_for_leaderless_partitions_after_the_unfence_record()
     // ISR drops below min ISR 1, so the ISR becomes empty and broker 1 moves to the ELR.
     node.heartbeat(1, epochs[0], true, false, node.next_offset());
     node.commit();
-    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    let p = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .clone();
     assert_eq!(p.leader, NO_LEADER);
     p.check_invariants().unwrap();
     // Unfence: first the registration change, then one election per partition.
     let before = node.next_offset() as usize;
     node.heartbeat(1, epochs[0], false, false, node.next_offset());
     let written: Vec<&ApiMessageAndVersion> = node.log[before..].iter().map(|(_, r)| r).collect();
-    assert!(matches!(written[0].record, MetadataRecord::BrokerRegistrationChange(_)));
+    assert!(matches!(
+        written[0].record,
+        MetadataRecord::BrokerRegistrationChange(_)
+    ));
     assert_eq!(written.len(), 3, "{written:?}");
     node.commit();
     for partition in 0..2 {
-        let p = node.controller.image().topics.partition(&topic, partition).unwrap();
+        let p = node
+            .controller
+            .image()
+            .topics
+            .partition(&topic, partition)
+            .unwrap();
         assert_eq!(p.leader, 1);
         assert_eq!(p.isr, vec![1]);
     }
@@ -188,11 +230,28 @@ fn unfencing_without_elr_uses_the_kept_isr_member() {
     let topic = node.create_topic("t", 1, 1);
     node.heartbeat(1, epochs[0], true, false, node.next_offset());
     node.commit();
-    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
-    assert_eq!((p.leader, p.isr.clone(), p.elr.clone()), (NO_LEADER, vec![1], vec![]));
+    let p = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (p.leader, p.isr.clone(), p.elr.clone()),
+        (NO_LEADER, vec![1], vec![])
+    );
     node.heartbeat(1, epochs[0], false, false, node.next_offset());
     node.commit();
-    assert_eq!(node.controller.image().topics.partition(&topic, 0).unwrap().leader, 1);
+    assert_eq!(
+        node.controller
+            .image()
+            .topics
+            .partition(&topic, 0)
+            .unwrap()
+            .leader,
+        1
+    );
 }
 
 /// Case C15 (KAFKA-13173): two brokers' sessions expire in the same check. Each fencing result
@@ -237,8 +296,16 @@ fn fencing_several_expired_brokers_one_at_a_time() {
         assert!(!image.cluster.broker(3).unwrap().fenced);
         let topic = image.topics.get(&topic).unwrap();
         for (id, p) in topic.partitions.iter() {
-            assert!(p.leader != 1 && p.leader != 2, "partition {id}: fenced leader {p:?}");
-            let survivors: Vec<i32> = p.replicas.iter().copied().filter(|r| *r == 3 || *r == 4).collect();
+            assert!(
+                p.leader != 1 && p.leader != 2,
+                "partition {id}: fenced leader {p:?}"
+            );
+            let survivors: Vec<i32> = p
+                .replicas
+                .iter()
+                .copied()
+                .filter(|r| *r == 3 || *r == 4)
+                .collect();
             if survivors.is_empty() {
                 // Whole ISR was {1, 2}: leader -1. Without ELR the ISR keeps the member fenced
                 // second (broker 2); with ELR the ISR is empty and both are in the ELR.
@@ -249,7 +316,10 @@ fn fencing_several_expired_brokers_one_at_a_time() {
                     assert_eq!(p.isr, vec![2], "{p:?}");
                 }
             } else {
-                assert!(p.isr.iter().all(|r| *r == 3 || *r == 4), "partition {id}: fenced ISR member {p:?}");
+                assert!(
+                    p.isr.iter().all(|r| *r == 3 || *r == 4),
+                    "partition {id}: fenced ISR member {p:?}"
+                );
                 assert!(p.leader == 3 || p.leader == 4);
             }
         }
@@ -266,7 +336,12 @@ fn failover_restarts_sessions_and_fences_nobody() {
     node.become_leader();
     node.now_ms += 8_000;
     let written = node.poll_until_idle();
-    assert!(written.iter().all(|r| matches!(r.record, MetadataRecord::NoOp(_))), "{written:?}");
+    assert!(
+        written
+            .iter()
+            .all(|r| matches!(r.record, MetadataRecord::NoOp(_))),
+        "{written:?}"
+    );
     node.now_ms += 1_002;
     let written = node.poll_until_idle();
     assert_eq!(
@@ -290,12 +365,32 @@ fn controlled_shutdown_target_is_set_once() {
     assert!(!r.should_shut_down && !r.is_fenced);
     let target = node.next_offset() - 1;
     assert!(target >= before);
-    let written: Vec<_> = node.log[before as usize..].iter().map(|(_, r)| r.clone()).collect();
-    assert!(matches!(&written[0].record, MetadataRecord::BrokerRegistrationChange(c) if c.in_controlled_shutdown == 1));
+    let written: Vec<_> = node.log[before as usize..]
+        .iter()
+        .map(|(_, r)| r.clone())
+        .collect();
+    assert!(
+        matches!(&written[0].record, MetadataRecord::BrokerRegistrationChange(c) if c.in_controlled_shutdown == 1)
+    );
     assert_eq!(written[0].version, 1);
     node.commit();
-    assert!(node.controller.image().topics.partitions_led_by(1).is_empty(), "leadership moved away");
-    for p in node.controller.image().topics.get(&topic).unwrap().partitions.values() {
+    assert!(
+        node.controller
+            .image()
+            .topics
+            .partitions_led_by(1)
+            .is_empty(),
+        "leadership moved away"
+    );
+    for p in node
+        .controller
+        .image()
+        .topics
+        .get(&topic)
+        .unwrap()
+        .partitions
+        .values()
+    {
         assert!(!p.isr.contains(&1), "{p:?}");
     }
     // NoOps keep coming, brokers 2 and 3 lag behind the target: no shutdown yet, and the
@@ -345,11 +440,25 @@ fn preferred_leaders_come_back_after_the_imbalance_check() {
     node.heartbeat(1, epochs[0], false, false, offset);
     node.commit();
     for id in &preferred_by_1 {
-        assert_eq!(node.controller.image().topics.partition(&topic, *id).unwrap().leader, 2);
+        assert_eq!(
+            node.controller
+                .image()
+                .topics
+                .partition(&topic, *id)
+                .unwrap()
+                .leader,
+            2
+        );
     }
     // ISR expansion (the broker caught up) through AlterPartition is the broker's job; do it.
     for id in &preferred_by_1 {
-        let p = node.controller.latest().topics.partition(&topic, *id).unwrap().clone();
+        let p = node
+            .controller
+            .latest()
+            .topics
+            .partition(&topic, *id)
+            .unwrap()
+            .clone();
         let mut isr = p.isr.clone();
         if !isr.contains(&1) {
             isr.push(1);
@@ -360,15 +469,21 @@ fn preferred_leaders_come_back_after_the_imbalance_check() {
             .with_partition_epoch(p.partition_epoch)
             .with_new_isr_with_epochs(
                 isr.iter()
-                    .map(|b| kafka_protocol::messages::alter_partition_request::BrokerState::default().with_broker_id((*b).into()).with_broker_epoch(-1))
+                    .map(|b| {
+                        kafka_protocol::messages::alter_partition_request::BrokerState::default()
+                            .with_broker_id((*b).into())
+                            .with_broker_epoch(-1)
+                    })
                     .collect(),
             );
         let request = kafka_protocol::messages::AlterPartitionRequest::default()
             .with_broker_id(2.into())
             .with_broker_epoch(epochs[1])
-            .with_topics(vec![kafka_protocol::messages::alter_partition_request::TopicData::default()
-                .with_topic_id(topic)
-                .with_partitions(vec![data])]);
+            .with_topics(vec![
+                kafka_protocol::messages::alter_partition_request::TopicData::default()
+                    .with_topic_id(topic)
+                    .with_partitions(vec![data]),
+            ]);
         node.request(3, ControllerRequest::AlterPartition(request));
     }
     node.commit();
@@ -384,10 +499,25 @@ fn preferred_leaders_come_back_after_the_imbalance_check() {
         node.commit();
     }
     for id in &preferred_by_1 {
-        let p = node.controller.image().topics.partition(&topic, *id).unwrap();
-        assert_eq!(p.leader, 1, "partition {id} back on its preferred leader: {p:?}");
+        let p = node
+            .controller
+            .image()
+            .topics
+            .partition(&topic, *id)
+            .unwrap();
+        assert_eq!(
+            p.leader, 1,
+            "partition {id} back on its preferred leader: {p:?}"
+        );
     }
-    assert_eq!(node.controller.image().topics.imbalanced_partitions().count(), 0);
+    assert_eq!(
+        node.controller
+            .image()
+            .topics
+            .imbalanced_partitions()
+            .count(),
+        0
+    );
 }
 
 #[test]
@@ -396,7 +526,13 @@ fn unclean_election_check_elects_out_of_sync_replicas_when_the_topic_allows_it()
     let mut node = TestNode::active(MetadataVersion::V3_9_IV0);
     let epochs = node.add_brokers(&[1, 2]);
     let topic = node.create_topic("u", 1, 2);
-    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    let p = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .clone();
     let (leader, other) = (p.leader, if p.leader == 1 { 2 } else { 1 });
     let epoch_of = |b: i32| epochs[(b - 1) as usize];
     // Shrink the ISR to the leader, then fence the leader: the partition goes offline.
@@ -404,19 +540,31 @@ fn unclean_election_check_elects_out_of_sync_replicas_when_the_topic_allows_it()
         .with_partition_index(0)
         .with_leader_epoch(p.leader_epoch)
         .with_partition_epoch(p.partition_epoch)
-        .with_new_isr_with_epochs(vec![kafka_protocol::messages::alter_partition_request::BrokerState::default()
-            .with_broker_id(leader.into())
-            .with_broker_epoch(-1)]);
+        .with_new_isr_with_epochs(vec![
+            kafka_protocol::messages::alter_partition_request::BrokerState::default()
+                .with_broker_id(leader.into())
+                .with_broker_epoch(-1),
+        ]);
     let request = kafka_protocol::messages::AlterPartitionRequest::default()
         .with_broker_id(leader.into())
         .with_broker_epoch(epoch_of(leader))
-        .with_topics(vec![kafka_protocol::messages::alter_partition_request::TopicData::default()
-            .with_topic_id(topic)
-            .with_partitions(vec![data])]);
+        .with_topics(vec![
+            kafka_protocol::messages::alter_partition_request::TopicData::default()
+                .with_topic_id(topic)
+                .with_partitions(vec![data]),
+        ]);
     node.request(3, ControllerRequest::AlterPartition(request));
     node.heartbeat(leader, epoch_of(leader), true, false, node.next_offset());
     node.commit();
-    assert_eq!(node.controller.image().topics.partition(&topic, 0).unwrap().leader, NO_LEADER);
+    assert_eq!(
+        node.controller
+            .image()
+            .topics
+            .partition(&topic, 0)
+            .unwrap()
+            .leader,
+        NO_LEADER
+    );
     // Allow unclean elections for the topic.
     let config = ConfigRecord {
         resource_type: 2,
@@ -425,7 +573,10 @@ fn unclean_election_check_elects_out_of_sync_replicas_when_the_topic_allows_it()
         value: Some("true".into()),
         ..Default::default()
     };
-    node.append(&crate::controller::ControllerResult::of(vec![ApiMessageAndVersion::new(config, 0)], ()));
+    node.append(&crate::controller::ControllerResult::of(
+        vec![ApiMessageAndVersion::new(config, 0)],
+        (),
+    ));
     node.commit();
     while node.now_ms < 1_000 + 300_000 {
         node.now_ms += 2_000;
@@ -434,9 +585,18 @@ fn unclean_election_check_elects_out_of_sync_replicas_when_the_topic_allows_it()
         node.poll_until_idle();
         node.commit();
     }
-    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    let p = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .clone();
     assert_eq!((p.leader, p.isr.clone()), (other, vec![other]));
-    assert_eq!(p.leader_recovery_state, crate::image::partition::LeaderRecoveryState::Recovering);
+    assert_eq!(
+        p.leader_recovery_state,
+        crate::image::partition::LeaderRecoveryState::Recovering
+    );
 }
 
 /// KIP-966 unclean-shutdown handling on registration (Kafka 4.1.2 `handleBrokerShutdown`): a
@@ -448,14 +608,28 @@ fn re_registration_after_unclean_shutdown_leaves_the_elr() {
     let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
     let epochs = node.add_brokers(&[1, 2, 3]);
     let mut request = crate::testing::create_topics(&[("elr", 1, 3)]);
-    request.topics[0].configs = vec![kafka_protocol::messages::create_topics_request::CreatableTopicConfig::default()
-        .with_name("min.insync.replicas".into())
-        .with_value(Some("3".into()))];
+    request.topics[0].configs = vec![
+        kafka_protocol::messages::create_topics_request::CreatableTopicConfig::default()
+            .with_name("min.insync.replicas".into())
+            .with_value(Some("3".into())),
+    ];
     let (_, records) = node.request(7, ControllerRequest::CreateTopics(request));
     assert!(records.iter().any(|r| matches!(&r.record, MetadataRecord::Config(ConfigRecord { name, .. }) if name == "min.insync.replicas")));
     node.commit();
-    let topic = node.controller.image().topics.get_by_name("elr").unwrap().id;
-    let leader = node.controller.image().topics.partition(&topic, 0).unwrap().leader;
+    let topic = node
+        .controller
+        .image()
+        .topics
+        .get_by_name("elr")
+        .unwrap()
+        .id;
+    let leader = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .leader;
     let others: Vec<i32> = [1, 2, 3].into_iter().filter(|b| *b != leader).collect();
     // Both followers are fenced: the ISR drops below min ISR 3, so they move to the ELR.
     for b in &others {
@@ -463,7 +637,13 @@ fn re_registration_after_unclean_shutdown_leaves_the_elr() {
         node.heartbeat(*b, epochs[(*b - 1) as usize], true, false, offset);
     }
     node.commit();
-    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    let p = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .clone();
     assert_eq!(p.isr, vec![leader]);
     let mut elr = p.elr.clone();
     elr.sort_unstable();
@@ -482,8 +662,14 @@ fn re_registration_after_unclean_shutdown_leaves_the_elr() {
     request.previous_broker_epoch = -1;
     let (response, records) = register(&mut node, request);
     assert_eq!(response.error_code, 0);
-    assert!(matches!(&records[0].record, MetadataRecord::PartitionChange(c) if c.eligible_leader_replicas == Some(vec![others[1]])), "{records:?}");
-    assert!(matches!(records.last().unwrap().record, MetadataRecord::RegisterBroker(_)));
+    assert!(
+        matches!(&records[0].record, MetadataRecord::PartitionChange(c) if c.eligible_leader_replicas == Some(vec![others[1]])),
+        "{records:?}"
+    );
+    assert!(matches!(
+        records.last().unwrap().record,
+        MetadataRecord::RegisterBroker(_)
+    ));
     node.commit();
     // Clean restart of the second: PreviousBrokerEpoch matches, it stays in the ELR.
     let clean = others[1];
@@ -493,7 +679,13 @@ fn re_registration_after_unclean_shutdown_leaves_the_elr() {
     assert_eq!(response.error_code, 0);
     assert_eq!(records.len(), 1, "{records:?}");
     node.commit();
-    let p = node.controller.image().topics.partition(&topic, 0).unwrap().clone();
+    let p = node
+        .controller
+        .image()
+        .topics
+        .partition(&topic, 0)
+        .unwrap()
+        .clone();
     assert_eq!(p.elr, vec![clean]);
     node.controller.image().check_invariants().unwrap();
 }

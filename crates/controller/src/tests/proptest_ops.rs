@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::alter_partition_request::{BrokerState, PartitionData, TopicData};
-use kafka_protocol::messages::{AllocateProducerIdsRequest, AlterPartitionRequest, DeleteTopicsRequest, TopicName};
+use kafka_protocol::messages::{
+    AllocateProducerIdsRequest, AlterPartitionRequest, DeleteTopicsRequest, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata_version::MetadataVersion;
 use proptest::prelude::*;
@@ -18,9 +20,16 @@ use crate::testing::{config, create_topics, registration, TestNode};
 #[derive(Clone, Debug)]
 enum Op {
     Register(i32, u8),
-    Heartbeat { broker: i32, want_fence: bool, want_shut_down: bool },
+    Heartbeat {
+        broker: i32,
+        want_fence: bool,
+        want_shut_down: bool,
+    },
     Advance(u64),
-    CreateTopic { partitions: i32, rf: i16 },
+    CreateTopic {
+        partitions: i32,
+        rf: i16,
+    },
     DeleteTopic(usize),
     Shrink(usize),
     Expand(usize),
@@ -65,35 +74,57 @@ impl World {
             for p in topic.partitions.values() {
                 if p.leader != -1 {
                     let leader = image.cluster.broker(p.leader).expect("leader registered");
-                    assert!(!leader.fenced, "fenced leader {} of {}: {p:?}", p.leader, topic.name);
+                    assert!(
+                        !leader.fenced,
+                        "fenced leader {} of {}: {p:?}",
+                        p.leader, topic.name
+                    );
                 }
             }
         }
         for broker in image.cluster.brokers() {
             // Each epoch belongs to one registration: record new ones, and they must be fresh.
             if self.epochs_seen.insert(broker.epoch) {
-                assert!(self.epochs_seen.iter().all(|e| *e <= broker.epoch), "broker epoch went backwards");
+                assert!(
+                    self.epochs_seen.iter().all(|e| *e <= broker.epoch),
+                    "broker epoch went backwards"
+                );
             }
         }
-        assert_eq!(self.standby.image(), self.node.controller.image(), "standby diverged");
+        assert_eq!(
+            self.standby.image(),
+            self.node.controller.image(),
+            "standby diverged"
+        );
     }
 
     fn commit(&mut self) {
         let from = self.node.committed;
         self.node.commit();
-        self.standby.replay_committed(&self.node.log[from..]).unwrap();
+        self.standby
+            .replay_committed(&self.node.log[from..])
+            .unwrap();
     }
 
     fn apply(&mut self, op: &Op) {
         match op {
             Op::Register(id, incarnation) => {
-                let request = registration(*id, Uuid::from_u64_pair(*id as u64, u64::from(*incarnation) + 1));
-                self.node.request(4, ControllerRequest::BrokerRegistration(request));
+                let request = registration(
+                    *id,
+                    Uuid::from_u64_pair(*id as u64, u64::from(*incarnation) + 1),
+                );
+                self.node
+                    .request(4, ControllerRequest::BrokerRegistration(request));
             }
-            Op::Heartbeat { broker, want_fence, want_shut_down } => {
+            Op::Heartbeat {
+                broker,
+                want_fence,
+                want_shut_down,
+            } => {
                 if let Some(epoch) = self.broker_epoch(*broker) {
                     let offset = self.node.committed as i64;
-                    self.node.heartbeat(*broker, epoch, *want_fence, *want_shut_down, offset);
+                    self.node
+                        .heartbeat(*broker, epoch, *want_fence, *want_shut_down, offset);
                 }
             }
             Op::Advance(ms) => {
@@ -103,21 +134,35 @@ impl World {
             Op::CreateTopic { partitions, rf } => {
                 let name = format!("t{}", self.topics_created);
                 self.topics_created += 1;
-                self.node.request(7, ControllerRequest::CreateTopics(create_topics(&[(&name, *partitions, *rf)])));
+                self.node.request(
+                    7,
+                    ControllerRequest::CreateTopics(create_topics(&[(&name, *partitions, *rf)])),
+                );
             }
             Op::DeleteTopic(i) => {
                 let name = format!("t{i}");
-                let request = DeleteTopicsRequest::default().with_topic_names(vec![TopicName(StrBytes::from_string(name))]);
-                self.node.request(5, ControllerRequest::DeleteTopics(request));
+                let request = DeleteTopicsRequest::default()
+                    .with_topic_names(vec![TopicName(StrBytes::from_string(name))]);
+                self.node
+                    .request(5, ControllerRequest::DeleteTopics(request));
             }
             Op::Shrink(i) | Op::Expand(i) => self.alter(*i, matches!(op, Op::Expand(_))),
             Op::Allocate(id) => {
                 if let Some(epoch) = self.broker_epoch(*id) {
-                    let request = AllocateProducerIdsRequest::default().with_broker_id((*id).into()).with_broker_epoch(epoch);
-                    let (response, _) = self.node.request(0, ControllerRequest::AllocateProducerIds(request));
-                    let ControllerResponse::AllocateProducerIds(r) = response else { panic!() };
+                    let request = AllocateProducerIdsRequest::default()
+                        .with_broker_id((*id).into())
+                        .with_broker_epoch(epoch);
+                    let (response, _) = self
+                        .node
+                        .request(0, ControllerRequest::AllocateProducerIds(request));
+                    let ControllerResponse::AllocateProducerIds(r) = response else {
+                        panic!()
+                    };
                     if r.error_code == 0 {
-                        assert!(*r.producer_id_start >= self.last_block, "blocks must increase");
+                        assert!(
+                            *r.producer_id_start >= self.last_block,
+                            "blocks must increase"
+                        );
                         self.last_block = *r.producer_id_start + 1000;
                     }
                 }
@@ -127,10 +172,20 @@ impl World {
                 // The uncommitted tail is lost; the same node comes back as leader.
                 self.node.controller.deactivate();
                 self.node.log.truncate(self.node.committed);
-                self.last_block = self.node.controller.image().producer_ids.next_producer_id.max(0);
+                self.last_block = self
+                    .node
+                    .controller
+                    .image()
+                    .producer_ids
+                    .next_producer_id
+                    .max(0);
                 self.node.now_ms += 100;
                 self.node.become_leader();
-                self.standby.replay_committed(&self.node.log[self.standby.last_committed_offset() as usize + 1..]).unwrap();
+                self.standby
+                    .replay_committed(
+                        &self.node.log[self.standby.last_committed_offset() as usize + 1..],
+                    )
+                    .unwrap();
             }
         }
     }
@@ -141,7 +196,11 @@ impl World {
         let all: Vec<(Uuid, i32, crate::image::partition::PartitionRegistration)> = image
             .topics
             .iter()
-            .flat_map(|t| t.partitions.iter().map(move |(id, p)| (t.id, *id, (**p).clone())))
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(move |(id, p)| (t.id, *id, (**p).clone()))
+            })
             .collect();
         if all.is_empty() {
             return;
@@ -164,22 +223,47 @@ impl World {
                 None => return,
             }
         }
-        let Some(epoch) = self.broker_epoch(p.leader) else { return };
+        let Some(epoch) = self.broker_epoch(p.leader) else {
+            return;
+        };
         let data = PartitionData::default()
             .with_partition_index(*partition_id)
             .with_leader_epoch(p.leader_epoch)
             .with_partition_epoch(p.partition_epoch)
-            .with_new_isr_with_epochs(isr.iter().map(|b| BrokerState::default().with_broker_id((*b).into()).with_broker_epoch(-1)).collect());
+            .with_new_isr_with_epochs(
+                isr.iter()
+                    .map(|b| {
+                        BrokerState::default()
+                            .with_broker_id((*b).into())
+                            .with_broker_epoch(-1)
+                    })
+                    .collect(),
+            );
         let request = AlterPartitionRequest::default()
             .with_broker_id(p.leader.into())
             .with_broker_epoch(epoch)
-            .with_topics(vec![TopicData::default().with_topic_id(*topic_id).with_partitions(vec![data])]);
-        let (response, _) = self.node.request(3, ControllerRequest::AlterPartition(request));
-        let ControllerResponse::AlterPartition(r) = response else { panic!() };
+            .with_topics(vec![TopicData::default()
+                .with_topic_id(*topic_id)
+                .with_partitions(vec![data])]);
+        let (response, _) = self
+            .node
+            .request(3, ControllerRequest::AlterPartition(request));
+        let ControllerResponse::AlterPartition(r) = response else {
+            panic!()
+        };
         let out = &r.topics[0].partitions[0];
         if out.error_code == 0 {
-            let after = self.node.latest().topics.partition(topic_id, *partition_id).unwrap().clone();
-            assert_eq!((after.leader_epoch, after.partition_epoch), (out.leader_epoch, out.partition_epoch));
+            let after = self
+                .node
+                .latest()
+                .topics
+                .partition(topic_id, *partition_id)
+                .unwrap()
+                .clone();
+            assert_eq!(
+                (after.leader_epoch, after.partition_epoch),
+                (out.leader_epoch, out.partition_epoch)
+            );
             assert_eq!(*out.leader_id, after.leader);
         }
     }
