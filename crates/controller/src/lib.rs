@@ -19,8 +19,10 @@
 //!   The module docs of [`controller`] state the contract (append at `next_offset`, replay before
 //!   the next call, answer after commit) and how "empty log" is decided for bootstrap.
 //! * [`controller::ControllerConfig`], [`controller::RequestContext`],
-//!   [`controller::ControllerRequest`] / [`controller::ControllerResponse`] (one variant per API),
-//!   [`controller::MAX_RECORDS_PER_BATCH`].
+//!   [`controller::ControllerRequest`] / [`controller::ControllerResponse`] (one variant per
+//!   broker-facing API), [`controller::AdminRequest`] / [`controller::AdminResponse`] with
+//!   [`handle_admin`](controller::Controller::handle_admin) (CreatePartitions, ElectLeaders,
+//!   UpdateFeatures, IncrementalAlterConfigs), [`controller::MAX_RECORDS_PER_BATCH`].
 //! * [`image::MetadataImage`] — features, cluster, topics (with broker → partition indexes),
 //!   configs, producer ids, and the records kept for snapshots (ACLs, quotas, SCRAM, delegation
 //!   tokens); [`image::MetadataImage::write_records`] writes it back as records.
@@ -34,7 +36,10 @@
 //!   partitions, producer ids); pure functions of (image, request).
 //! * [`partition_change`] (`PartitionChangeBuilder` incl. ELR), [`placement`]
 //!   (`StripedReplicaPlacer`), [`heartbeat`] (sessions and the broker state machine),
-//!   [`topic_name`], [`topic_configs`], [`ids`], [`java_order`].
+//!   [`topic_name`], [`topic_configs`], [`ids`], [`request`].
+//! * [`java_order`], [`java_random`]: `java.util.HashSet`/`HashMap` iteration order and
+//!   `java.util.Random`, so records (ELR lists, config order) and replica placement come out as
+//!   Kafka's would; `testdata/` holds vectors generated with Kafka 4.1.2's own classes.
 
 pub mod controller;
 pub mod error;
