@@ -138,7 +138,8 @@ pub enum ControllerResponse {
 
 /// Admin requests the controller also serves (CreatePartitions, ElectLeaders, UpdateFeatures,
 /// IncrementalAlterConfigs). Kept apart from [`ControllerRequest`] so that adding them did not
-/// break exhaustive matches elsewhere; route them with [`Controller::handle_admin`]. The same
+/// break exhaustive matches elsewhere; route them with
+/// [`Controller::handle_admin`](crate::controller::Controller::handle_admin). The same
 /// contract applies (append, replay, answer after commit).
 #[derive(Clone, Debug)]
 pub enum AdminRequest {
