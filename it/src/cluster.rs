@@ -87,13 +87,20 @@ impl Node {
 
     /// Number of lines of this node's log containing `needle`.
     pub fn log_count(&self, needle: &str) -> usize {
-        std::fs::read_to_string(&self.log).map(|t| t.lines().filter(|l| l.contains(needle)).count()).unwrap_or(0)
+        std::fs::read_to_string(&self.log)
+            .map(|t| t.lines().filter(|l| l.contains(needle)).count())
+            .unwrap_or(0)
     }
 
     /// Lines of this node's log containing `needle`.
     pub fn log_lines(&self, needle: &str) -> Vec<String> {
         std::fs::read_to_string(&self.log)
-            .map(|t| t.lines().filter(|l| l.contains(needle)).map(str::to_string).collect())
+            .map(|t| {
+                t.lines()
+                    .filter(|l| l.contains(needle))
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -113,7 +120,9 @@ pub struct ClusterSpec {
 
 /// Builds a property list from `(key, value)` string pairs.
 pub fn props(kv: &[(&str, &str)]) -> Vec<(String, String)> {
-    kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    kv.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// The running cluster. Dropping it SIGKILLs every node still running.
@@ -139,36 +148,67 @@ impl<'e> Cluster<'e> {
         for i in 0..spec.brokers {
             brokers.push(new_node(env, FIRST_BROKER_ID + i as i32, Role::Broker)?);
         }
-        let voters = controllers.iter().map(|c| format!("{}@{}", c.id, c.addr())).collect::<Vec<_>>().join(",");
+        let voters = controllers
+            .iter()
+            .map(|c| format!("{}@{}", c.id, c.addr()))
+            .collect::<Vec<_>>()
+            .join(",");
         for n in controllers.iter().chain(brokers.iter()) {
             std::fs::write(&n.props, render_props(n, &voters, spec))?;
         }
-        Ok(Cluster { env, cluster_id, controllers, brokers })
+        Ok(Cluster {
+            env,
+            cluster_id,
+            controllers,
+            brokers,
+        })
     }
 
     /// `host:port,...` of every controller (for `--bootstrap-controller`).
     pub fn controller_bootstrap(&self) -> String {
-        self.controllers.iter().map(Node::addr).collect::<Vec<_>>().join(",")
+        self.controllers
+            .iter()
+            .map(Node::addr)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// `host:port,...` of the given controllers only.
     pub fn controller_bootstrap_except(&self, skip: i32) -> String {
-        self.controllers.iter().filter(|c| c.id != skip).map(Node::addr).collect::<Vec<_>>().join(",")
+        self.controllers
+            .iter()
+            .filter(|c| c.id != skip)
+            .map(Node::addr)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// `host:port,...` of every broker (for `--bootstrap-server`).
     pub fn broker_bootstrap(&self) -> String {
-        self.brokers.iter().map(Node::addr).collect::<Vec<_>>().join(",")
+        self.brokers
+            .iter()
+            .map(Node::addr)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// `host:port,...` of every broker but `skip`.
     pub fn broker_bootstrap_except(&self, skip: i32) -> String {
-        self.brokers.iter().filter(|b| b.id != skip).map(Node::addr).collect::<Vec<_>>().join(",")
+        self.brokers
+            .iter()
+            .filter(|b| b.id != skip)
+            .map(Node::addr)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// The node with `id`.
     pub fn node(&mut self, id: i32) -> Result<&mut Node> {
-        self.controllers.iter_mut().chain(self.brokers.iter_mut()).find(|n| n.id == id).with_context(|| format!("no node {id}"))
+        self.controllers
+            .iter_mut()
+            .chain(self.brokers.iter_mut())
+            .find(|n| n.id == id)
+            .with_context(|| format!("no node {id}"))
     }
 
     /// Formats every node's storage: kraftwerk slots with `kraftwerk format`, Java controllers
@@ -185,7 +225,10 @@ impl<'e> Cluster<'e> {
         let nodes: Vec<&Node> = self.controllers.iter().chain(self.brokers.iter()).collect();
         let results: Vec<Result<()>> = std::thread::scope(|s| {
             let handles: Vec<_> = nodes.iter().map(|n| s.spawn(|| self.format(n))).collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| bail!("format thread panicked"))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| bail!("format thread panicked")))
+                .collect()
         });
         for r in results {
             r?;
@@ -198,7 +241,9 @@ impl<'e> Cluster<'e> {
         match n.role {
             Role::Controller(ControllerKind::Kraftwerk) => {
                 let mut cmd = Command::new(&self.env.kraftwerk_bin);
-                cmd.args(["format", "--cluster-id", &self.cluster_id, "--config"]).arg(&n.props).args(["--release-version", rv]);
+                cmd.args(["format", "--cluster-id", &self.cluster_id, "--config"])
+                    .arg(&n.props)
+                    .args(["--release-version", rv]);
                 let r = procs::run_captured(
                     &format!("format {}", n.name()),
                     cmd,
@@ -217,12 +262,26 @@ impl<'e> Cluster<'e> {
                 }
             }
             _ => {
-                let a = args(&["format", "--config", &n.props.to_string_lossy(), "--cluster-id", &self.cluster_id, "--release-version", rv]);
-                self.env.tool_ok("kafka-storage", &a, None, Duration::from_secs(90)).with_context(|| format!("formatting {}", n.label()))?;
+                let a = args(&[
+                    "format",
+                    "--config",
+                    &n.props.to_string_lossy(),
+                    "--cluster-id",
+                    &self.cluster_id,
+                    "--release-version",
+                    rv,
+                ]);
+                self.env
+                    .tool_ok("kafka-storage", &a, None, Duration::from_secs(90))
+                    .with_context(|| format!("formatting {}", n.label()))?;
             }
         }
         if !n.data_dir().join("meta.properties").exists() {
-            bail!("formatting {} left no {}", n.label(), n.data_dir().join("meta.properties").display());
+            bail!(
+                "formatting {} left no {}",
+                n.label(),
+                n.data_dir().join("meta.properties").display()
+            );
         }
         Ok(())
     }
@@ -237,7 +296,12 @@ impl<'e> Cluster<'e> {
         n.starts += 1;
         procs::append_marker(
             &n.log,
-            &format!("===== kraftwerk-it: start #{} of {} at +{:.1}s =====", n.starts, n.label(), env.elapsed().as_secs_f64()),
+            &format!(
+                "===== kraftwerk-it: start #{} of {} at +{:.1}s =====",
+                n.starts,
+                n.label(),
+                env.elapsed().as_secs_f64()
+            ),
         );
         let cmd = match n.role {
             Role::Controller(ControllerKind::Kraftwerk) => {
@@ -252,7 +316,12 @@ impl<'e> Cluster<'e> {
             _ => env.kafka().server_command(&n.props),
         };
         n.proc = Some(Proc::spawn(&n.name(), cmd, &n.log, None, true)?);
-        env.step(&format!("started {} on {} (pid {})", n.label(), n.addr(), n.proc.as_ref().map(Proc::pid).unwrap_or(0)));
+        env.step(&format!(
+            "started {} on {} (pid {})",
+            n.label(),
+            n.addr(),
+            n.proc.as_ref().map(Proc::pid).unwrap_or(0)
+        ));
         Ok(())
     }
 
@@ -280,7 +349,10 @@ impl<'e> Cluster<'e> {
                     let name = n.label();
                     let status = procs::describe_status(&s);
                     n.proc = None;
-                    bail!("{name} exited unexpectedly ({status}); see {}", n.log.display());
+                    bail!(
+                        "{name} exited unexpectedly ({status}); see {}",
+                        n.log.display()
+                    );
                 }
             }
         }
@@ -290,7 +362,10 @@ impl<'e> Cluster<'e> {
     /// SIGKILLs node `id` (crash) and reaps it.
     pub fn kill(&mut self, id: i32) -> Result<()> {
         let n = self.node(id)?;
-        let mut p = n.proc.take().with_context(|| format!("node {id} not started"))?;
+        let mut p = n
+            .proc
+            .take()
+            .with_context(|| format!("node {id} not started"))?;
         p.kill()?;
         p.wait_exit(Duration::from_secs(10));
         procs::append_marker(&n.log, "===== kraftwerk-it: SIGKILL =====");
@@ -300,13 +375,20 @@ impl<'e> Cluster<'e> {
     /// SIGTERM, wait up to `grace`, then SIGKILL node `id`. Returns how it ended.
     pub fn stop(&mut self, id: i32, grace: Duration) -> Result<StopOutcome> {
         let n = self.node(id)?;
-        let mut p = n.proc.take().with_context(|| format!("node {id} not started"))?;
+        let mut p = n
+            .proc
+            .take()
+            .with_context(|| format!("node {id} not started"))?;
         Ok(p.stop(grace))
     }
 
     /// Sends SIGTERM to all `ids` at once, then waits up to `grace` for each; SIGKILLs the rest.
     /// Returns `(label, outcome)` per node.
-    pub fn stop_many(&mut self, ids: &[i32], grace: Duration) -> Result<Vec<(String, StopOutcome)>> {
+    pub fn stop_many(
+        &mut self,
+        ids: &[i32],
+        grace: Duration,
+    ) -> Result<Vec<(String, StopOutcome)>> {
         let start = std::time::Instant::now();
         let mut procs_to_wait = Vec::new();
         let mut out = Vec::new();
@@ -330,7 +412,10 @@ impl<'e> Cluster<'e> {
                 Some(s) => out.push((label, StopOutcome::Terminated(s, start.elapsed()))),
                 None => {
                     let _ = p.kill();
-                    out.push((label, StopOutcome::Killed(p.wait_exit(Duration::from_secs(10)))));
+                    out.push((
+                        label,
+                        StopOutcome::Killed(p.wait_exit(Duration::from_secs(10))),
+                    ));
                 }
             }
         }
@@ -342,18 +427,27 @@ impl<'e> Cluster<'e> {
     pub fn stop_all(&mut self, broker_grace: Duration, controller_grace: Duration) -> Result<()> {
         let brokers: Vec<i32> = self.brokers.iter().map(|b| b.id).collect();
         let controllers: Vec<i32> = self.controllers.iter().map(|c| c.id).collect();
-        self.env.step("stopping brokers (SIGTERM, SIGKILL after the grace period)");
+        self.env
+            .step("stopping brokers (SIGTERM, SIGKILL after the grace period)");
         let mut outcomes = self.stop_many(&brokers, broker_grace)?;
-        self.env.step("stopping controllers (SIGTERM, SIGKILL after the grace period)");
+        self.env
+            .step("stopping controllers (SIGTERM, SIGKILL after the grace period)");
         outcomes.extend(self.stop_many(&controllers, controller_grace)?);
         let mut problems = Vec::new();
         for (label, o) in &outcomes {
             match o {
-                StopOutcome::Terminated(s, d) => {
-                    self.env.step(&format!("{label} stopped {} after SIGTERM ({})", util::secs(*d), procs::describe_status(s)))
-                }
-                StopOutcome::Killed(_) => problems.push(format!("{label} did not exit within the grace period after SIGTERM")),
-                StopOutcome::AlreadyExited(s) => problems.push(format!("{label} had already exited ({})", procs::describe_status(s))),
+                StopOutcome::Terminated(s, d) => self.env.step(&format!(
+                    "{label} stopped {} after SIGTERM ({})",
+                    util::secs(*d),
+                    procs::describe_status(s)
+                )),
+                StopOutcome::Killed(_) => problems.push(format!(
+                    "{label} did not exit within the grace period after SIGTERM"
+                )),
+                StopOutcome::AlreadyExited(s) => problems.push(format!(
+                    "{label} had already exited ({})",
+                    procs::describe_status(s)
+                )),
             }
         }
         if !problems.is_empty() {
@@ -363,10 +457,17 @@ impl<'e> Cluster<'e> {
     }
 
     /// `kafka-metadata-quorum --bootstrap-controller <bootstrap> describe --status`.
-    pub fn describe_status(&self, bootstrap: &str, timeout: Duration) -> Result<(QuorumStatus, String)> {
-        let r = self
-            .env
-            .tool_ok("kafka-metadata-quorum", &args(&["--bootstrap-controller", bootstrap, "describe", "--status"]), None, timeout)?;
+    pub fn describe_status(
+        &self,
+        bootstrap: &str,
+        timeout: Duration,
+    ) -> Result<(QuorumStatus, String)> {
+        let r = self.env.tool_ok(
+            "kafka-metadata-quorum",
+            &args(&["--bootstrap-controller", bootstrap, "describe", "--status"]),
+            None,
+            timeout,
+        )?;
         Ok((parse::parse_status(&r.stdout)?, r.stdout))
     }
 
@@ -379,16 +480,34 @@ impl<'e> Cluster<'e> {
         if !conf.exists() {
             std::fs::write(&conf, "request.timeout.ms=1500\ndefault.api.timeout.ms=3000\nretry.backoff.ms=50\nsocket.connection.setup.timeout.ms=1000\n")?;
         }
-        let a = args(&["--bootstrap-controller", bootstrap, "--command-config", &conf.to_string_lossy(), "describe", "--status"]);
-        let r = self.env.tool_ok("kafka-metadata-quorum", &a, None, Duration::from_secs(10))?;
+        let a = args(&[
+            "--bootstrap-controller",
+            bootstrap,
+            "--command-config",
+            &conf.to_string_lossy(),
+            "describe",
+            "--status",
+        ]);
+        let r = self
+            .env
+            .tool_ok("kafka-metadata-quorum", &a, None, Duration::from_secs(10))?;
         Ok((parse::parse_status(&r.stdout)?, r.stdout))
     }
 
     /// `kafka-metadata-quorum --bootstrap-controller <bootstrap> describe --replication`.
-    pub fn describe_replication(&self, bootstrap: &str, timeout: Duration) -> Result<(Vec<ReplicaRow>, String)> {
+    pub fn describe_replication(
+        &self,
+        bootstrap: &str,
+        timeout: Duration,
+    ) -> Result<(Vec<ReplicaRow>, String)> {
         let r = self.env.tool_ok(
             "kafka-metadata-quorum",
-            &args(&["--bootstrap-controller", bootstrap, "describe", "--replication"]),
+            &args(&[
+                "--bootstrap-controller",
+                bootstrap,
+                "describe",
+                "--replication",
+            ]),
             None,
             timeout,
         )?;
@@ -400,21 +519,48 @@ impl<'e> Cluster<'e> {
         let bootstrap = self.controller_bootstrap();
         let voters: Vec<i32> = self.controllers.iter().map(|c| c.id).collect();
         let env = self.env;
-        util::wait_until("the controller quorum to elect a leader", timeout, Duration::from_millis(500), || {
-            let c = &mut *self;
-            c.check_alive()?;
-            let (s, _) = c.describe_status(&bootstrap, Duration::from_secs(30))?;
-            Ok(if voters.contains(&s.leader_id) { Some(s) } else { None })
-        })
-        .map(|s| {
-            env.step(&format!("quorum has leader {} in epoch {}", s.leader_id, s.leader_epoch));
-            s
+        util::wait_until(
+            "the controller quorum to elect a leader",
+            timeout,
+            Duration::from_millis(500),
+            || {
+                let c = &mut *self;
+                c.check_alive()?;
+                let (s, _) = c.describe_status(&bootstrap, Duration::from_secs(30))?;
+                Ok(if voters.contains(&s.leader_id) {
+                    Some(s)
+                } else {
+                    None
+                })
+            },
+        )
+        .inspect(|s| {
+            env.step(&format!(
+                "quorum has leader {} in epoch {}",
+                s.leader_id, s.leader_epoch
+            ))
         })
     }
 
     /// `kafka-topics --describe --topic <topic>` through `bootstrap`, parsed.
-    pub fn describe_topic(&self, bootstrap: &str, topic: &str, timeout: Duration) -> Result<(Vec<PartitionInfo>, String)> {
-        let r = self.env.tool_ok("kafka-topics", &args(&["--bootstrap-server", bootstrap, "--describe", "--topic", topic]), None, timeout)?;
+    pub fn describe_topic(
+        &self,
+        bootstrap: &str,
+        topic: &str,
+        timeout: Duration,
+    ) -> Result<(Vec<PartitionInfo>, String)> {
+        let r = self.env.tool_ok(
+            "kafka-topics",
+            &args(&[
+                "--bootstrap-server",
+                bootstrap,
+                "--describe",
+                "--topic",
+                topic,
+            ]),
+            None,
+            timeout,
+        )?;
         Ok((parse::parse_topic_describe(&r.stdout)?, r.stdout))
     }
 
@@ -436,27 +582,52 @@ impl<'e> Cluster<'e> {
         let label = self.node(id)?.label();
         let start = std::time::Instant::now();
         let mut last_try = start;
-        util::wait_until(&format!("{label} to be unfenced and serve kafka-topics --list"), timeout, Duration::from_millis(250), || {
-            let c = &mut *self;
-            c.check_alive()?;
-            let running = c.node(id)?.log_count(RUNNING) > seen_before;
-            if running || last_try.elapsed() > Duration::from_secs(10) {
-                last_try = std::time::Instant::now();
-                let r = env.tool("kafka-topics", &args(&["--bootstrap-server", &addr, "--list"]), None, Duration::from_secs(20))?;
-                if r.ok() {
-                    return Ok(Some(()));
+        util::wait_until(
+            &format!("{label} to be unfenced and serve kafka-topics --list"),
+            timeout,
+            Duration::from_millis(250),
+            || {
+                let c = &mut *self;
+                c.check_alive()?;
+                let running = c.node(id)?.log_count(RUNNING) > seen_before;
+                if running || last_try.elapsed() > Duration::from_secs(10) {
+                    last_try = std::time::Instant::now();
+                    let r = env.tool(
+                        "kafka-topics",
+                        &args(&["--bootstrap-server", &addr, "--list"]),
+                        None,
+                        Duration::from_secs(20),
+                    )?;
+                    if r.ok() {
+                        return Ok(Some(()));
+                    }
+                    bail!(
+                        "kafka-topics --list against {label}: {}",
+                        util::one_line(&r.stderr, 300)
+                    );
                 }
-                bail!("kafka-topics --list against {label}: {}", util::one_line(&r.stderr, 300));
-            }
-            Ok(None)
-        })?;
-        env.step(&format!("{label} is unfenced and serving (after {})", util::secs(start.elapsed())));
+                Ok(None)
+            },
+        )?;
+        env.step(&format!(
+            "{label} is unfenced and serving (after {})",
+            util::secs(start.elapsed())
+        ));
         Ok(())
     }
 }
 
 fn new_node(env: &Env, id: i32, role: Role) -> Result<Node> {
-    let mut n = Node { id, role, port: util::free_port()?, dir: PathBuf::new(), props: PathBuf::new(), log: PathBuf::new(), proc: None, starts: 0 };
+    let mut n = Node {
+        id,
+        role,
+        port: util::free_port()?,
+        dir: PathBuf::new(),
+        props: PathBuf::new(),
+        log: PathBuf::new(),
+        proc: None,
+        starts: 0,
+    };
     n.dir = env.work.join(n.name());
     std::fs::create_dir_all(&n.dir)?;
     n.props = n.dir.join("server.properties");
@@ -490,7 +661,10 @@ fn render_props(n: &Node, voters: &str, spec: &ClusterSpec) -> String {
             let _ = writeln!(s, "listeners=PLAINTEXT://{}", n.addr());
             let _ = writeln!(s, "advertised.listeners=PLAINTEXT://{}", n.addr());
             let _ = writeln!(s, "inter.broker.listener.name=PLAINTEXT");
-            let _ = writeln!(s, "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            let _ = writeln!(
+                s,
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+            );
             let _ = writeln!(s, "log.dirs={data}");
             let _ = writeln!(s, "group.initial.rebalance.delay.ms=0");
             for (k, v) in &spec.broker_props {

@@ -42,7 +42,11 @@ impl ControllerKind {
 
 /// Parses `IT_CONTROLLERS` syntax: comma-separated kinds, e.g. `java,kraftwerk,kraftwerk`.
 pub fn parse_controllers(s: &str) -> Result<Vec<ControllerKind>> {
-    let kinds = s.split(',').filter(|x| !x.trim().is_empty()).map(str::parse).collect::<Result<Vec<_>>>()?;
+    let kinds = s
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(str::parse)
+        .collect::<Result<Vec<_>>>()?;
     if kinds.is_empty() {
         bail!("no controllers in '{s}'");
     }
@@ -75,11 +79,18 @@ impl Options {
         Ok(Options {
             kafka_version: std::env::var("KAFKA_VERSION").unwrap_or_else(|_| "4.1.2".into()),
             controllers: parse_controllers(
-                &std::env::var("IT_CONTROLLERS").unwrap_or_else(|_| "kraftwerk,kraftwerk,kraftwerk".into()),
+                &std::env::var("IT_CONTROLLERS")
+                    .unwrap_or_else(|_| "kraftwerk,kraftwerk,kraftwerk".into()),
             )?,
-            kraftwerk_bin: std::env::var("KRAFTWERK_BIN").map(PathBuf::from).unwrap_or_else(|_| target.join("debug/kraftwerk")),
-            release_version: std::env::var("IT_RELEASE_VERSION").ok().filter(|v| !v.is_empty()),
-            work_root: std::env::var("IT_WORK_DIR").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("/tmp/kraftwerk-it")),
+            kraftwerk_bin: std::env::var("KRAFTWERK_BIN")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| target.join("debug/kraftwerk")),
+            release_version: std::env::var("IT_RELEASE_VERSION")
+                .ok()
+                .filter(|v| !v.is_empty()),
+            work_root: std::env::var("IT_WORK_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| PathBuf::from("/tmp/kraftwerk-it")),
         })
     }
 }
@@ -106,8 +117,18 @@ impl Env {
     /// Creates the work dir and locates Kafka (and kraftwerk, if any slot uses it).
     pub fn new(scenario: &str, opts: &Options) -> Result<Env> {
         let start = Instant::now();
-        let work = opts.work_root.join(format!("{scenario}-{}", util::timestamp()));
-        let work = if work.exists() { opts.work_root.join(format!("{scenario}-{}-{}", util::timestamp(), std::process::id())) } else { work };
+        let work = opts
+            .work_root
+            .join(format!("{scenario}-{}", util::timestamp()));
+        let work = if work.exists() {
+            opts.work_root.join(format!(
+                "{scenario}-{}-{}",
+                util::timestamp(),
+                std::process::id()
+            ))
+        } else {
+            work
+        };
         std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
         crate::report::set_work_dir(work.clone());
         let kafka = Kafka::locate(&opts.kafka_version, &work.join("conf"))?;
@@ -119,7 +140,11 @@ impl Env {
         }
         let release_version = opts.release_version.clone().unwrap_or_else(|| {
             let m = kafka.minor_version();
-            if m.as_str() < "4.1" && m.starts_with("4.") { m } else { "4.1".to_string() }
+            if m.as_str() < "4.1" && m.starts_with("4.") {
+                m
+            } else {
+                "4.1".to_string()
+            }
         });
         let tools = Tools::new(kafka, &work, start)?;
         let env = Env {
@@ -166,12 +191,24 @@ impl Env {
     }
 
     /// Runs a Kafka CLI tool (see [`Tools::run`]).
-    pub fn tool(&self, tool: &str, args: &[String], stdin: Option<&std::path::Path>, timeout: Duration) -> Result<Captured> {
+    pub fn tool(
+        &self,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&std::path::Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
         self.tools.run(tool, args, stdin, timeout)
     }
 
     /// Runs a Kafka CLI tool that must exit 0 (see [`Tools::run_ok`]).
-    pub fn tool_ok(&self, tool: &str, args: &[String], stdin: Option<&std::path::Path>, timeout: Duration) -> Result<Captured> {
+    pub fn tool_ok(
+        &self,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&std::path::Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
         self.tools.run_ok(tool, args, stdin, timeout)
     }
 }
@@ -184,7 +221,11 @@ mod tests {
     fn controller_lists() {
         assert_eq!(
             parse_controllers("java,kraftwerk, java").unwrap(),
-            vec![ControllerKind::Java, ControllerKind::Kraftwerk, ControllerKind::Java]
+            vec![
+                ControllerKind::Java,
+                ControllerKind::Kraftwerk,
+                ControllerKind::Java
+            ]
         );
         assert!(parse_controllers("java,zookeeper").is_err());
         assert!(parse_controllers("").is_err());

@@ -20,19 +20,55 @@ use crate::util;
 pub const TOOLS: &[(&str, &[&str])] = &[
     ("kafka-server-start", &["kafka.Kafka"]),
     ("kafka-topics", &["org.apache.kafka.tools.TopicCommand"]),
-    ("kafka-console-producer", &["org.apache.kafka.tools.ConsoleProducer", "kafka.tools.ConsoleProducer"]),
+    (
+        "kafka-console-producer",
+        &[
+            "org.apache.kafka.tools.ConsoleProducer",
+            "kafka.tools.ConsoleProducer",
+        ],
+    ),
     (
         "kafka-console-consumer",
-        &["org.apache.kafka.tools.consumer.ConsoleConsumer", "kafka.tools.ConsoleConsumer"],
+        &[
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            "kafka.tools.ConsoleConsumer",
+        ],
     ),
-    ("kafka-consumer-groups", &["org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"]),
-    ("kafka-metadata-quorum", &["org.apache.kafka.tools.MetadataQuorumCommand"]),
-    ("kafka-storage", &["org.apache.kafka.tools.StorageTool", "kafka.tools.StorageTool"]),
+    (
+        "kafka-consumer-groups",
+        &["org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"],
+    ),
+    (
+        "kafka-metadata-quorum",
+        &["org.apache.kafka.tools.MetadataQuorumCommand"],
+    ),
+    (
+        "kafka-storage",
+        &[
+            "org.apache.kafka.tools.StorageTool",
+            "kafka.tools.StorageTool",
+        ],
+    ),
     ("kafka-features", &["org.apache.kafka.tools.FeatureCommand"]),
     ("kafka-cluster", &["org.apache.kafka.tools.ClusterTool"]),
-    ("kafka-configs", &["org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand"]),
-    ("kafka-dump-log", &["org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments"]),
-    ("kafka-metadata-shell", &["org.apache.kafka.shell.MetadataShell"]),
+    (
+        "kafka-configs",
+        &[
+            "org.apache.kafka.tools.ConfigCommand",
+            "kafka.admin.ConfigCommand",
+        ],
+    ),
+    (
+        "kafka-dump-log",
+        &[
+            "org.apache.kafka.tools.DumpLogSegments",
+            "kafka.tools.DumpLogSegments",
+        ],
+    ),
+    (
+        "kafka-metadata-shell",
+        &["org.apache.kafka.shell.MetadataShell"],
+    ),
 ];
 
 /// One fetched Kafka version.
@@ -79,8 +115,13 @@ impl Kafka {
         }
         let root = cache_dir().join("kafka").join(version);
         let libs = root.join("libs");
-        if !root.join(".complete").exists() || !libs.join(format!("kafka_2.13-{version}.jar")).exists() {
-            bail!("Kafka {version} jars not in {} (run scripts/kafka-fetch {version})", libs.display());
+        if !root.join(".complete").exists()
+            || !libs.join(format!("kafka_2.13-{version}.jar")).exists()
+        {
+            bail!(
+                "Kafka {version} jars not in {} (run scripts/kafka-fetch {version})",
+                libs.display()
+            );
         }
         std::fs::create_dir_all(conf_dir)?;
         let k = Kafka {
@@ -95,7 +136,11 @@ impl Kafka {
 
     /// `major.minor` of this Kafka, e.g. `4.1`.
     pub fn minor_version(&self) -> String {
-        self.version.split('.').take(2).collect::<Vec<_>>().join(".")
+        self.version
+            .split('.')
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(".")
     }
 
     /// The main class of `tool` in this version: the first candidate in [`TOOLS`] present in
@@ -111,19 +156,33 @@ impl Kafka {
         let mut jars = Vec::new();
         for e in std::fs::read_dir(&self.libs)? {
             let p = e?.path();
-            let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
             if name.starts_with("kafka") && name.ends_with(".jar") {
                 jars.push(std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?);
             }
         }
         for class in candidates.iter() {
             let needle = format!("{}.class", class.replace('.', "/"));
-            if jars.iter().any(|j| j.windows(needle.len()).any(|w| w == needle.as_bytes())) {
-                self.class_cache.lock().unwrap().insert(tool.to_string(), class.to_string());
+            if jars
+                .iter()
+                .any(|j| j.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            {
+                self.class_cache
+                    .lock()
+                    .unwrap()
+                    .insert(tool.to_string(), class.to_string());
                 return Ok(class.to_string());
             }
         }
-        bail!("no main class for {tool} in Kafka {} (tried {})", self.version, candidates.join(", "))
+        bail!(
+            "no main class for {tool} in Kafka {} (tried {})",
+            self.version,
+            candidates.join(", ")
+        )
     }
 
     fn write_log4j_files(&self) -> Result<()> {
@@ -161,10 +220,15 @@ impl Kafka {
         let mut c = Command::new("java");
         let opts = std::env::var(opts_env).unwrap_or_else(|_| default_opts.to_string());
         c.args(opts.split_whitespace());
-        c.arg(format!("-Dlog4j2.configurationFile={}", self.conf_dir.join(log4j).display()));
+        c.arg(format!(
+            "-Dlog4j2.configurationFile={}",
+            self.conf_dir.join(log4j).display()
+        ));
         c.arg("-cp").arg(format!("{}/*", self.libs.display()));
         // Kafka's scripts read these; make sure a user's environment does not leak in.
-        c.env_remove("KAFKA_OPTS").env_remove("KAFKA_HEAP_OPTS").env_remove("CLASSPATH");
+        c.env_remove("KAFKA_OPTS")
+            .env_remove("KAFKA_HEAP_OPTS")
+            .env_remove("CLASSPATH");
         c
     }
 
@@ -208,12 +272,23 @@ impl Tools {
     /// Tools writing their outputs under `work`.
     pub fn new(kafka: Kafka, work: &Path, start: Instant) -> Result<Self> {
         std::fs::create_dir_all(work.join("tools"))?;
-        Ok(Tools { kafka, work: work.to_path_buf(), seq: AtomicUsize::new(0), start })
+        Ok(Tools {
+            kafka,
+            work: work.to_path_buf(),
+            seq: AtomicUsize::new(0),
+            start,
+        })
     }
 
     /// Runs `tool args...` to completion (killed after `timeout`), stdin from `stdin`.
     /// Never fails on a non-zero exit: callers decide (see [`Captured::ok`]).
-    pub fn run(&self, tool: &str, args: &[String], stdin: Option<&Path>, timeout: Duration) -> Result<Captured> {
+    pub fn run(
+        &self,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
         let n = self.seq.fetch_add(1, Ordering::SeqCst);
         let cmd = self.kafka.tool_command(tool, args)?;
         let base = self.work.join("tools").join(format!("{n:04}-{tool}"));
@@ -224,29 +299,52 @@ impl Tools {
         let status = if r.timed_out {
             format!("TIMED OUT after {}", util::secs(timeout))
         } else {
-            format!("exit {}", r.code.map(|c| c.to_string()).unwrap_or_else(|| "signal".into()))
+            format!(
+                "exit {}",
+                r.code
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "signal".into())
+            )
         };
         let line = format!(
             "[+{:>7.1}s] #{n:04} {tool} {} -> {status} in {:.2}s{}\n",
             at.as_secs_f64(),
             args.join(" "),
             r.elapsed.as_secs_f64(),
-            if r.ok() { String::new() } else { format!(" | stderr: {}", util::one_line(&r.stderr, 300)) }
+            if r.ok() {
+                String::new()
+            } else {
+                format!(" | stderr: {}", util::one_line(&r.stderr, 300))
+            }
         );
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(self.work.join("tools.log")) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.work.join("tools.log"))
+        {
             let _ = f.write_all(line.as_bytes());
         }
         Ok(r)
     }
 
     /// Like [`Tools::run`] but an error unless the tool exits 0; the error quotes stderr.
-    pub fn run_ok(&self, tool: &str, args: &[String], stdin: Option<&Path>, timeout: Duration) -> Result<Captured> {
+    pub fn run_ok(
+        &self,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
         let r = self.run(tool, args, stdin, timeout)?;
         if !r.ok() {
             bail!(
                 "{tool} {} failed ({}): {}",
                 args.join(" "),
-                if r.timed_out { "timed out".to_string() } else { format!("exit {:?}", r.code) },
+                if r.timed_out {
+                    "timed out".to_string()
+                } else {
+                    format!("exit {:?}", r.code)
+                },
                 util::one_line(&format!("{}\n{}", r.stderr, r.stdout), 600)
             );
         }

@@ -29,7 +29,10 @@ use std::time::Duration;
 use scenarios::SCENARIOS;
 
 #[derive(Parser, Debug)]
-#[command(name = "kraftwerk-it", about = "kraftwerk integration scenarios with real Apache Kafka")]
+#[command(
+    name = "kraftwerk-it",
+    about = "kraftwerk integration scenarios with real Apache Kafka"
+)]
 struct Cli {
     /// List the scenarios and exit.
     #[arg(long)]
@@ -57,7 +60,11 @@ fn main() {
     let cli = Cli::parse();
     if cli.list {
         for s in SCENARIOS {
-            println!("{:<10} {}", s.name, s.about.split_whitespace().collect::<Vec<_>>().join(" "));
+            println!(
+                "{:<10} {}",
+                s.name,
+                s.about.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
         }
         return;
     }
@@ -90,11 +97,19 @@ fn run(name: &str, cli: &Cli) -> Result<()> {
     }
     let deadline = cli
         .deadline_s
-        .or_else(|| std::env::var("IT_DEADLINE_S").ok().and_then(|v| v.parse().ok()))
+        .or_else(|| {
+            std::env::var("IT_DEADLINE_S")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        })
         .map(Duration::from_secs)
         .unwrap_or(scenario.deadline);
     // The demo stops gracefully on Ctrl-C (brokers first), which can take a while.
-    let force_after = if name == "demo" { Duration::from_secs(90) } else { Duration::from_secs(20) };
+    let force_after = if name == "demo" {
+        Duration::from_secs(90)
+    } else {
+        Duration::from_secs(20)
+    };
     report::set_keep(name == "demo");
     procs::install_signal_handlers(force_after)?;
     if deadline != Duration::MAX {

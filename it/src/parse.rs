@@ -23,8 +23,11 @@ pub struct QuorumStatus {
 fn node_ids(json: &str) -> Result<Vec<i32>> {
     // 3.9+/4.x print JSON objects `[{"id": 1, "endpoints": [...]}, ...]`; older releases a
     // plain `[1,2,3]`. Accept both.
-    let v: serde_json::Value = serde_json::from_str(json.trim()).with_context(|| format!("not JSON: {json}"))?;
-    let arr = v.as_array().with_context(|| format!("not a JSON array: {json}"))?;
+    let v: serde_json::Value =
+        serde_json::from_str(json.trim()).with_context(|| format!("not JSON: {json}"))?;
+    let arr = v
+        .as_array()
+        .with_context(|| format!("not a JSON array: {json}"))?;
     arr.iter()
         .map(|e| {
             e.as_i64()
@@ -39,12 +42,22 @@ fn node_ids(json: &str) -> Result<Vec<i32>> {
 pub fn parse_status(text: &str) -> Result<QuorumStatus> {
     let field = |name: &str| -> Result<String> {
         text.lines()
-            .find_map(|l| l.trim().strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
-            .with_context(|| format!("no `{name}:` in describe --status output: {}", crate::util::one_line(text, 300)))
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix(&format!("{name}:"))
+                    .map(|v| v.trim().to_string())
+            })
+            .with_context(|| {
+                format!(
+                    "no `{name}:` in describe --status output: {}",
+                    crate::util::one_line(text, 300)
+                )
+            })
     };
     let num = |name: &str| -> Result<i64> {
         let v = field(name)?;
-        v.parse::<i64>().with_context(|| format!("`{name}: {v}` is not a number"))
+        v.parse::<i64>()
+            .with_context(|| format!("`{name}: {v}` is not a number"))
     };
     Ok(QuorumStatus {
         cluster_id: field("ClusterId")?,
@@ -75,18 +88,43 @@ pub fn parse_replication(text: &str) -> Result<Vec<ReplicaRow>> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header = lines
         .find(|l| l.trim_start().starts_with("NodeId"))
-        .with_context(|| format!("no NodeId header in describe --replication output: {}", crate::util::one_line(text, 300)))?;
+        .with_context(|| {
+            format!(
+                "no NodeId header in describe --replication output: {}",
+                crate::util::one_line(text, 300)
+            )
+        })?;
     let cols: Vec<&str> = header.split('\t').map(str::trim).collect();
-    let idx = |name: &str| cols.iter().position(|c| *c == name).with_context(|| format!("no {name} column in {header:?}"));
-    let (i_node, i_leo, i_lag, i_status) = (idx("NodeId")?, idx("LogEndOffset")?, idx("Lag")?, idx("Status")?);
+    let idx = |name: &str| {
+        cols.iter()
+            .position(|c| *c == name)
+            .with_context(|| format!("no {name} column in {header:?}"))
+    };
+    let (i_node, i_leo, i_lag, i_status) = (
+        idx("NodeId")?,
+        idx("LogEndOffset")?,
+        idx("Lag")?,
+        idx("Status")?,
+    );
     let mut rows = Vec::new();
     for l in lines {
         let cells: Vec<&str> = l.split('\t').map(str::trim).collect();
-        let get = |i: usize| cells.get(i).copied().with_context(|| format!("short row {l:?}"));
+        let get = |i: usize| {
+            cells
+                .get(i)
+                .copied()
+                .with_context(|| format!("short row {l:?}"))
+        };
         rows.push(ReplicaRow {
-            node_id: get(i_node)?.parse().with_context(|| format!("bad NodeId in {l:?}"))?,
-            log_end_offset: get(i_leo)?.parse().with_context(|| format!("bad LogEndOffset in {l:?}"))?,
-            lag: get(i_lag)?.parse().with_context(|| format!("bad Lag in {l:?}"))?,
+            node_id: get(i_node)?
+                .parse()
+                .with_context(|| format!("bad NodeId in {l:?}"))?,
+            log_end_offset: get(i_leo)?
+                .parse()
+                .with_context(|| format!("bad LogEndOffset in {l:?}"))?,
+            lag: get(i_lag)?
+                .parse()
+                .with_context(|| format!("bad Lag in {l:?}"))?,
             status: get(i_status)?.to_string(),
         });
     }
@@ -112,7 +150,11 @@ pub struct PartitionInfo {
 }
 
 fn id_list(s: &str) -> Result<Vec<i32>> {
-    s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| x.parse().with_context(|| format!("bad id {x:?}"))).collect()
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| x.parse().with_context(|| format!("bad id {x:?}")))
+        .collect()
 }
 
 /// Parses the partition lines of `kafka-topics --describe` (`Topic: t  Partition: 0  Leader: 1
@@ -129,18 +171,31 @@ pub fn parse_topic_describe(text: &str) -> Result<Vec<PartitionInfo>> {
                 kv.insert(k.trim().to_string(), v.trim().to_string());
             }
         }
-        let get = |k: &str| kv.get(k).cloned().with_context(|| format!("no {k} in {l:?}"));
+        let get = |k: &str| {
+            kv.get(k)
+                .cloned()
+                .with_context(|| format!("no {k} in {l:?}"))
+        };
         let leader = get("Leader")?;
         out.push(PartitionInfo {
             topic: get("Topic")?,
             partition: get("Partition")?.parse()?,
-            leader: if leader == "none" { -1 } else { leader.parse().with_context(|| format!("bad Leader in {l:?}"))? },
+            leader: if leader == "none" {
+                -1
+            } else {
+                leader
+                    .parse()
+                    .with_context(|| format!("bad Leader in {l:?}"))?
+            },
             replicas: id_list(&get("Replicas")?)?,
             isr: id_list(&get("Isr")?)?,
         });
     }
     if out.is_empty() {
-        bail!("kafka-topics --describe printed no partitions: {}", crate::util::one_line(text, 300));
+        bail!(
+            "kafka-topics --describe printed no partitions: {}",
+            crate::util::one_line(text, 300)
+        );
     }
     out.sort_by_key(|p| (p.topic.clone(), p.partition));
     Ok(out)
@@ -173,13 +228,21 @@ CurrentObservers:       [{\"id\": 101, \"directoryId\": \"Tga-4TPcMQaZ6boQIBlH2w
     fn status_old_style_voters_and_missing_fields() {
         let old = STATUS
             .lines()
-            .map(|l| if l.starts_with("CurrentVoters") { "CurrentVoters:          [1,2,3]" } else { l })
+            .map(|l| {
+                if l.starts_with("CurrentVoters") {
+                    "CurrentVoters:          [1,2,3]"
+                } else {
+                    l
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n");
         assert_eq!(parse_status(&old).unwrap().voters, vec![1, 2, 3]);
         let err = parse_status("LeaderId: 1\n").unwrap_err().to_string();
         assert!(err.contains("ClusterId"), "{err}");
-        assert!(parse_status(&STATUS.replace("LeaderEpoch:            3", "LeaderEpoch: x")).is_err());
+        assert!(
+            parse_status(&STATUS.replace("LeaderEpoch:            3", "LeaderEpoch: x")).is_err()
+        );
     }
 
     #[test]
@@ -190,7 +253,15 @@ CurrentObservers:       [{\"id\": 101, \"directoryId\": \"Tga-4TPcMQaZ6boQIBlH2w
 101   \tTga-4TPcMQaZ6boQIBlH2w\t43          \t0  \t1795940026061     \t1795940026061        \tObserver\t\n";
         let rows = parse_replication(text).unwrap();
         assert_eq!(rows.len(), 3);
-        assert_eq!(rows[0], ReplicaRow { node_id: 1, log_end_offset: 43, lag: 0, status: "Leader".into() });
+        assert_eq!(
+            rows[0],
+            ReplicaRow {
+                node_id: 1,
+                log_end_offset: 43,
+                lag: 0,
+                status: "Leader".into()
+            }
+        );
         assert_eq!(rows[1].lag, 3);
         assert_eq!(rows[2].status, "Observer");
         assert!(parse_replication("nothing").is_err());
@@ -203,7 +274,16 @@ CurrentObservers:       [{\"id\": 101, \"directoryId\": \"Tga-4TPcMQaZ6boQIBlH2w
 \tTopic: t1\tPartition: 0\tLeader: 102\tReplicas: 102,103,101\tIsr: 102,101\tElr: \tLastKnownElr: \n";
         let p = parse_topic_describe(text).unwrap();
         assert_eq!(p.len(), 2);
-        assert_eq!(p[0], PartitionInfo { topic: "t1".into(), partition: 0, leader: 102, replicas: vec![102, 103, 101], isr: vec![102, 101] });
+        assert_eq!(
+            p[0],
+            PartitionInfo {
+                topic: "t1".into(),
+                partition: 0,
+                leader: 102,
+                replicas: vec![102, 103, 101],
+                isr: vec![102, 101]
+            }
+        );
         assert_eq!(p[1].leader, -1);
         assert!(parse_topic_describe("Error while executing topic command").is_err());
     }

@@ -32,7 +32,10 @@ struct Registry {
     logs: Vec<LogEntry>,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry { live: Vec::new(), logs: Vec::new() });
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    live: Vec::new(),
+    logs: Vec::new(),
+});
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
@@ -53,7 +56,12 @@ pub fn live_count() -> usize {
 
 /// Every server log registered so far.
 pub fn server_logs() -> Vec<LogEntry> {
-    registry().logs.iter().filter(|l| l.server).cloned().collect()
+    registry()
+        .logs
+        .iter()
+        .filter(|l| l.server)
+        .cloned()
+        .collect()
 }
 
 /// A running child process in its own process group. Dropping it kills the group (SIGKILL) and
@@ -79,7 +87,13 @@ impl Proc {
     /// /dev/null), in a new process group, with SIGKILL as parent-death signal.
     ///
     /// `server` marks long-running nodes whose log tail goes into failure reports.
-    pub fn spawn(name: &str, mut cmd: Command, log: &Path, stdin: Option<&Path>, server: bool) -> Result<Proc> {
+    pub fn spawn(
+        name: &str,
+        mut cmd: Command,
+        log: &Path,
+        stdin: Option<&Path>,
+        server: bool,
+    ) -> Result<Proc> {
         let out = OpenOptions::new()
             .create(true)
             .append(true)
@@ -88,7 +102,9 @@ impl Proc {
         let err = out.try_clone()?;
         cmd.stdout(Stdio::from(out)).stderr(Stdio::from(err));
         match stdin {
-            Some(p) => cmd.stdin(Stdio::from(File::open(p).with_context(|| format!("opening {}", p.display()))?)),
+            Some(p) => cmd.stdin(Stdio::from(
+                File::open(p).with_context(|| format!("opening {}", p.display()))?,
+            )),
             None => cmd.stdin(Stdio::null()),
         };
         cmd.process_group(0);
@@ -96,19 +112,36 @@ impl Proc {
         // prctl(2).
         unsafe {
             cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
                 Ok(())
             });
         }
         // Hold the registry lock across spawn so a concurrent kill-all cannot miss this child.
         let mut reg = registry();
-        let child = cmd.spawn().with_context(|| format!("starting {name}: {:?}", cmd))?;
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting {name}: {:?}", cmd))?;
         reg.live.push(child.id() as i32);
         if !reg.logs.iter().any(|l| l.log == log) {
-            reg.logs.push(LogEntry { name: name.to_string(), log: log.to_path_buf(), server });
+            reg.logs.push(LogEntry {
+                name: name.to_string(),
+                log: log.to_path_buf(),
+                server,
+            });
         }
         drop(reg);
-        Ok(Proc { name: name.to_string(), log: log.to_path_buf(), child, exit: None })
+        Ok(Proc {
+            name: name.to_string(),
+            log: log.to_path_buf(),
+            child,
+            exit: None,
+        })
     }
 
     /// The child's pid (= its process-group id).
@@ -124,7 +157,11 @@ impl Proc {
         // SAFETY: see `signal_all`.
         let rc = unsafe { libc::kill(-self.pid(), sig) };
         if rc != 0 {
-            return Err(anyhow!("kill(-{}, {sig}) failed: {}", self.pid(), std::io::Error::last_os_error()));
+            return Err(anyhow!(
+                "kill(-{}, {sig}) failed: {}",
+                self.pid(),
+                std::io::Error::last_os_error()
+            ));
         }
         Ok(())
     }
@@ -258,19 +295,34 @@ impl Captured {
 
 /// Runs `cmd` to completion (at most `timeout`), capturing stdout/stderr into `out`/`err`
 /// files (kept for post-mortems) and returning their contents.
-pub fn run_captured(name: &str, mut cmd: Command, out: &Path, err: &Path, stdin: Option<&Path>, timeout: Duration) -> Result<Captured> {
+pub fn run_captured(
+    name: &str,
+    mut cmd: Command,
+    out: &Path,
+    err: &Path,
+    stdin: Option<&Path>,
+    timeout: Duration,
+) -> Result<Captured> {
     let fo = File::create(out).with_context(|| format!("creating {}", out.display()))?;
     let fe = File::create(err).with_context(|| format!("creating {}", err.display()))?;
     cmd.stdout(Stdio::from(fo)).stderr(Stdio::from(fe));
     match stdin {
-        Some(p) => cmd.stdin(Stdio::from(File::open(p).with_context(|| format!("opening {}", p.display()))?)),
+        Some(p) => cmd.stdin(Stdio::from(
+            File::open(p).with_context(|| format!("opening {}", p.display()))?,
+        )),
         None => cmd.stdin(Stdio::null()),
     };
     cmd.process_group(0);
     // SAFETY: as in `Proc::spawn`.
     unsafe {
         cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
             Ok(())
         });
     }
@@ -279,13 +331,19 @@ pub fn run_captured(name: &str, mut cmd: Command, out: &Path, err: &Path, stdin:
     let child = cmd.spawn().with_context(|| format!("starting {name}"))?;
     reg.live.push(child.id() as i32);
     drop(reg);
-    let mut p = Proc { name: name.to_string(), log: out.to_path_buf(), child, exit: None };
+    let mut p = Proc {
+        name: name.to_string(),
+        log: out.to_path_buf(),
+        child,
+        exit: None,
+    };
     let mut timed_out = false;
     let status = loop {
         if let Some(s) = p.try_exit() {
             break Some(s);
         }
-        if start.elapsed() >= timeout || util::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        if start.elapsed() >= timeout || util::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+        {
             timed_out = true;
             let _ = p.kill();
             break p.wait_exit(Duration::from_secs(10));

@@ -16,7 +16,11 @@ struct RunInfo {
     keep: bool,
 }
 
-static RUN: Mutex<RunInfo> = Mutex::new(RunInfo { scenario: String::new(), work_dir: None, keep: false });
+static RUN: Mutex<RunInfo> = Mutex::new(RunInfo {
+    scenario: String::new(),
+    work_dir: None,
+    keep: false,
+});
 static FINISHED: AtomicBool = AtomicBool::new(false);
 
 /// Records the scenario name (for the result line).
@@ -35,15 +39,22 @@ pub fn set_keep(keep: bool) {
 }
 
 fn keep() -> bool {
-    RUN.lock().unwrap_or_else(|e| e.into_inner()).keep || std::env::var("IT_KEEP").map(|v| v == "1").unwrap_or(false)
+    RUN.lock().unwrap_or_else(|e| e.into_inner()).keep
+        || std::env::var("IT_KEEP").map(|v| v == "1").unwrap_or(false)
 }
 
 fn scenario() -> String {
-    RUN.lock().unwrap_or_else(|e| e.into_inner()).scenario.clone()
+    RUN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .scenario
+        .clone()
 }
 
 fn work_dir() -> Option<PathBuf> {
-    RUN.lock().unwrap_or_else(|e| e.into_inner()).work_dir.clone()
+    RUN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .work_dir
+        .clone()
 }
 
 /// Claims the right to print the result; false if another thread already did.
@@ -52,9 +63,16 @@ fn claim() -> bool {
 }
 
 fn print_tails() {
-    let n: usize = std::env::var("IT_TAIL_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let n: usize = std::env::var("IT_TAIL_LINES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
     for entry in procs::server_logs() {
-        println!("----- last {n} lines of {} ({}) -----", entry.name, entry.log.display());
+        println!(
+            "----- last {n} lines of {} ({}) -----",
+            entry.name,
+            entry.log.display()
+        );
         for line in util::tail_lines(&entry.log, n) {
             println!("  {line}");
         }
@@ -87,7 +105,11 @@ pub fn fail_and_exit(reason: &str, code: i32) -> ! {
     if let Some(dir) = work_dir() {
         println!("work dir kept: {}", dir.display());
     }
-    println!("scenario {}: FAIL: {}", scenario(), util::one_line(reason, 300));
+    println!(
+        "scenario {}: FAIL: {}",
+        scenario(),
+        util::one_line(reason, 300)
+    );
     std::process::exit(code)
 }
 
@@ -121,7 +143,13 @@ pub fn start_watchdog(deadline: Duration) {
         .name("watchdog".into())
         .spawn(move || {
             std::thread::sleep(deadline);
-            fail_and_exit(&format!("overall scenario deadline of {}s exceeded", deadline.as_secs()), 1);
+            fail_and_exit(
+                &format!(
+                    "overall scenario deadline of {}s exceeded",
+                    deadline.as_secs()
+                ),
+                1,
+            );
         })
         .expect("spawning watchdog thread");
 }

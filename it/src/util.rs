@@ -60,7 +60,10 @@ pub fn wait_until<T>(
                     timeout.as_secs_f64(),
                     one_line(&l, 400)
                 ),
-                None => bail!("timed out after {:.0}s waiting for {what}", timeout.as_secs_f64()),
+                None => bail!(
+                    "timed out after {:.0}s waiting for {what}",
+                    timeout.as_secs_f64()
+                ),
             }
         }
         sleep(interval)?;
@@ -69,7 +72,12 @@ pub fn wait_until<T>(
 
 /// Collapses a multi-line message into one line of at most `max` characters.
 pub fn one_line(s: &str, max: usize) -> String {
-    let joined = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ");
+    let joined = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ");
     if joined.chars().count() > max {
         let cut: String = joined.chars().take(max).collect();
         format!("{cut}…")
@@ -86,7 +94,11 @@ static PORTS: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
 /// cannot take a node's port while it is down between a kill and a restart.
 pub fn free_port() -> Result<u16> {
     let low = ephemeral_low();
-    let (from, to) = if low > 12_000 { (10_000u16, low - 1) } else { (low.max(1024), low.max(1024) + 10_000) };
+    let (from, to) = if low > 12_000 {
+        (10_000u16, low - 1)
+    } else {
+        (low.max(1024), low.max(1024) + 10_000)
+    };
     let mut guard = PORTS.lock().unwrap();
     let used = guard.get_or_insert_with(HashSet::new);
     for _ in 0..1000 {
@@ -107,7 +119,11 @@ pub fn free_port() -> Result<u16> {
 fn ephemeral_low() -> u16 {
     std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u16>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u16>().ok())
+        })
         .unwrap_or(32768)
 }
 
@@ -125,7 +141,11 @@ pub fn base64url(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let chars = chunk.len() + 1;
         for i in 0..chars {
@@ -148,7 +168,10 @@ pub fn new_cluster_id() -> Result<String> {
 
 /// Milliseconds since the Unix epoch.
 pub fn unix_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// UTC wall-clock time as `YYYYMMDD-HHMMSS` (for work directory names).
@@ -165,12 +188,19 @@ pub fn timestamp() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// The last `n` lines of a file (reads at most the last 256 KiB); empty if unreadable.
 pub fn tail_lines(path: &Path, n: usize) -> Vec<String> {
-    let Ok(mut f) = std::fs::File::open(path) else { return Vec::new() };
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let start = len.saturating_sub(256 * 1024);
     if f.seek(SeekFrom::Start(start)).is_err() {
@@ -180,7 +210,10 @@ pub fn tail_lines(path: &Path, n: usize) -> Vec<String> {
     let _ = f.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf);
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].iter().map(|s| s.to_string()).collect()
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 /// Kafka's default partitioner for keyed records: `toPositive(murmur2(key)) % partitions`
@@ -254,7 +287,10 @@ mod tests {
         let set: HashSet<u16> = ports.iter().copied().collect();
         assert_eq!(set.len(), ports.len());
         for p in ports {
-            assert!(p >= 1024 && (p < ephemeral_low() || ephemeral_low() <= 12_000), "{p}");
+            assert!(
+                p >= 1024 && (p < ephemeral_low() || ephemeral_low() <= 12_000),
+                "{p}"
+            );
             TcpListener::bind(("127.0.0.1", p)).unwrap();
         }
     }
@@ -273,7 +309,10 @@ mod tests {
             ("foobar", -790332482),
             ("a-little-bit-long-string", -985981536),
             ("a-little-bit-longer-string", -1486304829),
-            ("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+            (
+                "lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
+                -58897971,
+            ),
             ("abc", 479470107),
         ] {
             assert_eq!(murmur2(k.as_bytes()), h, "{k}");

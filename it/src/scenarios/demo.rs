@@ -16,13 +16,21 @@ pub fn run(env: &Env) -> Result<()> {
     let mut c = start_single_broker_cluster(env)?;
     let boot = c.broker_bootstrap();
     create_topic(env, &boot, "demo", 3, 1, &[])?;
-    let msgs: Vec<String> = (1..=5).map(|i| format!("hello from kraftwerk demo, message {i}")).collect();
+    let msgs: Vec<String> = (1..=5)
+        .map(|i| format!("hello from kraftwerk demo, message {i}"))
+        .collect();
     produce(env, &boot, "demo", &msgs, &[])?;
     let got = consume(env, &boot, "demo", "demo-group", msgs.len())?;
     assert_same_messages("demo", &msgs, &got)?;
     env.show("consumed", &got.join("\n"));
     let (_, raw) = c.describe_status(&c.controller_bootstrap(), Duration::from_secs(30))?;
-    env.show(&format!("kafka-metadata-quorum --bootstrap-controller {} describe --status", c.controller_bootstrap()), &raw);
+    env.show(
+        &format!(
+            "kafka-metadata-quorum --bootstrap-controller {} describe --status",
+            c.controller_bootstrap()
+        ),
+        &raw,
+    );
 
     println!();
     println!("The cluster is up. Where things are:");
@@ -31,7 +39,10 @@ pub fn run(env: &Env) -> Result<()> {
     }
     println!("  work dir                     {}", env.work.display());
     println!("Try (from the repository root):");
-    println!("  KAFKA_VERSION={} scripts/kafka-run kafka-topics --bootstrap-server {boot} --list", env.kafka().version);
+    println!(
+        "  KAFKA_VERSION={} scripts/kafka-run kafka-topics --bootstrap-server {boot} --list",
+        env.kafka().version
+    );
     println!(
         "  KAFKA_VERSION={} scripts/kafka-run kafka-metadata-quorum --bootstrap-controller {} describe --replication",
         env.kafka().version,

@@ -4,7 +4,10 @@
 use anyhow::{bail, Result};
 use std::time::Duration;
 
-use super::{assert_quorum_status, assert_same_messages, consume, create_topic, kill_leader_and_measure, messages, produce, wait_caught_up};
+use super::{
+    assert_quorum_status, assert_same_messages, consume, create_topic, kill_leader_and_measure,
+    messages, produce, wait_caught_up,
+};
 use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
 use crate::env::Env;
 
@@ -23,7 +26,10 @@ pub fn single_broker_props() -> Vec<(String, String)> {
 /// Formats and starts `env.controllers` plus one broker; returns once the broker serves.
 pub fn start_single_broker_cluster(env: &Env) -> Result<Cluster<'_>> {
     if env.controllers.len() < 3 {
-        bail!("this scenario needs at least 3 controllers, IT_CONTROLLERS has {}", env.controllers.len());
+        bail!(
+            "this scenario needs at least 3 controllers, IT_CONTROLLERS has {}",
+            env.controllers.len()
+        );
     }
     let spec = ClusterSpec {
         controllers: env.controllers.clone(),
@@ -49,20 +55,39 @@ pub fn run(env: &Env) -> Result<()> {
 
     // What `kafka-metadata-quorum` shows on a healthy cluster.
     let (s1, raw) = c.describe_status(&one_controller, Duration::from_secs(30))?;
-    env.show(&format!("kafka-metadata-quorum --bootstrap-controller {one_controller} describe --status"), &raw);
+    env.show(
+        &format!("kafka-metadata-quorum --bootstrap-controller {one_controller} describe --status"),
+        &raw,
+    );
     assert_quorum_status(&s1, &c, &[broker])?;
     let (rows, raw) = c.describe_replication(&one_controller, Duration::from_secs(30))?;
-    env.show(&format!("kafka-metadata-quorum --bootstrap-controller {one_controller} describe --replication"), &raw);
+    env.show(
+        &format!(
+            "kafka-metadata-quorum --bootstrap-controller {one_controller} describe --replication"
+        ),
+        &raw,
+    );
     for ctl in &c.controllers {
         let Some(r) = rows.iter().find(|r| r.node_id == ctl.id) else {
             bail!("describe --replication does not list voter {}", ctl.id);
         };
-        let want = if ctl.id == s1.leader_id { "Leader" } else { "Follower" };
+        let want = if ctl.id == s1.leader_id {
+            "Leader"
+        } else {
+            "Follower"
+        };
         if r.status != want {
-            bail!("describe --replication shows node {} as {}, expected {want}", ctl.id, r.status);
+            bail!(
+                "describe --replication shows node {} as {}, expected {want}",
+                ctl.id,
+                r.status
+            );
         }
     }
-    if !rows.iter().any(|r| r.node_id == broker && r.status == "Observer") {
+    if !rows
+        .iter()
+        .any(|r| r.node_id == broker && r.status == "Observer")
+    {
         bail!("describe --replication does not list broker {broker} as an Observer");
     }
     let (s2, _) = c.describe_status(&one_controller, Duration::from_secs(30))?;
@@ -74,11 +99,22 @@ pub fn run(env: &Env) -> Result<()> {
         );
     }
     if s2.leader_id != s1.leader_id || s2.leader_epoch != s1.leader_epoch {
-        bail!("leadership changed on an idle healthy quorum: {}@{} then {}@{}", s1.leader_id, s1.leader_epoch, s2.leader_id, s2.leader_epoch);
+        bail!(
+            "leadership changed on an idle healthy quorum: {}@{} then {}@{}",
+            s1.leader_id,
+            s1.leader_epoch,
+            s2.leader_id,
+            s2.leader_epoch
+        );
     }
     env.step(&format!(
         "quorum OK: leader {} epoch {}, high watermark moved {} -> {}, voters {:?}, observers {:?}",
-        s2.leader_id, s2.leader_epoch, s1.high_watermark, s2.high_watermark, s2.voters, s2.observers
+        s2.leader_id,
+        s2.leader_epoch,
+        s1.high_watermark,
+        s2.high_watermark,
+        s2.voters,
+        s2.observers
     ));
 
     // A topic, 1000 messages in, the same 1000 out.
@@ -112,25 +148,39 @@ pub fn run(env: &Env) -> Result<()> {
     // produces and consumes (a fenced broker has no leaderships and would refuse both).
     let (parts, _) = c.describe_topic(&boot, "e2e-one", Duration::from_secs(60))?;
     if parts.iter().any(|p| p.leader != broker) {
-        bail!("after the failover e2e-one partitions lost their leader (broker fenced?): {parts:?}");
+        bail!(
+            "after the failover e2e-one partitions lost their leader (broker fenced?): {parts:?}"
+        );
     }
     let sent2 = messages("e2e-two", 1000);
     produce(env, &boot, "e2e-two", &sent2, &[])?;
     let got2 = consume(env, &boot, "e2e-two", "g1", 1000)?;
     assert_same_messages("e2e-two", &sent2, &got2)?;
-    env.step("broker still unfenced after the failover: 1000 messages of e2e-two written and read back");
+    env.step(
+        "broker still unfenced after the failover: 1000 messages of e2e-two written and read back",
+    );
 
     let survivors = c.controller_bootstrap_except(f.old_leader);
     let (after, raw) = c.describe_status(&survivors, Duration::from_secs(30))?;
     env.show("after failover: describe --status", &raw);
     if after.leader_id == f.old_leader || after.leader_epoch <= f.old_epoch {
-        bail!("after failover describe --status shows leader {} epoch {} (old leader {} epoch {})", after.leader_id, after.leader_epoch, f.old_leader, f.old_epoch);
+        bail!(
+            "after failover describe --status shows leader {} epoch {} (old leader {} epoch {})",
+            after.leader_id,
+            after.leader_epoch,
+            f.old_leader,
+            f.old_epoch
+        );
     }
     let (rows, raw) = c.describe_replication(&survivors, Duration::from_secs(30))?;
     env.show("after failover: describe --replication", &raw);
 
     // The killed controller comes back and replicates everything it missed.
-    let leader_leo = rows.iter().find(|r| r.status == "Leader").map(|r| r.log_end_offset).unwrap_or(0);
+    let leader_leo = rows
+        .iter()
+        .find(|r| r.status == "Leader")
+        .map(|r| r.log_end_offset)
+        .unwrap_or(0);
     c.start(f.old_leader)?;
     let raw = wait_caught_up(env, &c, f.old_leader, leader_leo, Duration::from_secs(90))?;
     env.show("after restart: describe --replication", &raw);

@@ -4,7 +4,9 @@ use anyhow::{bail, Result};
 use std::time::Duration;
 
 use super::e2e::start_single_broker_cluster;
-use super::{assert_same_messages, consume, create_topic, kill_leader_and_measure, messages, produce};
+use super::{
+    assert_same_messages, consume, create_topic, kill_leader_and_measure, messages, produce,
+};
 use crate::env::Env;
 
 /// The scenario body: prints `failover_ms=<n>` (SIGKILL of the active controller → first
@@ -18,7 +20,10 @@ pub fn run(env: &Env) -> Result<()> {
     produce(env, &boot, "fo-one", &sent, &[])?;
     let f = kill_leader_and_measure(env, &mut c, "fo-two", 3)?;
     if f.leader_ms > 15_000 {
-        bail!("no new controller leader within 15 s of SIGKILL ({} ms)", f.leader_ms);
+        bail!(
+            "no new controller leader within 15 s of SIGKILL ({} ms)",
+            f.leader_ms
+        );
     }
     let sent2 = messages("fo-two", 100);
     produce(env, &boot, "fo-two", &sent2, &[])?;

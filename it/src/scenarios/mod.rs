@@ -66,7 +66,14 @@ pub fn messages(prefix: &str, n: usize) -> Vec<String> {
 }
 
 /// `kafka-topics --create`; returns how long the tool took.
-pub fn create_topic(env: &Env, bootstrap: &str, topic: &str, partitions: u32, rf: u32, configs: &[&str]) -> Result<Duration> {
+pub fn create_topic(
+    env: &Env,
+    bootstrap: &str,
+    topic: &str,
+    partitions: u32,
+    rf: u32,
+    configs: &[&str],
+) -> Result<Duration> {
     let mut a = args(&[
         "--bootstrap-server",
         bootstrap,
@@ -84,9 +91,15 @@ pub fn create_topic(env: &Env, bootstrap: &str, topic: &str, partitions: u32, rf
     }
     let r = env.tool_ok("kafka-topics", &a, None, Duration::from_secs(90))?;
     if !r.stdout.contains(&format!("Created topic {topic}")) {
-        bail!("kafka-topics --create {topic} exited 0 but did not print `Created topic {topic}.`: {}", util::one_line(&r.stdout, 300));
+        bail!(
+            "kafka-topics --create {topic} exited 0 but did not print `Created topic {topic}.`: {}",
+            util::one_line(&r.stdout, 300)
+        );
     }
-    env.step(&format!("created topic {topic} ({partitions} partitions, RF {rf}) in {}", util::secs(r.elapsed)));
+    env.step(&format!(
+        "created topic {topic} ({partitions} partitions, RF {rf}) in {}",
+        util::secs(r.elapsed)
+    ));
     Ok(r.elapsed)
 }
 
@@ -94,14 +107,30 @@ pub fn create_topic(env: &Env, bootstrap: &str, topic: &str, partitions: u32, rf
 /// `extra` arguments. Asserts exit 0 and that the producer was given a producer id (its
 /// TransactionManager logs `ProducerId set to`), which needs AllocateProducerIds at the
 /// controller.
-pub fn produce(env: &Env, bootstrap: &str, topic: &str, msgs: &[String], extra: &[&str]) -> Result<()> {
-    let file = env.work.join(format!("produce-{topic}-{}.txt", util::unix_ms()));
+pub fn produce(
+    env: &Env,
+    bootstrap: &str,
+    topic: &str,
+    msgs: &[String],
+    extra: &[&str],
+) -> Result<()> {
+    let file = env
+        .work
+        .join(format!("produce-{topic}-{}.txt", util::unix_ms()));
     write_messages(&file, msgs)?;
     let mut a = args(&["--bootstrap-server", bootstrap, "--topic", topic]);
     a.extend(extra.iter().map(|s| s.to_string()));
-    let r = env.tool_ok("kafka-console-producer", &a, Some(&file), Duration::from_secs(180))?;
+    let r = env.tool_ok(
+        "kafka-console-producer",
+        &a,
+        Some(&file),
+        Duration::from_secs(180),
+    )?;
     if r.stderr.contains("ERROR") {
-        bail!("kafka-console-producer reported errors: {}", util::one_line(&r.stderr, 600));
+        bail!(
+            "kafka-console-producer reported errors: {}",
+            util::one_line(&r.stderr, 600)
+        );
     }
     if !r.stderr.contains("ProducerId set to") {
         bail!(
@@ -109,12 +138,22 @@ pub fn produce(env: &Env, bootstrap: &str, topic: &str, msgs: &[String], extra: 
             util::one_line(&r.stderr, 400)
         );
     }
-    env.step(&format!("produced {} messages to {topic} in {} (idempotent producer got a producer id)", msgs.len(), util::secs(r.elapsed)));
+    env.step(&format!(
+        "produced {} messages to {topic} in {} (idempotent producer got a producer id)",
+        msgs.len(),
+        util::secs(r.elapsed)
+    ));
     Ok(())
 }
 
 /// Consumes exactly `n` messages from the beginning of `topic` with consumer group `group`.
-pub fn consume(env: &Env, bootstrap: &str, topic: &str, group: &str, n: usize) -> Result<Vec<String>> {
+pub fn consume(
+    env: &Env,
+    bootstrap: &str,
+    topic: &str,
+    group: &str,
+    n: usize,
+) -> Result<Vec<String>> {
     let a = args(&[
         "--bootstrap-server",
         bootstrap,
@@ -138,7 +177,11 @@ pub fn consume(env: &Env, bootstrap: &str, topic: &str, group: &str, n: usize) -
             util::one_line(&r.stderr, 400)
         );
     }
-    env.step(&format!("consumed {} messages from {topic} as group {group} in {}", got.len(), util::secs(r.elapsed)));
+    env.step(&format!(
+        "consumed {} messages from {topic} as group {group} in {}",
+        got.len(),
+        util::secs(r.elapsed)
+    ));
     Ok(got)
 }
 
@@ -167,7 +210,11 @@ pub fn assert_same_messages(what: &str, sent: &[String], got: &[String]) -> Resu
 /// given brokers as observers.
 pub fn assert_quorum_status(s: &QuorumStatus, cluster: &Cluster, brokers: &[i32]) -> Result<()> {
     if s.cluster_id != cluster.cluster_id {
-        bail!("describe --status shows ClusterId {} but the nodes were formatted with {}", s.cluster_id, cluster.cluster_id);
+        bail!(
+            "describe --status shows ClusterId {} but the nodes were formatted with {}",
+            s.cluster_id,
+            cluster.cluster_id
+        );
     }
     let mut want: Vec<i32> = cluster.controllers.iter().map(|c| c.id).collect();
     let mut have = s.voters.clone();
@@ -177,17 +224,29 @@ pub fn assert_quorum_status(s: &QuorumStatus, cluster: &Cluster, brokers: &[i32]
         bail!("describe --status shows voters {have:?}, expected {want:?}");
     }
     if !want.contains(&s.leader_id) {
-        bail!("describe --status shows LeaderId {} which is not a voter", s.leader_id);
+        bail!(
+            "describe --status shows LeaderId {} which is not a voter",
+            s.leader_id
+        );
     }
     if s.leader_epoch < 1 {
-        bail!("describe --status shows LeaderEpoch {} (expected ≥ 1)", s.leader_epoch);
+        bail!(
+            "describe --status shows LeaderEpoch {} (expected ≥ 1)",
+            s.leader_epoch
+        );
     }
     if s.high_watermark < 1 {
-        bail!("describe --status shows HighWatermark {} (expected > 0 after bootstrap records)", s.high_watermark);
+        bail!(
+            "describe --status shows HighWatermark {} (expected > 0 after bootstrap records)",
+            s.high_watermark
+        );
     }
     for b in brokers {
         if !s.observers.contains(b) {
-            bail!("describe --status does not list broker {b} among observers {:?}", s.observers);
+            bail!(
+                "describe --status does not list broker {b} among observers {:?}",
+                s.observers
+            );
         }
     }
     Ok(())
@@ -215,24 +274,38 @@ pub struct Failover {
 /// until it succeeds; a run that times out although the topic got created counts when the
 /// next one says "already exists"), and, in parallel, time until the surviving controllers
 /// report another leader with a higher epoch. Errors if either takes longer than 60 s.
-pub fn kill_leader_and_measure(env: &Env, c: &mut Cluster, topic: &str, partitions: u32) -> Result<Failover> {
+pub fn kill_leader_and_measure(
+    env: &Env,
+    c: &mut Cluster,
+    topic: &str,
+    partitions: u32,
+) -> Result<Failover> {
     let (before, _) = c.describe_status(&c.controller_bootstrap(), Duration::from_secs(30))?;
     let old_leader = before.leader_id;
     let old_epoch = before.leader_epoch;
     let survivors = c.controller_bootstrap_except(old_leader);
     let boot = c.broker_bootstrap();
-    env.step(&format!("SIGKILL active controller {old_leader} (epoch {old_epoch})"));
+    env.step(&format!(
+        "SIGKILL active controller {old_leader} (epoch {old_epoch})"
+    ));
     c.kill(old_leader)?;
     let t0 = Instant::now();
     let limit = Duration::from_secs(60);
     let cref: &Cluster = c;
     let (created, leader) = std::thread::scope(|s| {
         let leader_thread = s.spawn(|| -> Result<(u64, QuorumStatus)> {
-            util::wait_until("a new controller leader", limit, Duration::from_millis(100), || {
-                let (st, _) = cref.describe_status_fast(&survivors)?;
-                Ok((st.leader_id != old_leader && st.leader_id >= 0 && st.leader_epoch > old_epoch)
-                    .then(|| (t0.elapsed().as_millis() as u64, st)))
-            })
+            util::wait_until(
+                "a new controller leader",
+                limit,
+                Duration::from_millis(100),
+                || {
+                    let (st, _) = cref.describe_status_fast(&survivors)?;
+                    Ok((st.leader_id != old_leader
+                        && st.leader_id >= 0
+                        && st.leader_epoch > old_epoch)
+                        .then(|| (t0.elapsed().as_millis() as u64, st)))
+                },
+            )
         });
         let mut attempts = 0u32;
         let created = loop {
@@ -250,41 +323,85 @@ pub fn kill_leader_and_measure(env: &Env, c: &mut Cluster, topic: &str, partitio
             ]);
             let r = env.tool("kafka-topics", &a, None, Duration::from_secs(90));
             match r {
-                Ok(r) if r.ok() || r.stderr.contains("already exists") || r.stdout.contains("already exists") => {
+                Ok(r)
+                    if r.ok()
+                        || r.stderr.contains("already exists")
+                        || r.stdout.contains("already exists") =>
+                {
                     break Ok((t0.elapsed().as_millis() as u64, attempts));
                 }
                 Ok(_) if t0.elapsed() < limit => continue,
-                Ok(r) => break Err(anyhow::anyhow!("no successful topic creation within {}s: {}", limit.as_secs(), util::one_line(&r.stderr, 300))),
+                Ok(r) => {
+                    break Err(anyhow::anyhow!(
+                        "no successful topic creation within {}s: {}",
+                        limit.as_secs(),
+                        util::one_line(&r.stderr, 300)
+                    ))
+                }
                 Err(e) => break Err(e),
             }
         };
-        (created, leader_thread.join().unwrap_or_else(|_| bail!("leader poll thread panicked")))
+        (
+            created,
+            leader_thread
+                .join()
+                .unwrap_or_else(|_| bail!("leader poll thread panicked")),
+        )
     });
-    let (failover_ms, create_attempts) = created.context("creating a topic after the controller failover")?;
+    let (failover_ms, create_attempts) =
+        created.context("creating a topic after the controller failover")?;
     let (leader_ms, new_status) = leader.context("waiting for a new controller leader")?;
     env.step(&format!(
         "failover: topic {topic} created {failover_ms} ms after SIGKILL ({create_attempts} attempt(s)); \
          controller {} leads epoch {} (seen {leader_ms} ms after SIGKILL)",
         new_status.leader_id, new_status.leader_epoch
     ));
-    Ok(Failover { old_leader, old_epoch, failover_ms, leader_ms, new_status, create_attempts })
+    Ok(Failover {
+        old_leader,
+        old_epoch,
+        failover_ms,
+        leader_ms,
+        new_status,
+        create_attempts,
+    })
 }
 
 /// Polls `describe --replication` at the leader until `node`'s LogEndOffset reaches `target`.
 /// Returns the final table.
-pub fn wait_caught_up(env: &Env, c: &Cluster, node: i32, target: i64, timeout: Duration) -> Result<String> {
+pub fn wait_caught_up(
+    env: &Env,
+    c: &Cluster,
+    node: i32,
+    target: i64,
+    timeout: Duration,
+) -> Result<String> {
     let boot = c.controller_bootstrap();
     let start = Instant::now();
-    let raw = util::wait_until(&format!("controller {node} to reach LogEndOffset {target}"), timeout, Duration::from_millis(500), || {
-        let (rows, raw) = c.describe_replication(&boot, Duration::from_secs(30))?;
-        let row = rows.iter().find(|r| r.node_id == node).with_context(|| format!("node {node} not in describe --replication"))?;
-        if row.log_end_offset >= target {
-            Ok(Some(raw))
-        } else {
-            bail!("node {node} at LogEndOffset {} (lag {}), target {target}", row.log_end_offset, row.lag)
-        }
-    })?;
-    env.step(&format!("controller {node} caught up to LogEndOffset ≥ {target} in {}", util::secs(start.elapsed())));
+    let raw = util::wait_until(
+        &format!("controller {node} to reach LogEndOffset {target}"),
+        timeout,
+        Duration::from_millis(500),
+        || {
+            let (rows, raw) = c.describe_replication(&boot, Duration::from_secs(30))?;
+            let row = rows
+                .iter()
+                .find(|r| r.node_id == node)
+                .with_context(|| format!("node {node} not in describe --replication"))?;
+            if row.log_end_offset >= target {
+                Ok(Some(raw))
+            } else {
+                bail!(
+                    "node {node} at LogEndOffset {} (lag {}), target {target}",
+                    row.log_end_offset,
+                    row.lag
+                )
+            }
+        },
+    )?;
+    env.step(&format!(
+        "controller {node} caught up to LogEndOffset ≥ {target} in {}",
+        util::secs(start.elapsed())
+    ));
     Ok(raw)
 }
 

@@ -29,7 +29,10 @@ const TOPIC: &str = "rf3";
 /// The scenario body.
 pub fn run(env: &Env) -> Result<()> {
     if env.controllers.len() < 3 {
-        bail!("e2e-rf3 needs at least 3 controllers, IT_CONTROLLERS has {}", env.controllers.len());
+        bail!(
+            "e2e-rf3 needs at least 3 controllers, IT_CONTROLLERS has {}",
+            env.controllers.len()
+        );
     }
     let session = SESSION_MS.to_string();
     let lag = REPLICA_LAG_MS.to_string();
@@ -57,19 +60,36 @@ pub fn run(env: &Env) -> Result<()> {
     let boot = c.broker_bootstrap();
 
     create_topic(env, &boot, TOPIC, 3, 3, &["min.insync.replicas=2"])?;
-    let parts = wait_partitions(&c, &boot, "all partitions to have a leader and a full ISR", Duration::from_secs(60), |ps| {
-        ps.len() == 3 && ps.iter().all(|p| p.leader >= 0 && p.isr.len() == 3)
-    })?;
+    let parts = wait_partitions(
+        &c,
+        &boot,
+        "all partitions to have a leader and a full ISR",
+        Duration::from_secs(60),
+        |ps| ps.len() == 3 && ps.iter().all(|p| p.leader >= 0 && p.isr.len() == 3),
+    )?;
     let sent1 = messages("rf3-a", 1000);
-    produce(env, &boot, TOPIC, &sent1, &["--producer-property", "acks=all"])?;
+    produce(
+        env,
+        &boot,
+        TOPIC,
+        &sent1,
+        &["--producer-property", "acks=all"],
+    )?;
     // Consuming once creates __consumer_offsets (RF 3) while all brokers are up.
     let got = consume(env, &boot, TOPIC, "g1", 1000)?;
     assert_same_messages("rf3 before the kill", &sent1, &got)?;
 
     // The victim leads some partitions and follows others.
     let victim = pick_victim(&parts)?;
-    let victim_led: Vec<i32> = parts.iter().filter(|p| p.leader == victim).map(|p| p.partition).collect();
-    let followed: Vec<&PartitionInfo> = parts.iter().filter(|p| p.leader != victim && p.isr.contains(&victim)).collect();
+    let victim_led: Vec<i32> = parts
+        .iter()
+        .filter(|p| p.leader == victim)
+        .map(|p| p.partition)
+        .collect();
+    let followed: Vec<&PartitionInfo> = parts
+        .iter()
+        .filter(|p| p.leader != victim && p.isr.contains(&victim))
+        .collect();
     env.step(&format!(
         "victim broker {victim}: leads partitions {victim_led:?}, follows {:?}",
         followed.iter().map(|p| p.partition).collect::<Vec<_>>()
@@ -106,7 +126,14 @@ pub fn run(env: &Env) -> Result<()> {
         &survivors_boot,
         TOPIC,
         &lines,
-        &["--producer-property", "acks=all", "--property", "parse.key=true", "--property", "key.separator=:"],
+        &[
+            "--producer-property",
+            "acks=all",
+            "--property",
+            "parse.key=true",
+            "--property",
+            "key.separator=:",
+        ],
     )
     .context("acks=all produce to the partitions the dead broker followed")?;
     let shrunk = wait_partitions(
@@ -114,11 +141,22 @@ pub fn run(env: &Env) -> Result<()> {
         &survivors_boot,
         &format!("the leaders of {followed_ids:?} to drop broker {victim} from their ISR"),
         Duration::from_millis(SESSION_MS),
-        |ps| ps.iter().filter(|p| followed_ids.contains(&p.partition)).all(|p| !p.isr.contains(&victim)),
+        |ps| {
+            ps.iter()
+                .filter(|p| followed_ids.contains(&p.partition))
+                .all(|p| !p.isr.contains(&victim))
+        },
     )?;
     let shrink_ms = t0.elapsed().as_millis();
-    env.show(&format!("{shrink_ms} ms after SIGKILL: kafka-topics --describe"), &render(&shrunk));
-    if shrunk.iter().filter(|p| victim_led.contains(&p.partition)).any(|p| p.leader != victim) {
+    env.show(
+        &format!("{shrink_ms} ms after SIGKILL: kafka-topics --describe"),
+        &render(&shrunk),
+    );
+    if shrunk
+        .iter()
+        .filter(|p| victim_led.contains(&p.partition))
+        .any(|p| p.leader != victim)
+    {
         bail!(
             "broker {victim} lost its leaderships before (or while) the ISRs shrank: the shrink came from the controller \
              fencing the broker, not from the leaders' AlterPartition (controller broker.session.timeout.ms={SESSION_MS})"
@@ -133,16 +171,33 @@ pub fn run(env: &Env) -> Result<()> {
         &survivors_boot,
         &format!("broker {victim}'s partitions to get a new leader"),
         Duration::from_millis(SESSION_MS + 30_000),
-        |ps| ps.iter().all(|p| p.leader >= 0 && p.leader != victim && !p.isr.contains(&victim)),
+        |ps| {
+            ps.iter()
+                .all(|p| p.leader >= 0 && p.leader != victim && !p.isr.contains(&victim))
+        },
     )?;
     let moved_ms = t0.elapsed().as_millis();
-    env.show(&format!("{moved_ms} ms after SIGKILL: kafka-topics --describe"), &render(&moved));
+    env.show(
+        &format!("{moved_ms} ms after SIGKILL: kafka-topics --describe"),
+        &render(&moved),
+    );
     println!("leader_moved_ms={moved_ms}");
 
     // 3. acks=all with 2 in-sync replicas still works.
     let sent2 = messages("rf3-b", 1000);
-    produce(env, &survivors_boot, TOPIC, &sent2, &["--producer-property", "acks=all"])?;
-    let all: Vec<String> = sent1.iter().chain(sent_k.iter()).chain(sent2.iter()).cloned().collect();
+    produce(
+        env,
+        &survivors_boot,
+        TOPIC,
+        &sent2,
+        &["--producer-property", "acks=all"],
+    )?;
+    let all: Vec<String> = sent1
+        .iter()
+        .chain(sent_k.iter())
+        .chain(sent2.iter())
+        .cloned()
+        .collect();
     let got = consume(env, &survivors_boot, TOPIC, "g2", all.len())?;
     assert_same_messages("rf3 with one broker down", &all, &got)?;
     c.check_alive()?;
@@ -150,9 +205,16 @@ pub fn run(env: &Env) -> Result<()> {
     // 4. The victim comes back and rejoins every ISR.
     c.start(victim)?;
     c.wait_broker_ready(victim, Duration::from_secs(120))?;
-    let back = wait_partitions(&c, &boot, &format!("broker {victim} to rejoin every ISR"), Duration::from_secs(120), |ps| {
-        ps.iter().all(|p| p.isr.contains(&victim) && p.isr.len() == 3)
-    })?;
+    let back = wait_partitions(
+        &c,
+        &boot,
+        &format!("broker {victim} to rejoin every ISR"),
+        Duration::from_secs(120),
+        |ps| {
+            ps.iter()
+                .all(|p| p.isr.contains(&victim) && p.isr.len() == 3)
+        },
+    )?;
     env.show("after restart: kafka-topics --describe", &render(&back));
     let rejoin_ms = t0.elapsed().as_millis();
     println!("isr_rejoined_ms={rejoin_ms}");
@@ -177,7 +239,12 @@ fn pick_victim(parts: &[PartitionInfo]) -> Result<i32> {
 fn render(parts: &[PartitionInfo]) -> String {
     parts
         .iter()
-        .map(|p| format!("{}-{}  leader {}  replicas {:?}  isr {:?}", p.topic, p.partition, p.leader, p.replicas, p.isr))
+        .map(|p| {
+            format!(
+                "{}-{}  leader {}  replicas {:?}  isr {:?}",
+                p.topic, p.partition, p.leader, p.replicas, p.isr
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -203,15 +270,33 @@ fn wait_partitions(
 /// logged by kafka.cluster.Partition right before it sends AlterPartition); for kraftwerk
 /// controllers, a controller log line must mention AlterPartition. Java controllers' "Replayed
 /// partition change" DEBUG lines are printed for comparison.
-fn check_shrink_evidence(env: &Env, c: &Cluster, parts: &[PartitionInfo], followed: &[i32], victim: i32) -> Result<()> {
+fn check_shrink_evidence(
+    env: &Env,
+    c: &Cluster,
+    parts: &[PartitionInfo],
+    followed: &[i32],
+    victim: i32,
+) -> Result<()> {
     for p in parts.iter().filter(|p| followed.contains(&p.partition)) {
-        let leader = c.brokers.iter().find(|b| b.id == p.leader).context("leader is not a broker")?;
+        let leader = c
+            .brokers
+            .iter()
+            .find(|b| b.id == p.leader)
+            .context("leader is not a broker")?;
         let tp = format!("{TOPIC}-{}", p.partition);
-        let shrinking: Vec<String> = leader.log_lines("Shrinking ISR from").into_iter().filter(|l| l.contains(&tp)).collect();
+        let shrinking: Vec<String> = leader
+            .log_lines("Shrinking ISR from")
+            .into_iter()
+            .filter(|l| l.contains(&tp))
+            .collect();
         let Some(line) = shrinking.last() else {
             bail!("leader {} of {tp} logged no `Shrinking ISR from` line: the ISR change was not its own AlterPartition", p.leader);
         };
-        env.step(&format!("broker {} (leader of {tp}): {}", p.leader, util::one_line(line, 220)));
+        env.step(&format!(
+            "broker {} (leader of {tp}): {}",
+            p.leader,
+            util::one_line(line, 220)
+        ));
     }
     let mut kraftwerk_lines = 0;
     let mut java_lines = 0;
@@ -239,8 +324,18 @@ fn check_shrink_evidence(env: &Env, c: &Cluster, parts: &[PartitionInfo], follow
             }
         }
     }
-    let any_kraftwerk = c.controllers.iter().any(|n| matches!(n.role, crate::cluster::Role::Controller(ControllerKind::Kraftwerk)));
-    let any_java = c.controllers.iter().any(|n| matches!(n.role, crate::cluster::Role::Controller(ControllerKind::Java)));
+    let any_kraftwerk = c.controllers.iter().any(|n| {
+        matches!(
+            n.role,
+            crate::cluster::Role::Controller(ControllerKind::Kraftwerk)
+        )
+    });
+    let any_java = c.controllers.iter().any(|n| {
+        matches!(
+            n.role,
+            crate::cluster::Role::Controller(ControllerKind::Java)
+        )
+    });
     if any_java && java_lines == 0 {
         bail!("no Java controller logged `Replayed partition change ... for topic {TOPIC}` for the ISR shrink");
     }
