@@ -92,13 +92,13 @@ impl Node {
             .unwrap_or(0)
     }
 
-    /// Lines of this node's log containing `needle`.
+    /// Lines of this node's log containing `needle`, without terminal colour codes.
     pub fn log_lines(&self, needle: &str) -> Vec<String> {
         std::fs::read_to_string(&self.log)
             .map(|t| {
                 t.lines()
+                    .map(util::strip_ansi)
                     .filter(|l| l.contains(needle))
-                    .map(str::to_string)
                     .collect()
             })
             .unwrap_or_default()
@@ -311,6 +311,8 @@ impl<'e> Cluster<'e> {
                     c.env("RUST_LOG", "info");
                 }
                 c.env("RUST_BACKTRACE", "1");
+                // Plain text in log files (tracing-subscriber honours NO_COLOR).
+                c.env("NO_COLOR", "1");
                 c
             }
             _ => env.kafka().server_command(&n.props),

@@ -74,7 +74,7 @@ fn print_tails() {
             entry.log.display()
         );
         for line in util::tail_lines(&entry.log, n) {
-            println!("  {line}");
+            println!("  {}", util::strip_ansi(&line));
         }
     }
     if let Some(dir) = work_dir() {
@@ -82,7 +82,7 @@ fn print_tails() {
         if tools.exists() {
             println!("----- last 15 CLI tool runs ({}) -----", tools.display());
             for line in util::tail_lines(&tools, 15) {
-                println!("  {line}");
+                println!("  {}", util::strip_ansi(&line));
             }
         }
     }

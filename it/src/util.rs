@@ -254,6 +254,25 @@ pub fn murmur2(data: &[u8]) -> i32 {
     h as i32
 }
 
+/// Removes ANSI escape sequences (`ESC [ ... letter`), e.g. colours in a log line.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Formats a duration as seconds with one decimal, e.g. `12.3s`.
 pub fn secs(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
@@ -299,6 +318,15 @@ mod tests {
     fn one_line_joins_and_truncates() {
         assert_eq!(one_line("a\n\n  b  \nc", 100), "a | b | c");
         assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn strip_ansi_removes_colours_only() {
+        assert_eq!(
+            strip_ansi("\u{1b}[2m2026\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m AlterPartition"),
+            "2026  INFO AlterPartition"
+        );
+        assert_eq!(strip_ansi("plain [text]"), "plain [text]");
     }
 
     #[test]
