@@ -6,6 +6,7 @@
 //! not implemented, so Java peers fall back to plain elections.
 
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kraftwerk_controller::request::{AdminRequest, AdminResponse};
 use kraftwerk_controller::{ControllerRequest, ControllerResponse};
 use kraftwerk_raft::{RaftRequest, RaftResponse};
 
@@ -31,6 +32,10 @@ pub const SERVED_APIS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::AllocateProducerIds, 0, 0),
     (ApiKey::ControllerRegistration, 0, 0),
     (ApiKey::AssignReplicasToDirs, 0, 0),
+    (ApiKey::CreatePartitions, 0, 3),
+    (ApiKey::ElectLeaders, 0, 2),
+    (ApiKey::IncrementalAlterConfigs, 0, 1),
+    (ApiKey::UpdateFeatures, 0, 1),
 ];
 
 /// The table advertised by the listener and used by the peer client.
@@ -65,6 +70,12 @@ pub fn route(request: RequestKind) -> Option<Routed> {
         RequestKind::ControllerRegistration(r) => Routed::Controller(ControllerRequest::ControllerRegistration(r)),
         RequestKind::DescribeCluster(r) => Routed::Controller(ControllerRequest::DescribeCluster(r)),
         RequestKind::UnregisterBroker(r) => Routed::Controller(ControllerRequest::UnregisterBroker(r)),
+        RequestKind::CreatePartitions(r) => Routed::Controller(ControllerRequest::Admin(AdminRequest::CreatePartitions(r))),
+        RequestKind::ElectLeaders(r) => Routed::Controller(ControllerRequest::Admin(AdminRequest::ElectLeaders(r))),
+        RequestKind::UpdateFeatures(r) => Routed::Controller(ControllerRequest::Admin(AdminRequest::UpdateFeatures(r))),
+        RequestKind::IncrementalAlterConfigs(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(r)))
+        }
         _ => return None,
     })
 }
@@ -119,6 +130,10 @@ pub fn controller_response_kind(response: ControllerResponse) -> ResponseKind {
         ControllerResponse::ControllerRegistration(r) => ResponseKind::ControllerRegistration(r),
         ControllerResponse::DescribeCluster(r) => ResponseKind::DescribeCluster(r),
         ControllerResponse::UnregisterBroker(r) => ResponseKind::UnregisterBroker(r),
+        ControllerResponse::Admin(AdminResponse::CreatePartitions(r)) => ResponseKind::CreatePartitions(r),
+        ControllerResponse::Admin(AdminResponse::ElectLeaders(r)) => ResponseKind::ElectLeaders(r),
+        ControllerResponse::Admin(AdminResponse::UpdateFeatures(r)) => ResponseKind::UpdateFeatures(r),
+        ControllerResponse::Admin(AdminResponse::IncrementalAlterConfigs(r)) => ResponseKind::IncrementalAlterConfigs(r),
     }
 }
 
@@ -145,6 +160,10 @@ mod tests {
             ApiKey::AllocateProducerIds => RequestKind::AllocateProducerIds(AllocateProducerIdsRequest::default()),
             ApiKey::ControllerRegistration => RequestKind::ControllerRegistration(ControllerRegistrationRequest::default()),
             ApiKey::AssignReplicasToDirs => RequestKind::AssignReplicasToDirs(AssignReplicasToDirsRequest::default()),
+            ApiKey::CreatePartitions => RequestKind::CreatePartitions(CreatePartitionsRequest::default()),
+            ApiKey::ElectLeaders => RequestKind::ElectLeaders(ElectLeadersRequest::default()),
+            ApiKey::IncrementalAlterConfigs => RequestKind::IncrementalAlterConfigs(IncrementalAlterConfigsRequest::default()),
+            ApiKey::UpdateFeatures => RequestKind::UpdateFeatures(UpdateFeaturesRequest::default()),
             other => panic!("{other:?} is advertised: add it here and give it a route"),
         }
     }

@@ -98,6 +98,8 @@ fn controller_config(config: &NodeConfig, formatted: &FormattedDir) -> Controlle
     c.default_num_partitions = config.num_partitions;
     c.rng_seed = rand::random();
     c.kraft_version = 0;
+    c.quorum_node_ids = config.quorum_voters.iter().map(|v| v.id).collect();
+    c.enable_unstable_feature_versions = config.unstable_feature_versions_enable;
     c
 }
 

@@ -345,6 +345,10 @@ impl Controller {
         if self.active.is_none() {
             return ControllerResult::of(Vec::new(), Self::not_controller_response(&request));
         }
+        let request = match request {
+            ControllerRequest::Admin(admin) => return self.handle_admin(ctx, admin).map(ControllerResponse::Admin),
+            other => other,
+        };
         self.check_replayed();
         let image = self.latest().clone();
         let config = &self.config;
@@ -386,7 +390,7 @@ impl Controller {
                 handlers::cluster::unregister_broker(&image, config, &mut active.heartbeats, r)
                     .map(ControllerResponse::UnregisterBroker)
             }
-            ControllerRequest::DescribeCluster(_) => unreachable!("answered above"),
+            ControllerRequest::DescribeCluster(_) | ControllerRequest::Admin(_) => unreachable!("answered above"),
         };
         self.expect(ctx.next_offset, &result);
         result

@@ -28,6 +28,7 @@ use tracing::{info, warn};
 use crate::controller::{
     Controller, ControllerRequest, ControllerResponse, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
 };
+use crate::request::{AdminRequest, AdminResponse};
 use crate::error::ReplayError;
 
 /// Caller-chosen id of a controller request, echoed with its response.
@@ -243,6 +244,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         request: ControllerRequest,
     ) -> Result<(), NodeError> {
         let ctx = self.fill_context(now_ms, ctx);
+        if self.controller.is_active() && !self.raft.is_leader() {
+            // An append just failed because leadership was lost: stop before computing more.
+            self.deactivate();
+        }
         if !self.controller.is_active() {
             // DescribeCluster is answered by any controller from its committed image.
             let response = match &request {
@@ -255,7 +260,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             return Ok(());
         }
         let kind = request_kind(&request);
+        let summary = summarize(&request);
         let result = self.controller.handle(&ctx, request);
+        if !result.records.is_empty() {
+            info!(request = kind, client_id = ctx.client_id.as_deref().unwrap_or(""), records = result.records.len(), "{summary}");
+        }
         self.write(now_ms, result, Some((token, kind)))
     }
 
@@ -441,6 +450,42 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     }
 }
 
+/// A short operator-facing description of a request that changes metadata.
+fn summarize(request: &ControllerRequest) -> String {
+    match request {
+        ControllerRequest::AlterPartition(r) => {
+            let parts: Vec<String> = r
+                .topics
+                .iter()
+                .flat_map(|t| {
+                    t.partitions.iter().map(move |p| {
+                        let isr: Vec<i32> = if p.new_isr_with_epochs.is_empty() {
+                            p.new_isr.iter().map(|b| b.0).collect()
+                        } else {
+                            p.new_isr_with_epochs.iter().map(|b| b.broker_id.0).collect()
+                        };
+                        format!("{}-{} isr={isr:?} leader_epoch={}", t.topic_id, p.partition_index, p.leader_epoch)
+                    })
+                })
+                .collect();
+            format!("AlterPartition from broker {}: {}", r.broker_id.0, parts.join(", "))
+        }
+        ControllerRequest::BrokerRegistration(r) => format!("BrokerRegistration of broker {} (incarnation {})", r.broker_id.0, r.incarnation_id),
+        ControllerRequest::BrokerHeartbeat(r) => format!(
+            "BrokerHeartbeat of broker {} changes its state (want_fence={}, want_shut_down={}, metadata offset {})",
+            r.broker_id.0, r.want_fence, r.want_shut_down, r.current_metadata_offset
+        ),
+        ControllerRequest::CreateTopics(r) => {
+            format!("CreateTopics {:?}", r.topics.iter().map(|t| t.name.0.as_str()).collect::<Vec<_>>())
+        }
+        ControllerRequest::DeleteTopics(r) => format!(
+            "DeleteTopics {:?}",
+            r.topic_names.iter().map(|n| n.0.to_string()).chain(r.topics.iter().map(|t| t.topic_id.to_string())).collect::<Vec<_>>()
+        ),
+        other => request_kind(other).to_owned(),
+    }
+}
+
 fn request_kind(request: &ControllerRequest) -> &'static str {
     match request {
         ControllerRequest::BrokerRegistration(_) => "BrokerRegistration",
@@ -453,6 +498,10 @@ fn request_kind(request: &ControllerRequest) -> &'static str {
         ControllerRequest::ControllerRegistration(_) => "ControllerRegistration",
         ControllerRequest::DescribeCluster(_) => "DescribeCluster",
         ControllerRequest::UnregisterBroker(_) => "UnregisterBroker",
+        ControllerRequest::Admin(AdminRequest::CreatePartitions(_)) => "CreatePartitions",
+        ControllerRequest::Admin(AdminRequest::ElectLeaders(_)) => "ElectLeaders",
+        ControllerRequest::Admin(AdminRequest::UpdateFeatures(_)) => "UpdateFeatures",
+        ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(_)) => "IncrementalAlterConfigs",
     }
 }
 
@@ -479,6 +528,16 @@ fn not_controller_like(response: &ControllerResponse) -> ControllerResponse {
         ControllerResponse::ControllerRegistration(x) => x.error_code = NOT_CONTROLLER,
         ControllerResponse::DescribeCluster(x) => x.error_code = NOT_CONTROLLER,
         ControllerResponse::UnregisterBroker(x) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::Admin(AdminResponse::CreatePartitions(x)) => x.results.iter_mut().for_each(|t| {
+            t.error_code = NOT_CONTROLLER;
+            t.error_message = None;
+        }),
+        ControllerResponse::Admin(AdminResponse::ElectLeaders(x)) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::Admin(AdminResponse::UpdateFeatures(x)) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::Admin(AdminResponse::IncrementalAlterConfigs(x)) => x.responses.iter_mut().for_each(|t| {
+            t.error_code = NOT_CONTROLLER;
+            t.error_message = None;
+        }),
     }
     r
 }

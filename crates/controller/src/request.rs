@@ -109,6 +109,9 @@ pub enum ControllerRequest {
     DescribeCluster(DescribeClusterRequest),
     /// UnregisterBroker (64).
     UnregisterBroker(UnregisterBrokerRequest),
+    /// Admin APIs forwarded by brokers: CreatePartitions, ElectLeaders, UpdateFeatures,
+    /// IncrementalAlterConfigs.
+    Admin(AdminRequest),
 }
 
 /// The response to a [`ControllerRequest`], same variant.
@@ -134,6 +137,8 @@ pub enum ControllerResponse {
     DescribeCluster(DescribeClusterResponse),
     /// UnregisterBroker (64).
     UnregisterBroker(UnregisterBrokerResponse),
+    /// The answer to an [`AdminRequest`].
+    Admin(AdminResponse),
 }
 
 /// Admin requests the controller also serves (CreatePartitions, ElectLeaders, UpdateFeatures,
@@ -180,6 +185,10 @@ impl ControllerRequest {
             ControllerRequest::ControllerRegistration(_) => 70,
             ControllerRequest::DescribeCluster(_) => 60,
             ControllerRequest::UnregisterBroker(_) => 64,
+            ControllerRequest::Admin(AdminRequest::CreatePartitions(_)) => 37,
+            ControllerRequest::Admin(AdminRequest::ElectLeaders(_)) => 43,
+            ControllerRequest::Admin(AdminRequest::UpdateFeatures(_)) => 57,
+            ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(_)) => 44,
         }
     }
 }
@@ -260,6 +269,7 @@ pub fn not_controller_response(request: &ControllerRequest) -> ControllerRespons
                 .with_error_code(code)
                 .with_error_message(message()),
         ),
+        ControllerRequest::Admin(r) => ControllerResponse::Admin(not_controller_admin_response(r)),
     }
 }
 

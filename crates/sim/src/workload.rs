@@ -199,5 +199,6 @@ pub fn is_not_controller(response: &ControllerResponse) -> bool {
         ControllerResponse::ControllerRegistration(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::DescribeCluster(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::UnregisterBroker(r) => r.error_code == NOT_CONTROLLER,
+        ControllerResponse::Admin(_) => false,
     }
 }
