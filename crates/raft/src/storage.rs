@@ -91,6 +91,41 @@ pub enum LogError {
     /// The on-disk state is inconsistent in a way recovery cannot repair.
     #[error("inconsistent log state: {0}")]
     Inconsistent(String),
+    /// No complete snapshot with this id (`SNAPSHOT_NOT_FOUND` on the wire).
+    #[error("snapshot {offset}-{epoch} not found")]
+    SnapshotNotFound {
+        /// Exclusive end offset of the snapshot id.
+        offset: i64,
+        /// Epoch of the snapshot id.
+        epoch: i32,
+    },
+    /// A snapshot failed validation (missing header or footer, bad CRC, torn).
+    #[error("invalid snapshot {offset}-{epoch}: {reason}")]
+    InvalidSnapshot {
+        /// Exclusive end offset of the snapshot id.
+        offset: i64,
+        /// Epoch of the snapshot id.
+        epoch: i32,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// Writes one snapshot (`<20-digit end offset>-<10-digit epoch>.checkpoint`, KIP-630), fetched
+/// from the leader or generated from this node's image. It may be moved to another thread so a
+/// large snapshot never blocks the Raft loop. Dropping it without [`finish`](Self::finish)
+/// discards the partial snapshot.
+pub trait SnapshotSink: Send {
+    /// Appends bytes (whole batches or arbitrary chunks, in order).
+    fn append(&mut self, bytes: &[u8]) -> Result<(), LogError>;
+    /// Bytes appended so far.
+    fn position(&self) -> u64;
+    /// Validates the content (first batch a control batch starting with SnapshotHeader, every
+    /// batch CRC-valid, last batch a control batch with SnapshotFooter), makes it durable and
+    /// puts it in place atomically (`.checkpoint.part` → fsync → rename → directory fsync).
+    /// Afterwards the log must be told with [`ReplicatedLog::register_snapshot`]. Returns the
+    /// size in bytes.
+    fn finish(self: Box<Self>) -> Result<u64, LogError>;
 }
 
 /// The replicated metadata log (`__cluster_metadata-0`), as Kafka's `ReplicatedLog`.
@@ -135,6 +170,73 @@ pub trait ReplicatedLog {
 
     /// Exclusive end offset of the durable prefix of the log.
     fn flushed_end_offset(&self) -> i64;
+
+    // ----- snapshots (KIP-630) ------------------------------------------------------------
+    //
+    // A snapshot id is an `OffsetAndEpoch` whose offset is the EXCLUSIVE end offset of the
+    // records it replaces and whose epoch is the epoch of the batch holding its last record.
+    // Ids fall on batch boundaries. The bootstrap snapshot `0-0` (dynamic quorums) is never
+    // listed here.
+
+    /// Complete snapshots, ascending by id.
+    fn snapshot_ids(&self) -> Vec<OffsetAndEpoch> {
+        Vec::new() // TEMPORARY default until both logs implement snapshots (being written)
+    }
+
+    /// Latest complete snapshot.
+    fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+        self.snapshot_ids().last().copied()
+    }
+
+    /// Earliest complete snapshot.
+    fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+        self.snapshot_ids().first().copied()
+    }
+
+    /// Size in bytes of a complete snapshot ([`LogError::SnapshotNotFound`] if absent).
+    fn snapshot_size_bytes(&self, id: OffsetAndEpoch) -> Result<u64, LogError> {
+        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
+    }
+
+    /// Reads `[position, position + max_bytes)` of a complete snapshot, clipped at its end
+    /// (FetchSnapshot serves these raw bytes; chunks need not fall on batch boundaries).
+    fn read_snapshot(&self, id: OffsetAndEpoch, _position: u64, _max_bytes: usize) -> Result<Bytes, LogError> {
+        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
+    }
+
+    /// Starts a new snapshot with this id (its `.checkpoint.part` file). Fails if a complete
+    /// snapshot with this id exists.
+    fn create_snapshot(&self, _id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError> {
+        Err(LogError::Inconsistent("snapshots are not implemented yet".into())) // TEMPORARY
+    }
+
+    /// Adds a snapshot finished by a [`SnapshotSink`] to the catalog.
+    fn register_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
+    }
+
+    /// Kafka `truncateToLatestSnapshot`: if the latest snapshot is ahead of the log (its epoch
+    /// is newer than the log's last epoch, or the same epoch with an end offset beyond the LEO),
+    /// removes every batch and every older snapshot, so the log is empty and starts, and ends,
+    /// at the snapshot's end offset. Durable when it returns. Returns true if it truncated.
+    fn truncate_to_latest_snapshot(&mut self) -> Result<bool, LogError> {
+        Ok(false) // TEMPORARY
+    }
+
+    /// Kafka `deleteBeforeSnapshot`: moves the log start offset to the end offset of snapshot
+    /// `id` (which must exist), deletes segments wholly below it and every older snapshot.
+    fn delete_before_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
+    }
+
+    /// Kafka `KafkaMetadataLog.maybeClean`: while there are at least two snapshots and the log
+    /// plus snapshots exceed `metadata.max.retention.bytes`, or the oldest snapshot's
+    /// `LastContainedLogTimestamp` is older than `metadata.max.retention.ms`, deletes everything
+    /// before the next snapshot whose end offset is at most `high_watermark`. The log start
+    /// offset only ever moves to a snapshot id. Returns true if anything was deleted.
+    fn maybe_clean(&mut self, _high_watermark: i64, _now_ms: u64) -> Result<bool, LogError> {
+        Ok(false) // TEMPORARY
+    }
 }
 
 /// The persisted election state (`quorum-state`), as Kafka's `ElectionState`.
