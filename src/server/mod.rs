@@ -16,7 +16,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kraftwerk_controller::node::Node;
+use kraftwerk_controller::node::{Node, SnapshotPolicy};
 use kraftwerk_controller::{Controller, ControllerConfig};
 use kraftwerk_log::{FileQuorumStateStore, LogConfig, SegmentLog};
 use kraftwerk_raft::{Endpoint, RaftConfig, RaftCore};
@@ -133,13 +133,22 @@ impl Server {
         let store = FileQuorumStateStore::new(log.partition_dir().join("quorum-state"));
         let raft_config = raft_config(&config, &formatted);
         let raft = RaftCore::new(raft_config, log, store, rand::random(), 1).map_err(|e| ServerError::Raft(e.to_string()))?;
-        let node = Node::new(raft, Controller::new(controller_config(&config, &formatted)));
+        let policy = SnapshotPolicy {
+            max_bytes_between_snapshots: config.metadata_snapshot_max_new_record_bytes.max(1) as u64,
+            max_interval_ms: config.metadata_snapshot_max_interval_ms.max(0) as u64,
+            clean_interval_ms: 60_000,
+        };
+        let node = Node::with_snapshot_policy(raft, Controller::new(controller_config(&config, &formatted)), policy, 1)
+            .map_err(|e| ServerError::Raft(e.to_string()))?;
         let (status_tx, status_rx) = watch::channel(node.status());
         let (handle, events) = node_thread::channel();
         let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
         let node_thread = std::thread::Builder::new()
             .name("kraftwerk-node".into())
-            .spawn(move || node_thread::run(node, events, outbound_tx, status_tx, start))
+            .spawn({
+                let handle = handle.clone();
+                move || node_thread::run(node, handle, events, outbound_tx, status_tx, start)
+            })
             .map_err(ServerError::Thread)?;
 
         let api_table = Arc::new(api::served_api_table());

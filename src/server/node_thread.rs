@@ -11,6 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, NodeStatus, RequestToken};
+use kraftwerk_controller::snapshot::SnapshotDone;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
 use kraftwerk_log::{FileQuorumStateStore, SegmentLog};
 use kraftwerk_raft::{InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure};
@@ -57,6 +58,8 @@ pub enum NodeEvent {
         /// Where the answer goes.
         reply: oneshot::Sender<ControllerResponse>,
     },
+    /// A snapshot written by a worker thread finished.
+    SnapshotDone(SnapshotDone),
     /// Graceful shutdown: resign if leader, then stop.
     Shutdown,
 }
@@ -120,6 +123,7 @@ const SHUTDOWN_GRACE_MS: u64 = 5_000;
 /// Runs the node until shutdown or a fatal error. `start` is the clock origin.
 pub fn run(
     mut node: ServerNode,
+    self_handle: NodeHandle,
     events: Receiver<NodeEvent>,
     outbound: mpsc::UnboundedSender<OutboundRaft>,
     status: watch::Sender<NodeStatus>,
@@ -167,6 +171,7 @@ pub fn run(
                     controller_replies.insert(token, reply);
                     node.handle(now, NodeInput::Controller { token, ctx, request })
                 }
+                NodeEvent::SnapshotDone(done) => node.handle(now, NodeInput::SnapshotDone(done)),
                 NodeEvent::Shutdown => {
                     if shutdown_deadline.is_none() {
                         info!("graceful shutdown: resigning leadership if held");
@@ -199,6 +204,28 @@ pub fn run(
                 NodeOutput::Controller { token, response } => {
                     if let Some(reply) = controller_replies.remove(&token) {
                         let _ = reply.send(response);
+                    }
+                }
+                NodeOutput::WriteSnapshot(job) => {
+                    // Off this thread: a large snapshot must never stall Raft or the controller.
+                    let handle = self_handle.clone();
+                    let spawned = std::thread::Builder::new().name("kraftwerk-snapshot".into()).spawn(move || {
+                        let done = job.run();
+                        // The queue may be full for a moment; the result must not be lost.
+                        let mut event = NodeEvent::SnapshotDone(done);
+                        loop {
+                            match handle.tx.try_send(event) {
+                                Ok(()) => break,
+                                Err(TrySendError::Full(e)) => {
+                                    event = e;
+                                    std::thread::sleep(Duration::from_millis(10));
+                                }
+                                Err(TrySendError::Disconnected(_)) => break,
+                            }
+                        }
+                    });
+                    if let Err(e) = spawned {
+                        error!(error = %e, "cannot start the snapshot writer thread");
                     }
                 }
             }

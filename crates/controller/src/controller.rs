@@ -257,6 +257,24 @@ impl Controller {
         Ok(())
     }
 
+    /// Replaces the committed image with a snapshot's content (KIP-630 load): every record is
+    /// replayed at the snapshot's last contained offset, into an empty image. Only standbys
+    /// load snapshots (a leader never does), so this also drops any speculative state.
+    ///
+    /// # Errors
+    /// A [`ReplayError`] if a record cannot be applied (fatal: the snapshot is corrupt).
+    pub fn load_snapshot(&mut self, records: &[ApiMessageAndVersion], last_contained_offset: i64) -> Result<(), ReplayError> {
+        assert!(self.active.is_none(), "the active controller never loads a snapshot");
+        let mut image = MetadataImage::empty();
+        for record in records {
+            replay(&mut image, record, last_contained_offset)?;
+        }
+        image.last_offset = last_contained_offset;
+        self.committed = image;
+        self.uncommitted.clear();
+        Ok(())
+    }
+
     /// Applies records this active controller just appended (one result), on top of the latest
     /// image.
     ///

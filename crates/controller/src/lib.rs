@@ -53,6 +53,7 @@ pub mod node;
 pub mod partition_change;
 pub mod placement;
 pub mod replay;
+pub mod snapshot;
 pub mod request;
 #[cfg(test)]
 pub(crate) mod testing;

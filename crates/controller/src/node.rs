@@ -19,7 +19,8 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use kraftwerk_raft::{
-    AppendError, Input, LeaderAndEpoch, Output, QuorumStateStore, RaftCore, RaftError, ReplicatedLog, RoleKind,
+    AppendError, Input, LeaderAndEpoch, OffsetAndEpoch, Output, QuorumStateStore, RaftCore, RaftError, RaftMetrics,
+    ReplicatedLog, RoleKind,
 };
 use kraftwerk_records::batch::{batches, decode_records, MAX_BATCH_BYTES};
 use kraftwerk_records::metadata::ApiMessageAndVersion;
@@ -30,6 +31,7 @@ use crate::controller::{
 };
 use crate::request::{AdminRequest, AdminResponse};
 use crate::error::ReplayError;
+use crate::snapshot::{decode_snapshot, SnapshotDone, SnapshotJob, SnapshotReadError};
 
 /// Caller-chosen id of a controller request, echoed with its response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,6 +51,8 @@ pub enum NodeInput {
         /// The request.
         request: ControllerRequest,
     },
+    /// A [`SnapshotJob`] the driver ran finished.
+    SnapshotDone(SnapshotDone),
 }
 
 /// Everything a node asks its driver to do.
@@ -63,6 +67,28 @@ pub enum NodeOutput {
         /// The response.
         response: ControllerResponse,
     },
+    /// Write this snapshot off the node's thread (`SnapshotJob::run`) and report the result as
+    /// [`NodeInput::SnapshotDone`]. At most one is outstanding.
+    WriteSnapshot(SnapshotJob),
+}
+
+/// When to write a snapshot of the committed image (Kafka `SnapshotGenerator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotPolicy {
+    /// `metadata.log.max.record.bytes.between.snapshots` (20 MiB): bytes of committed batches
+    /// since the last snapshot that trigger a new one.
+    pub max_bytes_between_snapshots: u64,
+    /// `metadata.log.max.snapshot.interval.ms` (1 h): a snapshot is written this long after the
+    /// last one if anything was committed since; 0 disables the time trigger.
+    pub max_interval_ms: u64,
+    /// How often the log's retention runs (Kafka: every 60 s).
+    pub clean_interval_ms: u64,
+}
+
+impl Default for SnapshotPolicy {
+    fn default() -> Self {
+        Self { max_bytes_between_snapshots: 20 * 1024 * 1024, max_interval_ms: 3_600_000, clean_interval_ms: 60_000 }
+    }
 }
 
 /// A fatal node failure: the process must stop.
@@ -94,6 +120,9 @@ pub enum NodeError {
         /// The offset.
         offset: i64,
     },
+    /// A snapshot could not be loaded.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotReadError),
 }
 
 #[derive(Debug)]
@@ -124,6 +153,35 @@ pub struct NodeStatus {
     pub active: bool,
     /// Finalized feature levels: metadata.version first (if bootstrapped), then the others > 0.
     pub finalized_features: Vec<(String, i16)>,
+    /// Log start offset.
+    pub log_start_offset: i64,
+    /// Complete snapshots on disk.
+    pub snapshot_count: usize,
+    /// Latest snapshot on disk.
+    pub latest_snapshot: Option<OffsetAndEpoch>,
+    /// Raft counters and timings.
+    pub raft: RaftMetrics,
+    /// Node counters (snapshots, activations).
+    pub stats: NodeStats,
+    /// The leader's view of each replica (empty unless leader): lag in offsets and ms.
+    pub replicas: Vec<ReplicaLag>,
+}
+
+/// One replica as the leader sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaLag {
+    /// Node id (a voter or an observer such as a broker).
+    pub id: i32,
+    /// True for voters.
+    pub is_voter: bool,
+    /// Its log end offset (its last Fetch offset), if it fetched.
+    pub log_end_offset: Option<i64>,
+    /// Leader LEO minus its LEO (offsets), if known.
+    pub lag_offsets: Option<i64>,
+    /// Node time of its last Fetch, ms.
+    pub last_fetch_ms: Option<u64>,
+    /// Node time it was last caught up, ms.
+    pub last_caught_up_ms: Option<u64>,
 }
 
 /// One controller node: Raft core + controller. `L` is the metadata log, `Q` the quorum-state
@@ -137,13 +195,125 @@ pub struct Node<L, Q> {
     outputs: Vec<NodeOutput>,
     /// Epoch the controller was activated in.
     active_epoch: Option<i32>,
+    snapshot_policy: SnapshotPolicy,
+    /// Bytes of committed batches replayed since the last snapshot (or load).
+    bytes_since_snapshot: u64,
+    /// When the last snapshot was written or loaded (node time, ms).
+    last_snapshot_ms: u64,
+    /// Epoch and append time (ms since the epoch) of the last replayed batch.
+    last_replayed_batch: Option<(i32, i64)>,
+    /// Id of the snapshot being written, if any.
+    snapshot_in_progress: Option<OffsetAndEpoch>,
+    next_clean_ms: u64,
+    /// Latest snapshot written or loaded.
+    latest_snapshot: Option<OffsetAndEpoch>,
+    /// Counters for metrics.
+    stats: NodeStats,
+}
+
+/// Counters for the metrics endpoint.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeStats {
+    /// Snapshots this node wrote.
+    pub snapshots_written: u64,
+    /// Size of the latest snapshot written, bytes.
+    pub last_snapshot_bytes: u64,
+    /// Time to write the latest snapshot, ms.
+    pub last_snapshot_write_ms: u64,
+    /// Snapshots loaded (at start or fetched from the leader).
+    pub snapshots_loaded: u64,
+    /// Time to load the latest loaded snapshot, ms (node time).
+    pub last_snapshot_load_ms: u64,
+    /// Controller activations (elections won and served).
+    pub activations: u64,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
-    /// Wraps a started Raft core and a fresh (standby) controller.
-    pub fn new(raft: RaftCore<L, Q>, controller: Controller) -> Self {
+    /// Wraps a started Raft core and a fresh (standby) controller, loading the latest snapshot
+    /// (if any) so only the log tail after it needs replaying.
+    pub fn new(raft: RaftCore<L, Q>, controller: Controller) -> Result<Self, NodeError> {
+        Self::with_snapshot_policy(raft, controller, SnapshotPolicy::default(), 0)
+    }
+
+    /// [`Node::new`] with an explicit snapshot policy; `now_ms` is the node's clock at start.
+    pub fn with_snapshot_policy(
+        raft: RaftCore<L, Q>,
+        controller: Controller,
+        snapshot_policy: SnapshotPolicy,
+        now_ms: u64,
+    ) -> Result<Self, NodeError> {
         let replayed_end_offset = raft.log().start_offset();
-        Self { raft, controller, replayed_end_offset, pending: VecDeque::new(), outputs: Vec::new(), active_epoch: None }
+        let mut node = Self {
+            raft,
+            controller,
+            replayed_end_offset,
+            pending: VecDeque::new(),
+            outputs: Vec::new(),
+            active_epoch: None,
+            snapshot_policy,
+            bytes_since_snapshot: 0,
+            last_snapshot_ms: now_ms,
+            last_replayed_batch: None,
+            snapshot_in_progress: None,
+            next_clean_ms: now_ms + snapshot_policy.clean_interval_ms,
+            latest_snapshot: None,
+            stats: NodeStats::default(),
+        };
+        if let Some(id) = node.raft.log().latest_snapshot_id() {
+            node.load_snapshot(id, now_ms)?;
+        } else if node.replayed_end_offset > 0 {
+            return Err(NodeError::MissingCommittedData { offset: 0 });
+        }
+        Ok(node)
+    }
+
+    /// Loads snapshot `id` into the controller; replay continues at its end offset.
+    fn load_snapshot(&mut self, id: OffsetAndEpoch, now_ms: u64) -> Result<(), NodeError> {
+        let started = std::time::Instant::now();
+        let log = self.raft.log();
+        let size = log.snapshot_size_bytes(id).map_err(RaftError::from)?;
+        let mut bytes = Vec::with_capacity(size as usize);
+        while (bytes.len() as u64) < size {
+            let chunk = log.read_snapshot(id, bytes.len() as u64, MAX_BATCH_BYTES).map_err(RaftError::from)?;
+            if chunk.is_empty() {
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let records = decode_snapshot(id, &bytes)?;
+        if self.controller.is_active() {
+            self.deactivate();
+        }
+        self.controller
+            .load_snapshot(&records, id.offset - 1)
+            .map_err(|source| NodeError::Replay { offset: id.offset - 1, source })?;
+        self.replayed_end_offset = id.offset;
+        self.bytes_since_snapshot = 0;
+        self.last_snapshot_ms = now_ms;
+        self.last_replayed_batch = Some((id.epoch, 0));
+        self.latest_snapshot = Some(id);
+        self.stats.snapshots_loaded += 1;
+        self.stats.last_snapshot_load_ms = started.elapsed().as_millis() as u64;
+        info!(
+            offset = id.offset,
+            epoch = id.epoch,
+            size_bytes = size,
+            records = records.len(),
+            load_ms = self.stats.last_snapshot_load_ms,
+            "loaded snapshot; replaying the log from offset {}",
+            id.offset
+        );
+        Ok(())
+    }
+
+    /// Counters for metrics.
+    pub fn stats(&self) -> &NodeStats {
+        &self.stats
+    }
+
+    /// Latest snapshot written or loaded by this node.
+    pub fn latest_snapshot(&self) -> Option<OffsetAndEpoch> {
+        self.latest_snapshot
     }
 
     /// The Raft core.
@@ -168,7 +338,27 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
 
     /// Current state for metrics, ApiVersions finalized features and tests.
     pub fn status(&self) -> NodeStatus {
+        let leo = self.raft.log().end_offset().offset;
+        let snapshots = self.raft.log().snapshot_ids();
         NodeStatus {
+            log_start_offset: self.raft.log().start_offset(),
+            snapshot_count: snapshots.len(),
+            latest_snapshot: snapshots.last().copied(),
+            raft: self.raft.metrics().clone(),
+            stats: self.stats.clone(),
+            replicas: self
+                .raft
+                .replica_states()
+                .into_iter()
+                .map(|(id, is_voter, p)| ReplicaLag {
+                    id,
+                    is_voter,
+                    log_end_offset: p.end_offset,
+                    lag_offsets: p.end_offset.map(|e| leo - e),
+                    last_fetch_ms: p.last_fetch_ms,
+                    last_caught_up_ms: p.last_caught_up_ms,
+                })
+                .collect(),
             role: self.raft.role(),
             leader: self.raft.leader_and_epoch(),
             high_watermark: self.raft.high_watermark(),
@@ -197,7 +387,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     /// Earliest time [`poll`](Self::poll) has work to do, in ms.
     pub fn next_deadline_ms(&self) -> u64 {
         let c = if self.controller.is_active() { self.controller.next_deadline_ms() } else { None };
-        self.raft.next_deadline_ms().min(c.unwrap_or(u64::MAX))
+        let snapshot = (self.bytes_since_snapshot > 0 && self.snapshot_policy.max_interval_ms > 0)
+            .then(|| self.last_snapshot_ms + self.snapshot_policy.max_interval_ms);
+        self.raft
+            .next_deadline_ms()
+            .min(c.unwrap_or(u64::MAX))
+            .min(snapshot.unwrap_or(u64::MAX))
+            .min(self.next_clean_ms)
     }
 
     /// Handles one input at `now_ms`.
@@ -205,6 +401,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         match input {
             NodeInput::Raft(input) => self.raft.handle(now_ms, input)?,
             NodeInput::Controller { token, ctx, request } => self.handle_controller_request(now_ms, token, ctx, request)?,
+            NodeInput::SnapshotDone(done) => self.on_snapshot_done(now_ms, done)?,
         }
         self.settle(now_ms)
     }
@@ -314,6 +511,63 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         Ok(())
     }
 
+    fn on_snapshot_done(&mut self, now_ms: u64, done: SnapshotDone) -> Result<(), NodeError> {
+        if self.snapshot_in_progress != Some(done.id) {
+            warn!(id = ?done.id, "unexpected snapshot completion");
+            return Ok(());
+        }
+        self.snapshot_in_progress = None;
+        match done.result {
+            Ok(size) => {
+                self.raft.register_snapshot(done.id)?;
+                self.latest_snapshot = Some(done.id);
+                self.stats.snapshots_written += 1;
+                self.stats.last_snapshot_bytes = size;
+                self.stats.last_snapshot_write_ms = done.duration_ms;
+                info!(offset = done.id.offset, epoch = done.id.epoch, size_bytes = size, records = done.records, write_ms = done.duration_ms, "snapshot written");
+                self.raft.maybe_clean_log(now_ms)?;
+            }
+            Err(e) => {
+                // Writing a snapshot is an optimisation: the log still holds everything. Retry
+                // at the next trigger.
+                warn!(id = ?done.id, error = %e, "writing a snapshot failed");
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a snapshot of the committed image when the policy says so (never while a metadata
+    /// transaction is open: a snapshot must not split one, case C08).
+    fn maybe_snapshot(&mut self, now_ms: u64) -> Result<(), NodeError> {
+        if self.snapshot_in_progress.is_some() || self.bytes_since_snapshot == 0 {
+            return Ok(());
+        }
+        let by_bytes = self.bytes_since_snapshot >= self.snapshot_policy.max_bytes_between_snapshots;
+        let by_time = self.snapshot_policy.max_interval_ms > 0
+            && now_ms.saturating_sub(self.last_snapshot_ms) >= self.snapshot_policy.max_interval_ms;
+        if !(by_bytes || by_time) || self.controller.image().transaction.is_some() {
+            return Ok(());
+        }
+        let Some((epoch, last_timestamp_ms)) = self.last_replayed_batch else { return Ok(()) };
+        let id = OffsetAndEpoch::new(self.replayed_end_offset, epoch);
+        if self.latest_snapshot.is_some_and(|s| s.offset >= id.offset) {
+            return Ok(());
+        }
+        let sink = self.raft.create_snapshot(id)?;
+        info!(offset = id.offset, epoch, bytes_since_snapshot = self.bytes_since_snapshot, "starting a snapshot");
+        self.snapshot_in_progress = Some(id);
+        self.bytes_since_snapshot = 0;
+        self.last_snapshot_ms = now_ms;
+        self.outputs.push(NodeOutput::WriteSnapshot(SnapshotJob {
+            id,
+            image: self.controller.image().clone(),
+            sink,
+            last_contained_timestamp_ms: last_timestamp_ms,
+            now_ms: last_timestamp_ms,
+        }));
+        Ok(())
+    }
+
     fn not_controller_for(&self, response: &ControllerResponse) -> ControllerResponse {
         not_controller_like(response)
     }
@@ -321,7 +575,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     /// Brings the controller in line with Raft after any change.
     fn settle(&mut self, now_ms: u64) -> Result<(), NodeError> {
         loop {
+            if let Some(id) = self.raft.take_snapshot_installed() {
+                self.load_snapshot(id, now_ms)?;
+            }
             self.replay_committed()?;
+            self.maybe_snapshot(now_ms)?;
+            if now_ms >= self.next_clean_ms {
+                self.next_clean_ms = now_ms + self.snapshot_policy.clean_interval_ms;
+                self.raft.maybe_clean_log(now_ms)?;
+            }
             let leader = self.raft.is_leader();
             if self.controller.is_active() && (!leader || self.active_epoch != Some(self.raft.epoch())) {
                 self.deactivate();
@@ -333,6 +595,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                     info!(epoch, epoch_start_offset = start, replayed = self.replayed_end_offset, "activating the controller");
                     self.controller.activate(epoch, now_ms);
                     self.active_epoch = Some(epoch);
+                    self.stats.activations += 1;
                 }
             }
             let mut wrote = false;
@@ -440,6 +703,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                         .map_err(|source| NodeError::Replay { offset: header.base_offset, source })?;
                 }
                 self.replayed_end_offset = header.next_offset();
+                self.bytes_since_snapshot += header.size_bytes() as u64;
+                self.last_replayed_batch = Some((header.partition_leader_epoch, header.max_timestamp));
                 progressed = true;
             }
             if !progressed {

@@ -16,7 +16,7 @@ pub mod role;
 pub mod storage;
 pub mod testing;
 
-pub use crate::core::{AppendError, LeaderAndEpoch, RaftCore, RaftError};
+pub use crate::core::{AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics};
 pub use config::{Endpoint, RaftConfig};
 pub use io::{InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure};
 pub use leader::ReplicaProgress;

@@ -72,13 +72,32 @@ pub(crate) struct Candidate {
     pub backoff_deadline_ms: Option<u64>,
 }
 
-#[derive(Debug)]
 pub(crate) struct Follower {
     pub leader_id: i32,
     /// Voters become candidates, observers look for the leader elsewhere, at this time.
     pub fetch_deadline_ms: u64,
     /// Candidate voted for in this epoch, kept so `quorum-state` keeps recording it.
     pub voted: Option<i32>,
+    /// A snapshot being downloaded with FetchSnapshot (the leader answered a Fetch with a
+    /// SnapshotId); ordinary Fetches pause meanwhile.
+    pub fetching_snapshot: Option<FetchingSnapshot>,
+}
+
+impl std::fmt::Debug for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower")
+            .field("leader_id", &self.leader_id)
+            .field("fetch_deadline_ms", &self.fetch_deadline_ms)
+            .field("voted", &self.voted)
+            .field("fetching_snapshot", &self.fetching_snapshot.as_ref().map(|s| (s.id, s.sink.position())))
+            .finish()
+    }
+}
+
+/// A snapshot download in progress.
+pub(crate) struct FetchingSnapshot {
+    pub id: crate::storage::OffsetAndEpoch,
+    pub sink: Box<dyn crate::storage::SnapshotSink>,
 }
 
 #[derive(Debug)]

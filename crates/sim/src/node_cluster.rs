@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 
 use kraftwerk_controller::controller::{Controller, ControllerConfig, ControllerRequest, ControllerResponse, RequestContext};
-use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, RequestToken};
+use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, RequestToken, SnapshotPolicy};
+use kraftwerk_controller::snapshot::SnapshotDone;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
 use kraftwerk_raft::{Endpoint, InboundId, Input, OutboundId, Output, RaftConfig, RaftCore};
 use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
@@ -44,6 +45,7 @@ enum Event {
     Deliver { to: i32, to_incarnation: u64, input: Input, reply_to: Option<(i32, u64, OutboundId)> },
     ClientRequest { to: i32, to_incarnation: u64, token: u64, request: ControllerRequest },
     ClientResponse { token: u64, response: ControllerResponse },
+    SnapshotDone { node: i32, incarnation: u64, done: SnapshotDone },
     Tick { node: i32 },
     ClientTick,
     Crash { node: i32 },
@@ -105,6 +107,8 @@ pub struct NodeCluster {
     maybe_deleted: BTreeSet<String>,
     image_digests: BTreeMap<i64, (i32, u64)>,
     faults_over: bool,
+    /// Bytes between snapshots (small, so snapshots, log cleaning and FetchSnapshot happen).
+    snapshot_bytes: u64,
     /// Notable events, printed on failure.
     pub trace: Vec<String>,
 }
@@ -141,9 +145,12 @@ impl NodeCluster {
             maybe_deleted: BTreeSet::new(),
             image_digests: BTreeMap::new(),
             faults_over: false,
+            snapshot_bytes: 0,
             trace: Vec::new(),
         };
-        cluster.log(format!("metadata.version {}", mv.name()));
+        // Snapshots are switched on once MemLog implements them (being written).
+        cluster.snapshot_bytes = if cluster.rng.gen_bool(0.6) && false { cluster.rng.gen_range(2_000..20_000) } else { u64::MAX };
+        cluster.log(format!("metadata.version {}, snapshot every {} bytes", mv.name(), cluster.snapshot_bytes));
         for &id in voters.keys() {
             cluster.nodes.insert(
                 id,
@@ -194,7 +201,14 @@ impl NodeCluster {
         slot.incarnation += 1;
         slot.last_checked_replay = -1;
         let core = RaftCore::new(raft_config, log, slot.store.clone(), raft_seed, now).expect("start");
-        slot.node = Some(Node::new(core, Controller::new(controller_config)));
+        let policy = SnapshotPolicy { max_bytes_between_snapshots: self.snapshot_bytes, max_interval_ms: 0, clean_interval_ms: 5_000 };
+        match Node::with_snapshot_policy(core, Controller::new(controller_config), policy, now) {
+            Ok(node) => slot.node = Some(node),
+            Err(e) => {
+                self.invariants.violation(format!("node {id} failed to start: {e}"));
+                return;
+            }
+        }
         slot.scheduled_tick_ms = None;
         self.invariants.on_restart(id);
         self.log(format!("node {id} started"));
@@ -327,6 +341,11 @@ impl NodeCluster {
                 self.step(to, |n| n.handle(now, NodeInput::Controller { token: RequestToken(token), ctx, request }));
             }
             Event::ClientResponse { token, response } => self.on_client_response(token, response),
+            Event::SnapshotDone { node, incarnation, done } => {
+                if self.is_running(node, incarnation) {
+                    self.step(node, |n| n.handle(now, NodeInput::SnapshotDone(done)));
+                }
+            }
             Event::Tick { node } => {
                 let slot = self.nodes.get_mut(&node).expect("node");
                 slot.scheduled_tick_ms = None;
@@ -577,6 +596,12 @@ impl NodeCluster {
                         let input = Input::Response { id: out_id, response: response.clone() };
                         self.scheduler.schedule(now + delay, Event::Deliver { to, to_incarnation, input, reply_to: None });
                     }
+                }
+                NodeOutput::WriteSnapshot(job) => {
+                    // Run it "elsewhere" and report back a little later, like the worker thread.
+                    let done = job.run();
+                    let delay = self.rng.gen_range(1..50);
+                    self.scheduler.schedule(now + delay, Event::SnapshotDone { node: id, incarnation, done });
                 }
                 NodeOutput::Controller { token, response } => {
                     if self.rng.gen_range(0..100) >= self.network.faults.drop_percent {

@@ -11,6 +11,7 @@ use tracing::{info, warn};
 use super::{RaftCore, RaftError};
 use crate::config::{FETCH_MAX_WAIT_MS, MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME};
 use crate::errors;
+
 use crate::io::RaftRequest;
 use crate::role::Role;
 use crate::storage::{OffsetAndEpoch, QuorumStateStore, ReplicatedLog};
@@ -101,12 +102,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             let offset = self.truncate_to_end_offset(target)?;
             info!(offset, leader_epoch = target.epoch, "truncated the log after a diverging fetch");
         } else if partition.snapshot_id.epoch >= 0 || partition.snapshot_id.end_offset >= 0 {
-            warn!(
-                end_offset = partition.snapshot_id.end_offset,
-                epoch = partition.snapshot_id.epoch,
-                "leader asked for a snapshot fetch, which this version cannot do yet"
-            );
-            return Ok(false);
+            if partition.snapshot_id.epoch < 0 || partition.snapshot_id.end_offset < 0 {
+                warn!(end_offset = partition.snapshot_id.end_offset, epoch = partition.snapshot_id.epoch, "leader sent an invalid snapshot id");
+                return Ok(false);
+            }
+            let id = OffsetAndEpoch::new(partition.snapshot_id.end_offset, partition.snapshot_id.epoch);
+            self.start_snapshot_fetch(id)?;
         } else {
             if let Some(records) = partition.records.as_ref().filter(|r| !r.is_empty()) {
                 self.append_fetched(records, response_epoch)?;
@@ -152,6 +153,110 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.log.append_as_follower(&records[..keep])?;
         self.log.flush()?;
         Ok(())
+    }
+
+    /// Begins downloading snapshot `id` (the leader's answer to a Fetch below its log start).
+    fn start_snapshot_fetch(&mut self, id: OffsetAndEpoch) -> Result<(), RaftError> {
+        if self.log.snapshot_ids().contains(&id) {
+            // Already here (e.g. downloaded before a restart): just make the log start there.
+            info!(offset = id.offset, epoch = id.epoch, "leader asked for snapshot we already have");
+            self.install_snapshot(id)?;
+            return Ok(());
+        }
+        let sink = self.log.create_snapshot(id)?;
+        info!(offset = id.offset, epoch = id.epoch, "fetching snapshot from the leader");
+        if let Role::Follower(f) = &mut self.role {
+            f.fetching_snapshot = Some(crate::role::FetchingSnapshot { id, sink });
+        }
+        Ok(())
+    }
+
+    /// After a complete snapshot is in place: truncate the log fully to it and move the high
+    /// watermark to its end (Kafka `truncateToLatestSnapshot` + `updateFollowerHighWatermark`).
+    fn install_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), RaftError> {
+        let truncated = self.log.truncate_to_latest_snapshot()?;
+        let end = self.log.end_offset();
+        if !truncated && end.offset < id.offset {
+            return Err(RaftError::Storage(crate::storage::LogError::Inconsistent(format!(
+                "snapshot {}-{} installed but the log end offset is {}",
+                id.offset, id.epoch, end.offset
+            ))));
+        }
+        info!(offset = id.offset, epoch = id.epoch, log_end_offset = end.offset, truncated, "snapshot installed");
+        self.advance_high_watermark(id.offset);
+        self.snapshot_installed = Some(id);
+        Ok(())
+    }
+
+    pub(crate) fn build_fetch_snapshot_request(&self, id: OffsetAndEpoch, position: u64) -> RaftRequest {
+        use kafka_protocol::messages::fetch_snapshot_request::{PartitionSnapshot, SnapshotId, TopicSnapshot};
+        let partition = PartitionSnapshot::default()
+            .with_partition(METADATA_PARTITION)
+            .with_current_leader_epoch(self.epoch)
+            .with_snapshot_id(SnapshotId::default().with_end_offset(id.offset).with_epoch(id.epoch))
+            .with_position(position as i64)
+            .with_replica_directory_id(self.config.directory_id);
+        RaftRequest::FetchSnapshot(
+            kafka_protocol::messages::FetchSnapshotRequest::default()
+                .with_cluster_id(self.cluster_id_field())
+                .with_replica_id(self.config.node_id.into())
+                .with_max_bytes(MAX_FETCH_BYTES as i32)
+                .with_topics(vec![TopicSnapshot::default()
+                    .with_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
+                    .with_partitions(vec![partition])]),
+        )
+    }
+
+    /// Kafka `handleFetchSnapshotResponse`: append the chunk; when complete, finish, register,
+    /// truncate the log to it. A response for another id or position, or SNAPSHOT_NOT_FOUND,
+    /// drops the download and starts over with a Fetch (Java treats the mismatch as fatal; a
+    /// restart gets us nothing more than starting over does).
+    pub(crate) fn handle_fetch_snapshot_response(
+        &mut self,
+        now_ms: u64,
+        source: i32,
+        response: kafka_protocol::messages::FetchSnapshotResponse,
+    ) -> Result<bool, RaftError> {
+        if response.error_code != errors::NONE {
+            warn!(source, error = response.error_code, "FetchSnapshot failed with a top-level error");
+            return Ok(false);
+        }
+        let Some(p) = response.topics.first().and_then(|t| t.partitions.first()).cloned() else {
+            return Ok(false);
+        };
+        let leader = (p.current_leader.leader_id.0 >= 0).then_some(p.current_leader.leader_id.0);
+        if let Some(handled) = self.handle_common_response(now_ms, p.error_code, leader, p.current_leader.leader_epoch)? {
+            return Ok(handled);
+        }
+        let fetch_timeout_ms = self.config.fetch_timeout_ms;
+        let Role::Follower(f) = &mut self.role else { return Ok(true) };
+        let Some(fetching) = f.fetching_snapshot.as_mut() else { return Ok(true) };
+        let id = OffsetAndEpoch::new(p.snapshot_id.end_offset, p.snapshot_id.epoch);
+        if p.error_code == errors::SNAPSHOT_NOT_FOUND || id.offset < 0 || id.epoch < 0 {
+            info!(wanted = ?fetching.id, error = p.error_code, "leader no longer has the snapshot; starting over");
+            f.fetching_snapshot = None;
+            f.fetch_deadline_ms = now_ms + fetch_timeout_ms;
+            return Ok(true);
+        }
+        if p.error_code != errors::NONE {
+            warn!(error = p.error_code, "FetchSnapshot failed");
+            return Ok(false);
+        }
+        if id != fetching.id || p.position as u64 != fetching.sink.position() {
+            tracing::error!(expected = ?fetching.id, got = ?id, position = p.position, have = fetching.sink.position(), "FetchSnapshot answer does not match the download; starting over");
+            f.fetching_snapshot = None;
+            return Ok(false);
+        }
+        fetching.sink.append(&p.unaligned_records)?;
+        f.fetch_deadline_ms = now_ms + fetch_timeout_ms;
+        if fetching.sink.position() as i64 >= p.size {
+            let done = f.fetching_snapshot.take().expect("download in progress");
+            let size = done.sink.finish()?;
+            self.log.register_snapshot(done.id)?;
+            info!(offset = done.id.offset, epoch = done.id.epoch, size_bytes = size, "snapshot downloaded");
+            self.install_snapshot(done.id)?;
+        }
+        Ok(true)
     }
 
     /// Kafka `ReplicatedLog.truncateToEndOffset`.

@@ -24,6 +24,8 @@ use crate::storage::{OffsetAndEpoch, QuorumStateStore, ReplicatedLog};
 enum Position {
     Valid,
     Diverging(OffsetAndEpoch),
+    /// The fetcher must download this snapshot first.
+    Snapshot(OffsetAndEpoch),
 }
 
 /// Extracts the single metadata partition of a Fetch request: by topic id from v13, by name
@@ -172,6 +174,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Position::Diverging(end) => {
                 partition.diverging_epoch = EpochEndOffset::default().with_epoch(end.epoch).with_end_offset(end.offset);
             }
+            Position::Snapshot(id) => {
+                partition.snapshot_id = kafka_protocol::messages::fetch_response::SnapshotId::default()
+                    .with_end_offset(id.offset)
+                    .with_epoch(id.epoch);
+            }
             Position::Valid => {
                 let records = self.log.read(p.fetch_offset, MAX_FETCH_BYTES)?;
                 let leader_end = self.log.end_offset().offset;
@@ -191,7 +198,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     _ => false,
                 };
                 if moved {
-                    self.on_leader_high_watermark_moved();
+                    self.on_leader_high_watermark_moved(now_ms);
                     self.complete_parked_fetches(now_ms, true)?;
                 }
                 partition.records = Some(records);
@@ -203,10 +210,28 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(self.fetch_response(errors::NONE, partition, api_version))
     }
 
-    /// Kafka `ReplicatedLog.validateOffsetAndEpoch` (no snapshots yet: the log starts at 0).
+    /// Kafka `tryCompleteFetchRequest` + `ReplicatedLog.validateOffsetAndEpoch`: an empty
+    /// fetcher gets the latest snapshot when one exists (case C05: cheaper than replaying every
+    /// segment); one below the log start, or whose last epoch predates the earliest snapshot,
+    /// must load the latest snapshot too.
     fn validate_fetch_position(&self, fetch_offset: i64, last_fetched_epoch: i32) -> Position {
+        let latest = self.log.latest_snapshot_id();
+        if fetch_offset == 0 {
+            if let Some(id) = latest {
+                return Position::Snapshot(id);
+            }
+        }
         if self.log.start_offset() == 0 && fetch_offset == 0 {
             return Position::Valid;
+        }
+        if let Some(earliest) = self.log.earliest_snapshot_id() {
+            let start = self.log.start_offset();
+            if fetch_offset < start
+                || (fetch_offset == start && last_fetched_epoch != earliest.epoch)
+                || last_fetched_epoch < earliest.epoch
+            {
+                return Position::Snapshot(latest.unwrap_or(earliest));
+            }
         }
         let end = self.log.end_offset_for_epoch(last_fetched_epoch);
         if end.epoch != last_fetched_epoch || end.offset < fetch_offset {
@@ -253,8 +278,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
-    /// FetchSnapshot (KIP-630). This node does not produce snapshots yet, so a valid request
-    /// to the leader gets `SNAPSHOT_NOT_FOUND`; the checks before it follow Kafka's order.
+    /// FetchSnapshot (KIP-630, Kafka `handleFetchSnapshotRequest`): raw bytes of a snapshot
+    /// from `Position`, at most `MaxBytes` (and 8 MiB) per response. Counts toward check-quorum
+    /// but not toward replica progress.
     pub(crate) fn handle_fetch_snapshot_request(
         &mut self,
         now_ms: u64,
@@ -267,31 +293,59 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let p = match request.topics.as_slice() {
             [t] if t.name.0.as_str() == METADATA_TOPIC_NAME && t.partitions.len() == 1
                 && t.partitions[0].partition == METADATA_PARTITION => t.partitions[0].clone(),
+            [t] if t.partitions.len() == 1 => {
+                let partition = PartitionSnapshot::default()
+                    .with_index(t.partitions[0].partition)
+                    .with_error_code(errors::UNKNOWN_TOPIC_OR_PARTITION);
+                return FetchSnapshotResponse::default()
+                    .with_topics(vec![TopicSnapshot::default().with_name(t.name.clone()).with_partitions(vec![partition])]);
+            }
             _ => return FetchSnapshotResponse::default().with_error_code(errors::INVALID_REQUEST),
         };
-        let error = self.leader_only_error(p.current_leader_epoch).unwrap_or(errors::SNAPSHOT_NOT_FOUND);
-        if error == errors::SNAPSHOT_NOT_FOUND {
-            let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
-            if let Role::Leader(l) = &mut self.role {
-                if l.voters.contains_key(&request.replica_id.0) {
-                    l.fetched_voters.insert(request.replica_id.0);
-                    l.update_check_quorum(now_ms, check_quorum_ms);
-                }
-            }
-        }
-        let partition = PartitionSnapshot::default()
+        let id = OffsetAndEpoch::new(p.snapshot_id.end_offset, p.snapshot_id.epoch);
+        let mut partition = PartitionSnapshot::default()
             .with_index(METADATA_PARTITION)
-            .with_error_code(error)
             .with_snapshot_id(
                 kafka_protocol::messages::fetch_snapshot_response::SnapshotId::default()
-                    .with_end_offset(p.snapshot_id.end_offset)
-                    .with_epoch(p.snapshot_id.epoch),
+                    .with_end_offset(id.offset)
+                    .with_epoch(id.epoch),
             )
             .with_current_leader(
                 SnapshotLeader::default()
                     .with_leader_id(self.leader_id().unwrap_or(-1).into())
                     .with_leader_epoch(self.epoch),
             );
+        let error = match self.leader_only_error(p.current_leader_epoch) {
+            Some(error) => error,
+            None => match self.log.snapshot_size_bytes(id) {
+                Err(_) => errors::SNAPSHOT_NOT_FOUND,
+                Ok(_) if id == OffsetAndEpoch::new(0, 0) => errors::SNAPSHOT_NOT_FOUND,
+                Ok(size) if p.position < 0 || p.position as u64 >= size => errors::POSITION_OUT_OF_RANGE,
+                Ok(size) => {
+                    let max_bytes = (request.max_bytes.max(0) as usize).min(MAX_FETCH_BYTES);
+                    match self.log.read_snapshot(id, p.position as u64, max_bytes) {
+                        Ok(bytes) => {
+                            partition.size = size as i64;
+                            partition.position = p.position;
+                            partition.unaligned_records = bytes;
+                            errors::NONE
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e, "reading snapshot {}-{} failed", id.offset, id.epoch);
+                            errors::UNKNOWN_SERVER_ERROR
+                        }
+                    }
+                }
+            },
+        };
+        partition.error_code = error;
+        let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+        if let Role::Leader(l) = &mut self.role {
+            if l.voters.contains_key(&request.replica_id.0) && request.replica_id.0 != l.local_id {
+                l.fetched_voters.insert(request.replica_id.0);
+                l.update_check_quorum(now_ms, check_quorum_ms);
+            }
+        }
         FetchSnapshotResponse::default().with_topics(vec![TopicSnapshot::default()
             .with_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
             .with_partitions(vec![partition])])

@@ -90,6 +90,23 @@ pub struct LeaderAndEpoch {
     pub epoch: i32,
 }
 
+/// Counters and timings for metrics (Kafka `KafkaRaftMetrics`), in ms of node time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RaftMetrics {
+    /// Elections this node started (transitions to Candidate).
+    pub elections_started: u64,
+    /// Epochs this node led.
+    pub elections_won: u64,
+    /// Time from the start of the last election (first candidacy of a streak, or the loss of
+    /// the previous leader) until a leader was known, in ms.
+    pub last_election_latency_ms: Option<u64>,
+    /// Time from winning the last election until the first high-watermark advance in that
+    /// epoch (the LeaderChange record committed: the new leader can serve), in ms.
+    pub last_time_to_first_commit_ms: Option<u64>,
+    /// When this node last saw the leader change, node time in ms.
+    pub last_leader_change_ms: u64,
+}
+
 /// The Raft core. `L` is the metadata log, `Q` the `quorum-state` store.
 pub struct RaftCore<L, Q> {
     pub(crate) config: RaftConfig,
@@ -107,6 +124,14 @@ pub struct RaftCore<L, Q> {
     became_leader: bool,
     /// Fetches parked by a leadership we just left, answered once the new role is in place.
     pending_reanswer: Vec<ParkedFetch>,
+    /// Set when a snapshot from the leader replaced the log; cleared by
+    /// [`RaftCore::take_snapshot_installed`] (the state machine must reload from it).
+    pub(crate) snapshot_installed: Option<crate::storage::OffsetAndEpoch>,
+    metrics: RaftMetrics,
+    /// When the current leaderless period began (for election latency).
+    leaderless_since_ms: Option<u64>,
+    /// When this node became leader of the current epoch, until its first commit.
+    leader_since_ms: Option<u64>,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
@@ -129,6 +154,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             shutting_down: false,
             became_leader: false,
             pending_reanswer: Vec::new(),
+            snapshot_installed: None,
+            metrics: RaftMetrics::default(),
+            leaderless_since_ms: Some(now_ms),
+            leader_since_ms: None,
         };
         let id = core.config.node_id;
         if stored.epoch < log_end.epoch {
@@ -157,6 +186,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 leader_id: leader,
                 fetch_deadline_ms: now_ms + core.config.fetch_timeout_ms,
                 voted: stored.voted_id,
+                fetching_snapshot: None,
             });
         } else {
             let deadline = core.config.is_voter().then(|| core.random_election_deadline(now_ms));
@@ -237,6 +267,73 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         std::mem::take(&mut self.became_leader)
     }
 
+    /// The snapshot that replaced the log since the last call, if any: the state machine must
+    /// reload its state from it (everything it replayed before is superseded).
+    pub fn take_snapshot_installed(&mut self) -> Option<crate::storage::OffsetAndEpoch> {
+        self.snapshot_installed.take()
+    }
+
+    /// Starts a snapshot this node generates from its own state at `id` (which must be at or
+    /// below the high watermark, on a batch boundary). The sink may be filled on another thread;
+    /// afterwards call [`register_snapshot`](Self::register_snapshot).
+    pub fn create_snapshot(&self, id: crate::storage::OffsetAndEpoch) -> Result<Box<dyn crate::storage::SnapshotSink>, RaftError> {
+        assert!(
+            self.high_watermark.is_some_and(|hw| id.offset <= hw),
+            "snapshot {id:?} beyond the high watermark {:?}",
+            self.high_watermark
+        );
+        Ok(self.log.create_snapshot(id)?)
+    }
+
+    /// Adds a finished snapshot to the log's catalog.
+    pub fn register_snapshot(&mut self, id: crate::storage::OffsetAndEpoch) -> Result<(), RaftError> {
+        Ok(self.log.register_snapshot(id)?)
+    }
+
+    /// Runs the log's retention (Kafka `maybeClean`, every 60 s in Kafka): segments below a
+    /// snapshot go once the size or time limits are exceeded. Returns true if anything was
+    /// deleted.
+    pub fn maybe_clean_log(&mut self, now_ms: u64) -> Result<bool, RaftError> {
+        match self.high_watermark {
+            Some(hw) => Ok(self.log.maybe_clean(hw, now_ms)?),
+            None => Ok(false),
+        }
+    }
+
+    /// Counters and timings for metrics.
+    pub fn metrics(&self) -> &RaftMetrics {
+        &self.metrics
+    }
+
+    /// The leader's view of every replica (voters first, then observers that fetched within
+    /// the observer session), with `is_voter`; empty unless leader.
+    pub fn replica_states(&self) -> Vec<(i32, bool, crate::leader::ReplicaProgress)> {
+        match &self.role {
+            Role::Leader(l) => l
+                .voters
+                .iter()
+                .map(|(&id, p)| (id, true, p.clone()))
+                .chain(l.observers.iter().map(|(&(id, _), p)| (id, false, p.clone())))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Bookkeeping for election metrics after any role change.
+    fn note_role_change(&mut self, now_ms: u64) {
+        match &self.role {
+            Role::Unattached(_) | Role::Candidate(_) => {
+                self.leaderless_since_ms.get_or_insert(now_ms);
+            }
+            Role::Leader(_) | Role::Follower(_) | Role::Resigned(_) => {
+                if let Some(since) = self.leaderless_since_ms.take() {
+                    self.metrics.last_election_latency_ms = Some(now_ms.saturating_sub(since));
+                }
+                self.metrics.last_leader_change_ms = now_ms;
+            }
+        }
+    }
+
     /// Messages to deliver, in order.
     pub fn take_outputs(&mut self) -> Vec<Output> {
         std::mem::take(&mut self.outputs)
@@ -307,7 +404,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     RaftResponse::BeginQuorumEpoch(r) => self.handle_begin_quorum_epoch_response(now_ms, source, r)?,
                     RaftResponse::EndQuorumEpoch(r) => self.handle_end_quorum_epoch_response(now_ms, source, r)?,
                     RaftResponse::Fetch(r) => self.handle_fetch_response(now_ms, source, r)?,
-                    RaftResponse::FetchSnapshot(_) | RaftResponse::DescribeQuorum(_) => true,
+                    RaftResponse::FetchSnapshot(r) => self.handle_fetch_snapshot_response(now_ms, source, r)?,
+                    RaftResponse::DescribeQuorum(_) => true,
                 };
                 if !handled {
                     self.requests.backoff(source, now_ms, self.config.retry_backoff_ms);
@@ -449,15 +547,20 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             _ => false,
         };
         if moved {
-            self.on_leader_high_watermark_moved();
+            self.on_leader_high_watermark_moved(now_ms);
         }
         self.complete_parked_fetches(now_ms, false)
     }
 
-    pub(crate) fn on_leader_high_watermark_moved(&mut self) {
+    pub(crate) fn on_leader_high_watermark_moved(&mut self, now_ms: u64) {
         if let Role::Leader(l) = &self.role {
             if let Some(hw) = l.high_watermark {
                 self.advance_high_watermark(hw);
+                if let Some(since) = self.leader_since_ms.take() {
+                    let ms = now_ms.saturating_sub(since);
+                    self.metrics.last_time_to_first_commit_ms = Some(ms);
+                    info!(epoch = self.epoch, high_watermark = hw, time_to_first_commit_ms = ms, "first commit as leader");
+                }
             }
         }
     }
@@ -541,7 +644,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return self.send_fetch_to_any_voter(now_ms);
         }
         if self.requests.is_ready(leader, now_ms) {
-            let request = self.build_fetch_request();
+            let request = match &f.fetching_snapshot {
+                Some(s) => self.build_fetch_snapshot_request(s.id, s.sink.position()),
+                None => self.build_fetch_request(),
+            };
             self.send(leader, now_ms, request);
         }
         Ok(())
@@ -635,6 +741,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             None
         };
         self.role = Role::Unattached(Unattached { voted: None, leader_hint: None, election_deadline_ms: deadline });
+        self.note_role_change(now_ms);
         info!(epoch, "transitioned to Unattached");
         self.reanswer_parked(now_ms)
     }
@@ -669,6 +776,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             election_deadline_ms: deadline,
             backoff_deadline_ms: None,
         });
+        self.metrics.elections_started += 1;
+        self.note_role_change(now_ms);
         info!(epoch = self.epoch, retries, "became candidate");
         self.reanswer_parked(now_ms)?;
         if self.config.majority() <= 1 {
@@ -706,6 +815,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             l.accumulator.base_offset = epoch_start_offset + 1;
         }
         self.became_leader = true;
+        self.metrics.elections_won += 1;
+        self.leader_since_ms = Some(now_ms);
+        self.note_role_change(now_ms);
         info!(epoch = self.epoch, epoch_start_offset, "became leader");
         self.after_leader_append(now_ms)?;
         self.poll_leader(now_ms)
@@ -727,7 +839,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             leader_id,
             fetch_deadline_ms: now_ms + self.config.fetch_timeout_ms,
             voted,
+            fetching_snapshot: None,
         });
+        self.note_role_change(now_ms);
         info!(epoch, leader_id, "became follower");
         self.reanswer_parked(now_ms)?;
         self.poll_follower(now_ms)
