@@ -2,8 +2,8 @@
 //! conversions between the wire's `RequestKind`/`ResponseKind` and the node's request types.
 //!
 //! Only APIs with a handler, and only versions whose semantics are implemented, are listed
-//! (broker-controller-contract.md §2): e.g. Vote stops at v1 because pre-vote (v2, KIP-996) is
-//! not implemented, so Java peers fall back to plain elections.
+//! (broker-controller-contract.md §2): e.g. Vote v2 is advertised because pre-vote (KIP-996) is
+//! implemented; Java 4.x peers then pre-vote with us as with each other.
 
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use kraftwerk_controller::request::{AdminRequest, AdminResponse};
@@ -18,7 +18,7 @@ pub const SERVED_APIS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreateTopics, 2, 7),
     (ApiKey::DeleteTopics, 1, 6),
     (ApiKey::ApiVersions, 0, 4),
-    (ApiKey::Vote, 0, 1),
+    (ApiKey::Vote, 0, 2),
     (ApiKey::BeginQuorumEpoch, 0, 1),
     (ApiKey::EndQuorumEpoch, 0, 1),
     (ApiKey::DescribeQuorum, 0, 2),
@@ -179,7 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn pre_vote_is_not_advertised() {
-        assert_eq!(served_api_table().range(ApiKey::Vote).map(|r| r.max_version), Some(1));
+    fn pre_vote_is_advertised() {
+        assert_eq!(served_api_table().range(ApiKey::Vote).map(|r| r.max_version), Some(2));
     }
 }

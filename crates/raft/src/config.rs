@@ -53,6 +53,16 @@ pub struct RaftConfig {
     pub retry_backoff_ms: u64,
     /// `controller.quorum.append.linger.ms` (25).
     pub append_linger_ms: u64,
+    /// Ask for pre-votes before an election (KIP-996, Vote v2), as Kafka 4.x does.
+    pub pre_vote: bool,
+    /// kraftwerk-specific fast failure detection: a voter whose every request to the leader
+    /// failed at the connection (refused or reset: the leader process is gone) for this long
+    /// starts a pre-vote without waiting for the fetch timeout; `None` disables it. Pre-vote
+    /// makes this safe: voters that still reach the leader refuse, and nothing changes.
+    pub fast_failure_detection_ms: Option<u64>,
+    /// Random delay added to a fast detection (uniform in `[0, this)`), so two followers that
+    /// lost the same leader do not run for election at the same instant and split the vote.
+    pub fast_failure_jitter_ms: u64,
 }
 
 impl RaftConfig {
@@ -76,6 +86,9 @@ impl RaftConfig {
             request_timeout_ms: 2000,
             retry_backoff_ms: 20,
             append_linger_ms: 25,
+            pre_vote: true,
+            fast_failure_detection_ms: Some(200),
+            fast_failure_jitter_ms: 300,
         }
     }
 

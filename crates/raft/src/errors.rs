@@ -6,6 +6,8 @@ pub const NONE: i16 = 0;
 pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 /// This node is not the leader of the epoch the request names.
 pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+/// The API version is not supported (Vote v2 pre-vote to an older peer).
+pub const UNSUPPORTED_VERSION: i16 = 35;
 /// Request timed out.
 pub const REQUEST_TIMED_OUT: i16 = 7;
 /// The leader is shutting down.

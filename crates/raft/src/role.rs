@@ -5,19 +5,23 @@
 //! | from        | to                    | trigger                                                   |
 //! |-------------|-----------------------|-----------------------------------------------------------|
 //! | Unattached  | Unattached            | higher epoch seen, or a vote granted in this epoch        |
-//! | Unattached  | Candidate             | election timeout (voters only)                            |
+//! | Unattached  | Prospective           | election timeout (voters only)                            |
 //! | Unattached  | Follower              | leader of an epoch ≥ ours learned                         |
+//! | Prospective | Candidate             | a majority granted the pre-vote, or a voter cannot pre-vote |
+//! | Prospective | Follower / Unattached | pre-vote lost or timed out (back to the known leader), or a leader learned |
 //! | Candidate   | Leader                | a majority granted (own vote counts)                      |
-//! | Candidate   | Candidate             | election timeout + backoff, or rejection + backoff        |
+//! | Candidate   | Prospective           | election timeout (after a rejection: the remaining timeout) |
 //! | Candidate   | Unattached / Follower | higher epoch, or the leader of our epoch learned          |
 //! | Leader      | Resigned              | graceful shutdown, resign request, check-quorum expiry    |
 //! | Leader      | Unattached / Follower | higher epoch                                              |
-//! | Follower    | Candidate             | fetch timeout (voters only)                               |
+//! | Follower    | Prospective           | fetch timeout, or the leader unreachable (voters only)    |
 //! | Follower    | Follower / Unattached | higher epoch                                              |
-//! | Resigned    | Candidate             | election timeout (voters only)                            |
+//! | Resigned    | Prospective           | election timeout (voters only)                            |
 //! | Resigned    | Unattached / Follower | higher epoch                                              |
 //!
-//! Every transition except to Resigned is persisted to `quorum-state` before it takes effect.
+//! Every transition except to Resigned and Prospective is persisted to `quorum-state` before it
+//! takes effect. Prospective (KIP-996 pre-vote) asks the voters whether they would vote without
+//! bumping the epoch, so a node that cannot reach the leader does not disrupt a healthy quorum.
 
 use std::collections::BTreeSet;
 
@@ -28,6 +32,8 @@ use crate::leader::LeaderState;
 pub enum RoleKind {
     /// Epoch known, leader unknown.
     Unattached,
+    /// Asking for pre-votes before running an election (KIP-996).
+    Prospective,
     /// Running an election in the current epoch.
     Candidate,
     /// Leader of the current epoch (the active controller).
@@ -42,6 +48,7 @@ impl std::fmt::Display for RoleKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = match self {
             RoleKind::Unattached => "Unattached",
+            RoleKind::Prospective => "Prospective",
             RoleKind::Candidate => "Candidate",
             RoleKind::Leader => "Leader",
             RoleKind::Follower => "Follower",
@@ -62,14 +69,24 @@ pub(crate) struct Unattached {
 }
 
 #[derive(Debug)]
-pub(crate) struct Candidate {
-    /// Number of elections this node ran in a row (≥ 1); drives the backoff.
-    pub retries: u32,
+pub(crate) struct Prospective {
     pub granted: BTreeSet<i32>,
     pub rejected: BTreeSet<i32>,
     pub election_deadline_ms: u64,
-    /// Set once the election is lost or timed out: run the next one at this time.
-    pub backoff_deadline_ms: Option<u64>,
+    /// Leader of this epoch we were following, to go back to if the pre-vote fails.
+    pub prior_leader: Option<i32>,
+    /// Candidate voted for in this epoch.
+    pub voted: Option<i32>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    /// Number of elections this node ran in a row (≥ 1).
+    pub retries: u32,
+    pub granted: BTreeSet<i32>,
+    pub rejected: BTreeSet<i32>,
+    /// When the election is given up (back to Prospective), won or not.
+    pub election_deadline_ms: u64,
 }
 
 pub(crate) struct Follower {
@@ -81,6 +98,12 @@ pub(crate) struct Follower {
     /// A snapshot being downloaded with FetchSnapshot (the leader answered a Fetch with a
     /// SnapshotId); ordinary Fetches pause meanwhile.
     pub fetching_snapshot: Option<FetchingSnapshot>,
+    /// A fetch from the leader succeeded since this node became its follower (a follower that
+    /// has reached its leader refuses pre-votes, KIP-996).
+    pub has_fetched_from_leader: bool,
+    /// Since when every request to the leader failed at the connection (refused, reset): the
+    /// leader process is probably gone (fast failure detection, kraftwerk-specific).
+    pub leader_unreachable_since_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for Follower {
@@ -112,6 +135,7 @@ pub(crate) struct Resigned {
 #[derive(Debug)]
 pub(crate) enum Role {
     Unattached(Unattached),
+    Prospective(Prospective),
     Candidate(Candidate),
     Leader(Box<LeaderState>),
     Follower(Follower),
@@ -122,6 +146,7 @@ impl Role {
     pub fn kind(&self) -> RoleKind {
         match self {
             Role::Unattached(_) => RoleKind::Unattached,
+            Role::Prospective(_) => RoleKind::Prospective,
             Role::Candidate(_) => RoleKind::Candidate,
             Role::Leader(_) => RoleKind::Leader,
             Role::Follower(_) => RoleKind::Follower,

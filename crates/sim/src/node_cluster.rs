@@ -580,6 +580,13 @@ impl NodeCluster {
             match output {
                 NodeOutput::Raft(Output::Send { id: out_id, destination, request }) => {
                     let Some(to_incarnation) = self.nodes.get(&destination).map(|s| s.incarnation) else { continue };
+                    let destination_down = self.nodes.get(&destination).is_some_and(|s| s.node.is_none());
+                    if destination_down && self.network.partition.connected(id, destination) {
+                        // A crashed process refuses connections at once (the OS answers RST).
+                        let input = Input::SendFailed { id: out_id, failure: kraftwerk_raft::SendFailure::Disconnected };
+                        self.scheduler.schedule(now + 1, Event::Deliver { to: id, to_incarnation: incarnation, input, reply_to: None });
+                        continue;
+                    }
                     let api_version = crate::raft_cluster::api_version_for(&request, &mut self.rng);
                     for delay in self.network.delays(id, destination, &mut self.rng) {
                         self.next_inbound += 1;

@@ -26,7 +26,9 @@ use crate::scheduler::Scheduler;
 pub fn api_version_for(request: &RaftRequest, rng: &mut SmallRng) -> i16 {
     match request {
         RaftRequest::Fetch(_) => [13, 15, 16, 17, 18][rng.gen_range(0..5)],
-        RaftRequest::Vote(_) | RaftRequest::BeginQuorumEpoch(_) | RaftRequest::EndQuorumEpoch(_) => rng.gen_range(0..=1),
+        RaftRequest::Vote(v) if v.topics.first().and_then(|t| t.partitions.first()).is_some_and(|p| p.pre_vote) => 2,
+        RaftRequest::Vote(_) => rng.gen_range(0..=2),
+        RaftRequest::BeginQuorumEpoch(_) | RaftRequest::EndQuorumEpoch(_) => rng.gen_range(0..=1),
         RaftRequest::FetchSnapshot(_) => 1,
         RaftRequest::DescribeQuorum(_) => 2,
     }
@@ -368,6 +370,13 @@ impl RaftCluster {
             match output {
                 Output::Send { id: out_id, destination, request } => {
                     let Some(to_incarnation) = self.nodes.get(&destination).map(|s| s.incarnation) else { continue };
+                    let destination_down = self.nodes.get(&destination).is_some_and(|s| s.core.is_none());
+                    if destination_down && self.network.partition.connected(id, destination) {
+                        // A crashed process refuses connections at once (the OS answers RST).
+                        let input = Input::SendFailed { id: out_id, failure: kraftwerk_raft::SendFailure::Disconnected };
+                        self.scheduler.schedule(now + 1, Event::Deliver { to: id, to_incarnation: incarnation, input, reply_to: None });
+                        continue;
+                    }
                     let api_version = api_version_for(&request, &mut self.rng);
                     for delay in self.network.delays(id, destination, &mut self.rng) {
                         self.next_inbound += 1;

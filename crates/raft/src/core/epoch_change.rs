@@ -42,8 +42,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         leader_id: Option<i32>,
         epoch: i32,
     ) -> Result<Option<bool>, RaftError> {
-        // A leader outside the static voter set cannot be resolved: treat it as unknown.
-        let leader_id = leader_id.filter(|l| self.config.voters.contains_key(l));
+        // A leader outside the static voter set cannot be resolved: treat it as unknown. A peer
+        // naming us is only reporting the epoch we led and resigned (we are Resigned, or a
+        // Prospective that was): nothing to follow.
+        let leader_id = leader_id.filter(|l| self.config.voters.contains_key(l) && *l != self.config.node_id);
         if epoch < self.epoch || error == errors::UNKNOWN_LEADER_EPOCH {
             return Ok(Some(true));
         }

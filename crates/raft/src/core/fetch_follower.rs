@@ -119,6 +119,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         if let Role::Follower(f) = &mut self.role {
             f.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms;
+            f.has_fetched_from_leader = true;
         }
         Ok(true)
     }

@@ -33,11 +33,8 @@ use crate::config::RaftConfig;
 use crate::io::{Input, Output, RaftRequest, RaftResponse, SendFailure};
 use crate::leader::{LeaderState, ParkedFetch};
 use crate::requests::RequestManager;
-use crate::role::{Candidate, Follower, Resigned, Role, RoleKind, Unattached};
+use crate::role::{Candidate, Follower, Prospective, Resigned, Role, RoleKind, Unattached};
 use crate::storage::{ElectionState, LogError, QuorumStateStore, ReplicatedLog};
-
-/// Kafka `RETRY_BACKOFF_BASE_MS` for election backoff, in ms.
-const ELECTION_BACKOFF_BASE_MS: u64 = 100;
 
 /// A fatal error: the node must stop.
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +90,8 @@ pub struct LeaderAndEpoch {
 /// Counters and timings for metrics (Kafka `KafkaRaftMetrics`), in ms of node time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RaftMetrics {
+    /// Pre-vote rounds this node started (transitions to Prospective).
+    pub prospective_rounds: u64,
     /// Elections this node started (transitions to Candidate).
     pub elections_started: u64,
     /// Epochs this node led.
@@ -132,6 +131,8 @@ pub struct RaftCore<L, Q> {
     leaderless_since_ms: Option<u64>,
     /// When this node became leader of the current epoch, until its first commit.
     leader_since_ms: Option<u64>,
+    /// Random delay for the current fast failure detection.
+    fast_failure_jitter_ms: u64,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
@@ -158,6 +159,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             metrics: RaftMetrics::default(),
             leaderless_since_ms: Some(now_ms),
             leader_since_ms: None,
+            fast_failure_jitter_ms: 0,
         };
         let id = core.config.node_id;
         if stored.epoch < log_end.epoch {
@@ -179,7 +181,6 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 granted: BTreeSet::from([id]),
                 rejected: BTreeSet::new(),
                 election_deadline_ms: deadline,
-                backoff_deadline_ms: None,
             });
         } else if let Some(leader) = stored.leader_id.filter(|l| core.config.voters.contains_key(l)) {
             core.role = Role::Follower(Follower {
@@ -187,6 +188,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 fetch_deadline_ms: now_ms + core.config.fetch_timeout_ms,
                 voted: stored.voted_id,
                 fetching_snapshot: None,
+                has_fetched_from_leader: false,
+                leader_unreachable_since_ms: None,
             });
         } else {
             let deadline = core.config.is_voter().then(|| core.random_election_deadline(now_ms));
@@ -240,7 +243,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         match &self.role {
             Role::Leader(_) | Role::Resigned(_) => Some(self.config.node_id),
             Role::Follower(f) => Some(f.leader_id),
-            Role::Unattached(_) | Role::Candidate(_) => None,
+            Role::Unattached(_) | Role::Prospective(_) | Role::Candidate(_) => None,
         }
     }
 
@@ -322,7 +325,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Bookkeeping for election metrics after any role change.
     fn note_role_change(&mut self, now_ms: u64) {
         match &self.role {
-            Role::Unattached(_) | Role::Candidate(_) => {
+            Role::Unattached(_) | Role::Prospective(_) | Role::Candidate(_) => {
                 self.leaderless_since_ms.get_or_insert(now_ms);
             }
             Role::Leader(_) | Role::Follower(_) | Role::Resigned(_) => {
@@ -347,8 +350,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     pub fn next_deadline_ms(&self) -> u64 {
         let role_deadline = match &self.role {
             Role::Unattached(u) => u.election_deadline_ms.unwrap_or(u64::MAX),
-            Role::Candidate(c) => c.backoff_deadline_ms.unwrap_or(c.election_deadline_ms),
-            Role::Follower(f) => f.fetch_deadline_ms,
+            Role::Prospective(p) => p.election_deadline_ms,
+            Role::Candidate(c) => c.election_deadline_ms,
+            Role::Follower(f) => self.follower_deadline_ms(f),
             Role::Resigned(r) => r.election_deadline_ms,
             Role::Leader(l) => {
                 let mut d = l.begin_quorum_epoch_deadline_ms;
@@ -399,6 +403,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 let Some(source) = self.requests.complete(id) else {
                     return Ok(()); // stale: timed out or sent before a state transition
                 };
+                if let Role::Follower(f) = &mut self.role {
+                    if f.leader_id == source {
+                        f.leader_unreachable_since_ms = None; // it answered: it is alive
+                    }
+                }
                 let handled = match response {
                     RaftResponse::Vote(r) => self.handle_vote_response(now_ms, source, r)?,
                     RaftResponse::BeginQuorumEpoch(r) => self.handle_begin_quorum_epoch_response(now_ms, source, r)?,
@@ -417,6 +426,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                         tracing::debug!(destination, ?failure, "request failed");
                     }
                     self.requests.backoff(destination, now_ms, self.config.retry_backoff_ms);
+                    self.on_send_failed(now_ms, destination, failure)?;
                 }
             }
         }
@@ -429,6 +439,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.requests.expire(now_ms, self.config.retry_backoff_ms);
         match self.role.kind() {
             RoleKind::Leader => self.poll_leader(now_ms),
+            RoleKind::Prospective => self.poll_prospective(now_ms),
             RoleKind::Candidate => self.poll_candidate(now_ms),
             RoleKind::Follower => self.poll_follower(now_ms),
             RoleKind::Unattached => self.poll_unattached(now_ms),
@@ -609,36 +620,68 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     fn poll_candidate(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let Role::Candidate(c) = &self.role else { unreachable!() };
-        if let Some(backoff) = c.backoff_deadline_ms {
-            if now_ms >= backoff && !self.shutting_down {
-                info!(epoch = self.epoch, "re-running the election after backoff");
-                return self.transition_to_candidate(now_ms);
-            }
-            return Ok(());
-        }
         if now_ms >= c.election_deadline_ms && !self.shutting_down {
-            let retries = c.retries;
-            let backoff = self.election_backoff_ms(retries);
-            info!(epoch = self.epoch, backoff_ms = backoff, "election timed out");
-            if let Role::Candidate(c) = &mut self.role {
-                c.backoff_deadline_ms = Some(now_ms + backoff);
-            }
-            return Ok(());
+            info!(epoch = self.epoch, "election not won in time");
+            return self.start_election(now_ms);
         }
         self.send_vote_requests(now_ms);
         Ok(())
     }
 
+    fn poll_prospective(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Prospective(p) = &self.role else { unreachable!() };
+        if now_ms >= p.election_deadline_ms {
+            info!(epoch = self.epoch, "pre-vote timed out");
+            return self.prospective_lost(now_ms);
+        }
+        self.send_vote_requests(now_ms);
+        Ok(())
+    }
+
+    /// When a follower gives up on its leader: the fetch timeout, or (fast failure detection)
+    /// the leader's connection refused or reset for a while, plus a random delay.
+    fn follower_deadline_ms(&self, f: &Follower) -> u64 {
+        let fast = match (self.config.fast_failure_detection_ms, f.leader_unreachable_since_ms) {
+            (Some(after), Some(since)) if self.config.is_voter() => since + after + self.fast_failure_jitter_ms,
+            _ => u64::MAX,
+        };
+        f.fetch_deadline_ms.min(fast)
+    }
+
+    /// Tracks connection failures to the leader (fast failure detection), and lets a
+    /// Prospective whose peer cannot pre-vote run a real election (Kafka does the same).
+    fn on_send_failed(&mut self, now_ms: u64, destination: i32, failure: SendFailure) -> Result<(), RaftError> {
+        match &mut self.role {
+            Role::Follower(f) if f.leader_id == destination && failure == SendFailure::Disconnected => {
+                if f.leader_unreachable_since_ms.is_none() {
+                    f.leader_unreachable_since_ms = Some(now_ms);
+                    let jitter = self.config.fast_failure_jitter_ms;
+                    self.fast_failure_jitter_ms = if jitter == 0 { 0 } else { self.rng.gen_range(0..jitter) };
+                }
+                Ok(())
+            }
+            Role::Prospective(_) if failure == SendFailure::UnsupportedVersion => {
+                info!(epoch = self.epoch, destination, "a voter cannot pre-vote (Vote < v2): running the election directly");
+                self.transition_to_candidate(now_ms)
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn poll_follower(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let Role::Follower(f) = &self.role else { unreachable!() };
         let leader = f.leader_id;
-        if now_ms >= f.fetch_deadline_ms {
+        if now_ms >= self.follower_deadline_ms(f) {
             if self.shutting_down {
                 return Ok(());
             }
             if self.config.is_voter() {
-                info!(epoch = self.epoch, leader, "fetch timeout: becoming a candidate");
-                return self.transition_to_candidate(now_ms);
+                if now_ms >= f.fetch_deadline_ms {
+                    info!(epoch = self.epoch, leader, "fetch timeout: starting an election");
+                } else {
+                    info!(epoch = self.epoch, leader, "leader unreachable (connection refused or reset): starting an election");
+                }
+                return self.start_election(now_ms);
             }
             // Observer: look for the leader through any voter.
             return self.send_fetch_to_any_voter(now_ms);
@@ -656,7 +699,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     fn poll_unattached(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let Role::Unattached(u) = &self.role else { unreachable!() };
         match u.election_deadline_ms {
-            Some(deadline) if now_ms >= deadline && !self.shutting_down => self.transition_to_candidate(now_ms),
+            Some(deadline) if now_ms >= deadline && !self.shutting_down => self.start_election(now_ms),
             Some(_) => Ok(()),
             None => self.send_fetch_to_any_voter(now_ms),
         }
@@ -666,7 +709,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let Role::Resigned(r) = &self.role else { unreachable!() };
         if !self.shutting_down && now_ms >= r.election_deadline_ms {
             return if self.config.is_voter() {
-                self.transition_to_candidate(now_ms)
+                self.start_election(now_ms)
             } else {
                 self.transition_to_unattached(self.epoch + 1, now_ms)
             };
@@ -691,13 +734,6 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     fn random_election_deadline(&mut self, now_ms: u64) -> u64 {
         let t = self.config.election_timeout_ms;
         now_ms + if t == 0 { 0 } else { t + self.rng.gen_range(0..t) }
-    }
-
-    /// `min(100 ms × rand[0, 2^retries), election.backoff.max.ms)` (Kafka
-    /// `binaryExponentialElectionBackoffMs`).
-    fn election_backoff_ms(&mut self, retries: u32) -> u64 {
-        let bound = 1u64 << retries.clamp(1, 20);
-        (ELECTION_BACKOFF_BASE_MS * self.rng.gen_range(0..bound)).min(self.config.election_backoff_max_ms)
     }
 
     fn persist(&mut self, leader_id: Option<i32>, voted_id: Option<i32>) -> Result<(), RaftError> {
@@ -729,6 +765,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         // Keep the running election timer when coming from Candidate/Unattached (Kafka).
         let keep = match &self.role {
             Role::Candidate(c) => Some(c.election_deadline_ms),
+            Role::Prospective(p) => Some(p.election_deadline_ms),
             Role::Unattached(u) => u.election_deadline_ms,
             _ => None,
         };
@@ -758,6 +795,64 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
+    /// Starts an election: a pre-vote round first (KIP-996) unless disabled or this node is the
+    /// only voter.
+    pub(crate) fn start_election(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        if self.config.pre_vote && self.config.majority() > 1 {
+            self.transition_to_prospective(now_ms)
+        } else {
+            self.transition_to_candidate(now_ms)
+        }
+    }
+
+    /// Prospective: ask the voters whether they would vote for us, without bumping the epoch or
+    /// persisting anything.
+    pub(crate) fn transition_to_prospective(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        assert!(self.config.is_voter(), "only voters run elections");
+        let (prior_leader, voted) = match &self.role {
+            Role::Follower(f) => (Some(f.leader_id), f.voted),
+            Role::Unattached(u) => (u.leader_hint, u.voted),
+            Role::Prospective(p) => (p.prior_leader, p.voted),
+            Role::Resigned(_) | Role::Leader(_) => (Some(self.config.node_id), Some(self.config.node_id)),
+            Role::Candidate(_) => (None, None),
+        };
+        self.leave_role(now_ms)?;
+        let deadline = self.random_election_deadline(now_ms);
+        let id = self.config.node_id;
+        self.role = Role::Prospective(Prospective {
+            granted: BTreeSet::from([id]),
+            rejected: BTreeSet::new(),
+            election_deadline_ms: deadline,
+            prior_leader,
+            voted,
+        });
+        self.metrics.prospective_rounds += 1;
+        self.note_role_change(now_ms);
+        info!(epoch = self.epoch, "became prospective (pre-vote)");
+        self.reanswer_parked(now_ms)?;
+        self.send_vote_requests(now_ms);
+        Ok(())
+    }
+
+    /// The pre-vote failed (rejected or timed out): back to the leader we had, or unattached.
+    pub(crate) fn prospective_lost(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Prospective(p) = &self.role else { return Ok(()) };
+        match p.prior_leader {
+            Some(leader) if self.config.voters.contains_key(&leader) && leader != self.config.node_id => {
+                self.transition_to_follower(self.epoch, leader, now_ms)
+            }
+            _ => {
+                let voted = p.voted;
+                self.leave_role(now_ms)?;
+                let deadline = self.random_election_deadline(now_ms);
+                self.role = Role::Unattached(Unattached { voted, leader_hint: None, election_deadline_ms: Some(deadline) });
+                self.note_role_change(now_ms);
+                info!(epoch = self.epoch, "pre-vote lost; unattached");
+                self.reanswer_parked(now_ms)
+            }
+        }
+    }
+
     pub(crate) fn transition_to_candidate(&mut self, now_ms: u64) -> Result<(), RaftError> {
         assert!(self.config.is_voter(), "only voters run elections");
         let retries = match &self.role {
@@ -774,7 +869,6 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             granted: BTreeSet::from([id]),
             rejected: BTreeSet::new(),
             election_deadline_ms: deadline,
-            backoff_deadline_ms: None,
         });
         self.metrics.elections_started += 1;
         self.note_role_change(now_ms);
@@ -828,6 +922,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         assert!(leader_id != self.config.node_id, "cannot follow itself");
         let voted = match &self.role {
             Role::Unattached(u) if epoch == self.epoch => u.voted,
+            Role::Prospective(p) if epoch == self.epoch => p.voted,
             Role::Follower(f) if epoch == self.epoch => f.voted,
             Role::Candidate(_) if epoch == self.epoch => Some(self.config.node_id),
             _ => None,
@@ -840,6 +935,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             fetch_deadline_ms: now_ms + self.config.fetch_timeout_ms,
             voted,
             fetching_snapshot: None,
+            has_fetched_from_leader: false,
+            leader_unreachable_since_ms: None,
         });
         self.note_role_change(now_ms);
         info!(epoch, leader_id, "became follower");

@@ -67,6 +67,12 @@ fn fetch_request(replica: i32, epoch: i32, offset: i64, last_epoch: i32, max_wai
         ])])
 }
 
+fn pre_vote_request(candidate: i32, epoch: i32, last_epoch: i32, last_offset: i64) -> RaftRequest {
+    let RaftRequest::Vote(mut v) = vote_request(candidate, epoch, last_epoch, last_offset) else { unreachable!() };
+    v.topics[0].partitions[0].pre_vote = true;
+    RaftRequest::Vote(v)
+}
+
 fn responses(core: &mut Core) -> Vec<(InboundId, RaftResponse)> {
     core.take_outputs()
         .into_iter()
@@ -94,17 +100,31 @@ fn fetch_partition_of(r: &RaftResponse) -> PartitionData {
     }
 }
 
-/// Node 1 becomes leader of epoch 1 with node 2's vote.
+fn vote_granted(epoch: i32) -> RaftResponse {
+    RaftResponse::Vote(VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+        .with_topic_name(topic_name())
+        .with_partitions(vec![VoteRespPartition::default().with_leader_id((-1).into()).with_leader_epoch(epoch).with_vote_granted(true)])]))
+}
+
+/// Node 1 becomes leader of epoch 1 with node 2's pre-vote and vote.
 fn leader() -> Core {
     let mut c = core(1);
     c.poll(2_000).unwrap();
+    assert_eq!(c.role(), RoleKind::Prospective);
+    assert_eq!(c.epoch(), 0, "a pre-vote round does not bump the epoch");
+    let pre_votes = sends(&mut c);
+    let (id2, _, request) = pre_votes.iter().find(|(_, d, _)| *d == 2).cloned().expect("pre-vote to 2");
+    let RaftRequest::Vote(v) = request else { panic!() };
+    assert!(v.topics[0].partitions[0].pre_vote);
+    assert_eq!(v.topics[0].partitions[0].replica_epoch, 0);
+    c.handle(2_001, Input::Response { id: id2, response: vote_granted(0) }).unwrap();
     assert_eq!(c.role(), RoleKind::Candidate);
+    assert_eq!(c.epoch(), 1);
     let votes = sends(&mut c);
-    let (id2, _, _) = votes.iter().find(|(_, d, _)| *d == 2).cloned().expect("vote to 2");
-    let granted = VoteResponse::default().with_topics(vec![VoteRespTopic::default()
-        .with_topic_name(topic_name())
-        .with_partitions(vec![VoteRespPartition::default().with_leader_id((-1).into()).with_leader_epoch(1).with_vote_granted(true)])]);
-    c.handle(2_001, Input::Response { id: id2, response: RaftResponse::Vote(granted) }).unwrap();
+    let (id2, _, request) = votes.iter().find(|(_, d, _)| *d == 2).cloned().expect("vote to 2");
+    let RaftRequest::Vote(v) = request else { panic!() };
+    assert!(!v.topics[0].partitions[0].pre_vote);
+    c.handle(2_002, Input::Response { id: id2, response: vote_granted(1) }).unwrap();
     assert_eq!(c.role(), RoleKind::Leader);
     c.take_outputs();
     c
@@ -118,9 +138,9 @@ fn a_leader_that_restarts_comes_back_resigned_and_never_leads_that_epoch_again()
     assert_eq!(c.role(), RoleKind::Resigned);
     assert_eq!(c.epoch(), 5);
     c.poll(10_000).unwrap();
-    assert_eq!(c.role(), RoleKind::Candidate);
-    assert_eq!(c.epoch(), 6);
-    assert_eq!(store.current().unwrap().voted_id, Some(1), "candidacy persisted");
+    assert_eq!(c.role(), RoleKind::Prospective, "it asks for pre-votes, in epoch 5");
+    assert_eq!(c.epoch(), 5);
+    assert_eq!(store.current().unwrap().leader_id, Some(1), "a pre-vote persists nothing");
 }
 
 #[test]
@@ -324,8 +344,8 @@ fn the_first_preferred_successor_runs_for_election_at_once() {
         .with_topic_name(topic_name())
         .with_partitions(vec![EndPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_preferred_successors(vec![1, 3])])]);
     c.handle(100, Input::Request { id: InboundId(5), api_version: 0, request: RaftRequest::EndQuorumEpoch(end) }).unwrap();
-    assert_eq!(c.role(), RoleKind::Candidate, "position 0 backs off 0 ms");
-    assert_eq!(c.epoch(), 6);
+    assert_eq!(c.role(), RoleKind::Prospective, "position 0 backs off 0 ms");
+    assert_eq!(c.epoch(), 5);
 }
 
 #[test]
@@ -366,4 +386,57 @@ fn an_atomic_append_larger_than_a_batch_is_refused() {
     let records = vec![Bytes::from_static(b"r"); kraftwerk_records::batch::MAX_RECORDS_PER_BATCH + 1];
     assert!(matches!(c.append(2_100, records), Err(AppendError::TooLarge { .. })));
     assert_eq!(c.next_offset(), Some(1), "nothing was taken");
+}
+
+#[test]
+fn kip_996_a_follower_that_reaches_its_leader_refuses_pre_votes_and_nothing_changes() {
+    let (mut c, fetch_id) = follower_of_2_in_epoch_5();
+    // Before any successful fetch, a pre-vote from an up-to-date prospective is granted...
+    c.handle(1, Input::Request { id: InboundId(10), api_version: 2, request: pre_vote_request(3, 5, 0, 0) }).unwrap();
+    let RaftResponse::Vote(v) = responses(&mut c).remove(0).1 else { panic!() };
+    assert!(v.topics[0].partitions[0].vote_granted);
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5), "granting a pre-vote changes nothing");
+    // ...after one, it is refused: the leader is alive.
+    c.handle(2, Input::Response { id: fetch_id, response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)) }).unwrap();
+    c.handle(3, Input::Request { id: InboundId(11), api_version: 2, request: pre_vote_request(3, 5, 0, 0) }).unwrap();
+    let RaftResponse::Vote(v) = responses(&mut c).into_iter().find(|(id, _)| *id == InboundId(11)).unwrap().1 else { panic!() };
+    assert!(!v.topics[0].partitions[0].vote_granted);
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5));
+}
+
+#[test]
+fn kip_996_a_lost_pre_vote_goes_back_to_the_leader_without_an_epoch_bump() {
+    let (mut c, _) = follower_of_2_in_epoch_5();
+    c.poll(2_000).unwrap();
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Prospective, 5));
+    let pre = sends(&mut c);
+    let refused = RaftResponse::Vote(VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+        .with_topic_name(topic_name())
+        .with_partitions(vec![VoteRespPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_vote_granted(false)])]));
+    let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
+    c.handle(2_001, Input::Response { id: id3, response: refused }).unwrap();
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5), "back to following 2 in epoch 5");
+}
+
+#[test]
+fn a_voter_that_cannot_pre_vote_makes_the_prospective_run_the_election() {
+    let mut c = core(1);
+    c.poll(2_000).unwrap();
+    let (id2, _, _) = sends(&mut c).into_iter().find(|(_, d, _)| *d == 2).unwrap();
+    c.handle(2_001, Input::SendFailed { id: id2, failure: SendFailure::UnsupportedVersion }).unwrap();
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Candidate, 1));
+}
+
+#[test]
+fn fast_failure_detection_starts_a_pre_vote_when_the_leader_refuses_connections() {
+    let (mut c, fetch_id) = follower_of_2_in_epoch_5();
+    c.handle(10, Input::Response { id: fetch_id, response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)) }).unwrap();
+    let next = sends(&mut c).into_iter().find(|(_, d, _)| *d == 2).unwrap().0;
+    c.handle(20, Input::SendFailed { id: next, failure: SendFailure::Disconnected }).unwrap();
+    assert_eq!(c.role(), RoleKind::Follower);
+    let jitter_bound = 20 + 200 + 300;
+    assert!(c.next_deadline_ms() < 10 + 2_000, "the fast path comes before the fetch timeout");
+    assert!(c.next_deadline_ms() <= jitter_bound);
+    c.poll(jitter_bound).unwrap();
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Prospective, 5));
 }

@@ -13,7 +13,7 @@ use super::{RaftCore, RaftError};
 use crate::config::{METADATA_PARTITION, METADATA_TOPIC_NAME};
 use crate::errors;
 use crate::io::RaftRequest;
-use crate::role::Role;
+use crate::role::{Prospective, Role, Unattached};
 use crate::storage::{OffsetAndEpoch, QuorumStateStore, ReplicatedLog};
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
@@ -50,6 +50,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         response
     }
 
+    /// Kafka 4.x `handleVoteRequest`, with KIP-996 pre-votes: a pre-vote changes no state (bar
+    /// catching up to a newer epoch) and persists nothing.
     pub(crate) fn handle_vote_request(&mut self, now_ms: u64, request: VoteRequest) -> Result<VoteResponse, RaftError> {
         if !self.cluster_id_matches(&request.cluster_id) {
             return Ok(VoteResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID));
@@ -59,8 +61,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         let candidate_id = p.replica_id.0;
         let candidate_epoch = p.replica_epoch;
+        let pre_vote = p.pre_vote;
         let last = OffsetAndEpoch::new(p.last_offset, p.last_offset_epoch);
-        if last.offset < 0 || last.epoch < 0 || last.epoch >= candidate_epoch {
+        // A pre-vote carries the prospective's current epoch, a vote the bumped one.
+        let illegal_epoch = if pre_vote { last.epoch > candidate_epoch } else { last.epoch >= candidate_epoch };
+        if last.offset < 0 || last.epoch < 0 || illegal_epoch {
             return Ok(self.vote_response(errors::INVALID_REQUEST, false));
         }
         if candidate_epoch < self.epoch {
@@ -79,20 +84,43 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         let log_up_to_date = last >= self.log.end_offset();
         let granted = match &self.role {
-            Role::Unattached(u) => match u.voted {
-                Some(v) => v == candidate_id,
-                None => u.leader_hint.is_none() && log_up_to_date,
-            },
-            _ => false,
+            Role::Unattached(Unattached { voted, leader_hint, .. }) | Role::Prospective(Prospective { voted, prior_leader: leader_hint, .. }) => {
+                if pre_vote {
+                    log_up_to_date
+                } else {
+                    match voted {
+                        Some(v) => *v == candidate_id,
+                        None => leader_hint.is_none() && log_up_to_date,
+                    }
+                }
+            }
+            Role::Follower(f) => pre_vote && !f.has_fetched_from_leader && log_up_to_date,
+            Role::Candidate(_) | Role::Resigned(_) => pre_vote && log_up_to_date,
+            Role::Leader(_) => false,
         };
-        if granted && matches!(&self.role, Role::Unattached(u) if u.voted.is_none()) {
-            self.transition_to_unattached_voted(candidate_id, now_ms)?;
+        if granted && !pre_vote {
+            match &self.role {
+                Role::Unattached(u) if u.voted.is_none() => self.transition_to_unattached_voted(candidate_id, now_ms)?,
+                Role::Prospective(pr) if pr.voted.is_none() => {
+                    // Kafka `prospectiveAddVotedState`: the vote is durable, the pre-vote round goes on.
+                    self.persist(None, Some(candidate_id))?;
+                    if let Role::Prospective(pr) = &mut self.role {
+                        pr.voted = Some(candidate_id);
+                    }
+                }
+                _ => {}
+            }
         }
-        info!(candidate_id, candidate_epoch, granted, log_up_to_date, "vote request");
+        info!(candidate_id, candidate_epoch, pre_vote, granted, log_up_to_date, "vote request");
         Ok(self.vote_response(errors::NONE, granted))
     }
 
     pub(crate) fn handle_vote_response(&mut self, now_ms: u64, source: i32, response: VoteResponse) -> Result<bool, RaftError> {
+        if response.error_code == errors::UNSUPPORTED_VERSION && matches!(self.role, Role::Prospective(_)) {
+            info!(source, "a voter cannot pre-vote: running the election directly");
+            self.transition_to_candidate(now_ms)?;
+            return Ok(true);
+        }
         if response.error_code != errors::NONE {
             tracing::warn!(source, error = response.error_code, "vote response error");
             return Ok(false);
@@ -110,34 +138,53 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         let majority = self.config.majority();
         let voters = self.config.voters.len();
-        let Role::Candidate(c) = &mut self.role else {
-            return Ok(true); // already leader, or no longer a candidate
-        };
-        if p.vote_granted {
-            c.granted.insert(source);
-            if c.granted.len() >= majority {
-                return self.transition_to_leader(now_ms).map(|_| true);
-            }
-        } else {
-            c.rejected.insert(source);
-            let unrecorded = voters - c.granted.len() - c.rejected.len();
-            if c.granted.len() + unrecorded < majority && c.backoff_deadline_ms.is_none() {
-                let retries = c.retries;
-                let backoff = self.election_backoff_ms(retries);
-                info!(epoch = self.epoch, backoff_ms = backoff, "election lost");
-                if let Role::Candidate(c) = &mut self.role {
-                    c.backoff_deadline_ms = Some(now_ms + backoff);
+        let lost = |granted: usize, rejected: usize| granted + (voters - granted - rejected) < majority;
+        match &mut self.role {
+            Role::Prospective(pr) => {
+                if p.vote_granted {
+                    pr.granted.insert(source);
+                    if pr.granted.len() >= majority {
+                        info!(epoch = self.epoch, granted = ?pr.granted, "pre-vote won");
+                        self.transition_to_candidate(now_ms)?;
+                    }
+                } else {
+                    pr.rejected.insert(source);
+                    if lost(pr.granted.len(), pr.rejected.len()) {
+                        info!(epoch = self.epoch, rejected = ?pr.rejected, "pre-vote lost");
+                        self.prospective_lost(now_ms)?;
+                    }
                 }
             }
+            Role::Candidate(c) => {
+                if p.vote_granted {
+                    c.granted.insert(source);
+                    if c.granted.len() >= majority {
+                        self.transition_to_leader(now_ms)?;
+                    }
+                } else {
+                    c.rejected.insert(source);
+                    if lost(c.granted.len(), c.rejected.len()) {
+                        // Kafka 4.x: wait out the election timeout, then go back to Prospective.
+                        info!(epoch = self.epoch, "election lost; retrying after the election timeout");
+                    }
+                }
+            }
+            _ => {} // already leader, or no longer electing
         }
         Ok(true)
     }
 
-    /// Sends a Vote request to every voter whose vote is not recorded yet, while the election
-    /// can still be won.
+    /// Sends a Vote (a pre-vote when Prospective) to every voter whose answer is not recorded,
+    /// while the election can still be won.
     pub(crate) fn send_vote_requests(&mut self, now_ms: u64) {
-        let Role::Candidate(c) = &self.role else { return };
-        if c.backoff_deadline_ms.is_some() {
+        let majority = self.config.majority();
+        let voters = self.config.voters.len();
+        let (granted, rejected, pre_vote) = match &self.role {
+            Role::Prospective(p) => (p.granted.clone(), p.rejected.clone(), true),
+            Role::Candidate(c) => (c.granted.clone(), c.rejected.clone(), false),
+            _ => return,
+        };
+        if granted.len() + (voters - granted.len() - rejected.len()) < majority {
             return;
         }
         let pending: Vec<i32> = self
@@ -145,17 +192,17 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .voters
             .keys()
             .copied()
-            .filter(|v| !c.granted.contains(v) && !c.rejected.contains(v))
+            .filter(|v| !granted.contains(v) && !rejected.contains(v))
             .collect();
         for voter in pending {
             if self.requests.is_ready(voter, now_ms) {
-                let request = self.build_vote_request(voter);
+                let request = self.build_vote_request(voter, pre_vote);
                 self.send(voter, now_ms, request);
             }
         }
     }
 
-    fn build_vote_request(&self, voter: i32) -> RaftRequest {
+    fn build_vote_request(&self, voter: i32, pre_vote: bool) -> RaftRequest {
         let end = self.log.end_offset();
         let partition = VoteReqPartition::default()
             .with_partition_index(METADATA_PARTITION)
@@ -164,7 +211,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_replica_directory_id(self.config.directory_id)
             .with_voter_directory_id(Uuid::nil())
             .with_last_offset_epoch(end.epoch)
-            .with_last_offset(end.offset);
+            .with_last_offset(end.offset)
+            .with_pre_vote(pre_vote);
         RaftRequest::Vote(
             VoteRequest::default()
                 .with_cluster_id(self.cluster_id_field())
