@@ -66,6 +66,32 @@ impl EpochCache {
         removed
     }
 
+    /// Kafka `truncateFromStart`: the log start offset moved to `start_offset`, so every entry
+    /// starting at or before it goes, and the latest of those comes back starting at
+    /// `start_offset` (the epoch of the records now first in the log). Returns whether the
+    /// cache changed.
+    pub fn truncate_from_start(&mut self, start_offset: i64) -> bool {
+        let removed: Vec<(i32, i64)> = self
+            .entries
+            .iter()
+            .take_while(|&(_, &s)| s <= start_offset)
+            .map(|(&e, &s)| (e, s))
+            .collect();
+        let Some(&(last_epoch, last_start)) = removed.last() else {
+            return false;
+        };
+        for (epoch, _) in &removed {
+            self.entries.remove(epoch);
+        }
+        self.entries.insert(last_epoch, start_offset);
+        removed.len() > 1 || last_start != start_offset
+    }
+
+    /// Kafka `clearAndFlush` (the in-memory half): forgets every entry.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// Kafka `LeaderEpochFileCache.endOffsetFor(requestedEpoch, logEndOffset)`: the largest
     /// epoch `<= requested` and the start offset of the next epoch (or the LEO for the latest).
     /// `None` stands for Kafka's `(UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)`: requested `-1`, or
@@ -169,6 +195,27 @@ mod tests {
         assert_eq!(c.truncate_from_end(10), vec![]);
         assert_eq!(c.truncate_from_end(5), vec![(3, 5), (4, 9)]);
         assert_eq!(c.entries(), vec![(1, 0)]);
+    }
+
+    #[test]
+    fn truncate_from_start_moves_the_covering_entry_like_kafka() {
+        // LeaderEpochFileCacheTest "shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs"
+        // style: the entry covering the new start survives with the start as its offset.
+        let mut c = cache(&[(1, 0), (3, 5), (4, 9)]);
+        assert!(!c.truncate_from_start(0), "the first entry already starts there");
+        assert_eq!(c.entries(), vec![(1, 0), (3, 5), (4, 9)]);
+        assert!(c.truncate_from_start(7));
+        assert_eq!(c.entries(), vec![(3, 7), (4, 9)]);
+        assert!(c.truncate_from_start(9));
+        assert_eq!(c.entries(), vec![(4, 9)]);
+        assert!(!c.truncate_from_start(9), "same start again is no change");
+        assert!(c.truncate_from_start(20), "past every entry keeps the latest");
+        assert_eq!(c.entries(), vec![(4, 20)]);
+        let mut c = cache(&[(2, 5)]);
+        assert!(!c.truncate_from_start(3), "before the first entry nothing moves");
+        assert_eq!(c.entries(), vec![(2, 5)]);
+        c.clear();
+        assert_eq!(c.latest(), None);
     }
 
     #[test]

@@ -170,6 +170,21 @@ impl IndexWrite {
             .delete_range(&batch_key(last_offset)[..], &[PREFIX_BATCH + 1][..]);
     }
 
+    /// Removes every batch whose last offset is `< offset` (segments deleted below a moved log
+    /// start offset).
+    pub fn delete_batches_below(&mut self, offset: i64) {
+        self.batch
+            .delete_range(&[PREFIX_BATCH][..], &batch_key(offset.max(0))[..]);
+    }
+
+    /// Removes every batch, epoch and sealed-segment entry, keeping only the format version
+    /// (a full truncation, Kafka `truncateFullyAndStartAt`).
+    pub fn delete_everything(&mut self) {
+        for prefix in [PREFIX_BATCH, PREFIX_EPOCH, PREFIX_SEALED] {
+            self.batch.delete_range(&[prefix][..], &[prefix + 1][..]);
+        }
+    }
+
     /// Records the start offset of an epoch.
     pub fn put_epoch(&mut self, epoch: i32, start_offset: i64) {
         self.batch.put(epoch_key(epoch), start_offset.to_be_bytes());
@@ -192,6 +207,12 @@ impl IndexWrite {
     pub fn delete_sealed_from(&mut self, segment_base: i64) {
         self.batch
             .delete_range(&sealed_key(segment_base)[..], &[PREFIX_SEALED + 1][..]);
+    }
+
+    /// Forgets the sealed state of every segment with base offset `< segment_base`.
+    pub fn delete_sealed_below(&mut self, segment_base: i64) {
+        self.batch
+            .delete_range(&[PREFIX_SEALED][..], &sealed_key(segment_base.max(0))[..]);
     }
 
     /// Number of changes.
@@ -464,6 +485,32 @@ mod tests {
         assert_eq!(index.last_batch().unwrap(), Some(entry(0, 2, 0, 0)));
         assert!(index.epochs().unwrap().is_empty());
         assert!(index.sealed_segments().unwrap().is_empty());
+
+        let mut w = IndexWrite::default();
+        for e in [entry(3, 3, 0, 100), entry(4, 9, 4, 0)] {
+            w.put_batch(&e);
+        }
+        w.put_epoch(3, 0);
+        w.put_sealed(0, SealedSegment { size_bytes: 200, last_offset: 3 });
+        w.put_sealed(4, SealedSegment { size_bytes: 100, last_offset: 9 });
+        index.write(w, false).unwrap();
+        let mut w = IndexWrite::default();
+        w.delete_batches_below(4);
+        w.delete_sealed_below(4);
+        index.write(w, false).unwrap();
+        let mut seen = vec![];
+        index.scan_from(0, |e| { seen.push(e.base_offset); true }).unwrap();
+        assert_eq!(seen, vec![4], "batches ending below 4 are gone");
+        assert_eq!(index.sealed_segments().unwrap().keys().copied().collect::<Vec<_>>(), vec![4]);
+        let mut w = IndexWrite::default();
+        w.delete_everything();
+        index.write(w, false).unwrap();
+        assert_eq!(index.last_batch().unwrap(), None);
+        assert!(index.epochs().unwrap().is_empty() && index.sealed_segments().unwrap().is_empty());
+        assert!(index.has_current_format().unwrap(), "the version key survives");
+        let mut w = IndexWrite::default();
+        w.put_batch(&entry(0, 2, 0, 0));
+        index.write(w, true).unwrap();
         drop(index);
 
         let reopened = Index::open(dir.path()).unwrap();

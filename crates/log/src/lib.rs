@@ -11,6 +11,7 @@
 //!     leader-epoch-checkpoint      Kafka's epoch cache file
 //!     quorum-state                 election state JSON            (FileQuorumStateStore)
 //!     kraftwerk-index/             RocksDB index, derived from the segments
+//!     <end offset>-<epoch>.checkpoint   Raft snapshots, read-only                (snapshot)
 //! ```
 //!
 //! [`SegmentLog`] implements [`kraftwerk_raft::ReplicatedLog`] and [`FileQuorumStateStore`]
@@ -31,6 +32,7 @@ mod quorum_state;
 pub mod recovery;
 mod segment;
 mod segment_log;
+pub mod snapshot;
 mod validate;
 
 pub use epoch_cache::LEADER_EPOCH_CHECKPOINT;
@@ -41,7 +43,10 @@ pub use partition_metadata::{METADATA_TOPIC_ID, PARTITION_METADATA};
 pub use quorum_state::{FileQuorumStateStore, QUORUM_STATE_FILE};
 pub use recovery::{IndexRecovery, RecoveryReport, TailTruncation};
 pub use segment::{parse_segment_file_name, segment_file_name};
-pub use segment_log::{LogConfig, SegmentLog, DEFAULT_SEGMENT_BYTES, METADATA_PARTITION_DIR};
+pub use segment_log::{
+    LogConfig, SegmentLog, SnapshotRecovery, DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS,
+    DEFAULT_SEGMENT_BYTES, METADATA_PARTITION_DIR,
+};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
-use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog};
+use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
 use kraftwerk_records::batch::{self, BatchHeader};
 
 use crate::epoch_cache::EpochCache;
@@ -17,13 +17,24 @@ use crate::lock::DirLock;
 use crate::partition_metadata::ensure_partition_metadata;
 use crate::recovery::{self, RecoveryReport};
 use crate::segment::Segment;
+use crate::snapshot::SnapshotCatalog;
 use crate::validate::validate_append;
+
+mod snapshots;
+
+pub use snapshots::SnapshotRecovery;
 
 /// Name of the metadata log's partition directory inside `metadata.log.dir`.
 pub const METADATA_PARTITION_DIR: &str = "__cluster_metadata-0";
 
 /// Kafka's default `metadata.log.segment.bytes`: 1 GiB.
 pub const DEFAULT_SEGMENT_BYTES: u64 = 1 << 30;
+
+/// Kafka's default `metadata.max.retention.bytes`: 100 MiB.
+pub const DEFAULT_RETENTION_BYTES: i64 = 100 << 20;
+
+/// Kafka's default `metadata.max.retention.ms`: 7 days.
+pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 
 /// Configuration of a [`SegmentLog`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +80,20 @@ pub struct SegmentLog {
     /// Segment files by base offset; the last one is active.
     segments: BTreeMap<i64, Segment>,
     index: Index,
+    /// Kafka's `LeaderEpochFileCache` as `UnifiedLog` keeps it: truncated from the start when the
+    /// log start offset moves, cleared by a full truncation. Answers `end_offset` and
+    /// `end_offset_for_epoch`, and is what `leader-epoch-checkpoint` holds.
     epochs: EpochCache,
+    /// The epochs a scan of the segment files finds (what the index records, and what `epochs`
+    /// becomes after a restart): it differs from `epochs` only at its start, when the log start
+    /// offset is above the first segment's base offset or no batch is left.
+    segment_epochs: EpochCache,
+    /// Offset of the first record the log serves (Kafka `logStartOffset`): the base offset of the
+    /// first segment at open, raised by `delete_before_snapshot`, set by a full truncation. Not
+    /// persisted, as in Kafka.
+    log_start_offset: i64,
+    /// The complete snapshots (`.checkpoint` files).
+    catalog: SnapshotCatalog,
     /// Batches appended since the last flush, not yet in the index.
     pending: Vec<BatchEntry>,
     log_end_offset: i64,
@@ -84,6 +108,9 @@ pub struct SegmentLog {
     checkpoint_dirty: bool,
     failure: Option<String>,
     report: RecoveryReport,
+    snapshot_report: SnapshotRecovery,
+    /// `metadata.max.retention.bytes` and `metadata.max.retention.ms` (-1 = unbounded).
+    retention: (i64, i64),
     /// Declared last so it is released after everything else is closed.
     _lock: DirLock,
 }
@@ -115,25 +142,27 @@ impl SegmentLog {
             fsync_dir(metadata_log_dir)?;
         }
         ensure_partition_metadata(&dir)?;
+        // Snapshots are validated before the segments are touched, so that a refusal below
+        // leaves the directory as it was.
+        let scan = crate::snapshot::scan(&dir)?;
         let recovered = recovery::recover(&dir)?;
         let report = recovered.report;
-        tracing::info!(
-            dir = %dir.display(),
-            index = ?report.index,
-            batches_scanned = report.batches_scanned,
-            bytes_scanned = report.bytes_scanned,
-            truncated = report.truncation.is_some(),
-            log_end_offset = report.log_end_offset,
-            duration_ms = report.duration_ms,
-            "opened metadata log"
-        );
+        let log_start_offset = *recovered
+            .segments
+            .keys()
+            .next()
+            .expect("recovery leaves a segment");
+        let (catalog, snapshot_report) = snapshots::recover_snapshots(&dir, scan, log_start_offset)?;
         recovered.epochs.write_checkpoint_if_changed(&dir)?;
-        Ok(SegmentLog {
+        let mut log = SegmentLog {
             dir,
             config,
             segments: recovered.segments,
             index: recovered.index,
+            segment_epochs: recovered.epochs.clone(),
             epochs: recovered.epochs,
+            log_start_offset,
+            catalog,
             pending: Vec::new(),
             log_end_offset: recovered.log_end_offset,
             flushed_end_offset: recovered.log_end_offset,
@@ -143,8 +172,28 @@ impl SegmentLog {
             checkpoint_dirty: false,
             failure: None,
             report,
+            snapshot_report,
+            retention: (DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS),
             _lock: lock,
-        })
+        };
+        // Kafka `KafkaMetadataLog.apply`: a follower that crashed after downloading a snapshot
+        // but before truncating its log finishes the truncation now.
+        log.snapshot_report.truncated_to_latest_snapshot = log.truncate_to_latest_snapshot_inner()?;
+        let report = &log.report;
+        tracing::info!(
+            dir = %log.dir.display(),
+            index = ?report.index,
+            batches_scanned = report.batches_scanned,
+            bytes_scanned = report.bytes_scanned,
+            truncated = report.truncation.is_some(),
+            log_start_offset = log.log_start_offset,
+            log_end_offset = log.log_end_offset,
+            snapshots = ?log.catalog.ids(),
+            truncated_to_latest_snapshot = log.snapshot_report.truncated_to_latest_snapshot,
+            duration_ms = report.duration_ms,
+            "opened metadata log"
+        );
+        Ok(log)
     }
 
     /// Flushes and closes the log (a clean shutdown).
@@ -165,15 +214,27 @@ impl SegmentLog {
         &self.report
     }
 
+    /// What opening the log found and did with the snapshot files.
+    pub fn snapshot_recovery(&self) -> &SnapshotRecovery {
+        &self.snapshot_report
+    }
+
     /// Base offsets of the segment files, oldest first; the last is the active segment.
     pub fn segment_base_offsets(&self) -> Vec<i64> {
         self.segments.keys().copied().collect()
     }
 
     /// The leader-epoch cache as `(epoch, start offset)`, oldest first (the contents of
-    /// `leader-epoch-checkpoint` once flushed).
+    /// `leader-epoch-checkpoint` once flushed). Kafka's view: after the log start offset moves,
+    /// the first entry starts at the log start offset.
     pub fn epoch_entries(&self) -> Vec<(i32, i64)> {
         self.epochs.entries()
+    }
+
+    /// Total size of the segment files in bytes (Kafka `UnifiedLog.size`), including segments
+    /// below the log start offset that cleaning has not deleted yet.
+    pub fn size_bytes(&self) -> u64 {
+        self.segments.values().map(Segment::size_bytes).sum()
     }
 
     /// The configuration the log was opened with.
@@ -272,7 +333,7 @@ impl SegmentLog {
             records,
             leader_epoch,
             self.log_end_offset,
-            self.epochs.latest_epoch(),
+            self.append_epoch_floor(),
         )?;
         match self.write_batches(records, &headers) {
             Ok(()) => {}
@@ -314,14 +375,17 @@ impl SegmentLog {
         }
         self.write_run(&records[run_start..run_end])?;
         for header in headers {
-            if self
-                .epochs
-                .latest_epoch()
-                .is_none_or(|latest| header.partition_leader_epoch > latest)
-            {
-                self.epochs
-                    .assign(header.partition_leader_epoch, header.base_offset);
+            let epoch = header.partition_leader_epoch;
+            if self.epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
+                self.epochs.assign(epoch, header.base_offset);
                 self.checkpoint_dirty = true;
+            }
+            if self
+                .segment_epochs
+                .latest_epoch()
+                .is_none_or(|latest| epoch > latest)
+            {
+                self.segment_epochs.assign(epoch, header.base_offset);
             }
         }
         self.log_end_offset = headers.last().expect("validated").next_offset();
@@ -441,7 +505,7 @@ impl SegmentLog {
         let removed = self.batch_containing(offset)?;
         let new_end = removed.base_offset;
         let removed_epochs: Vec<(i32, i64)> = self
-            .epochs
+            .segment_epochs
             .entries()
             .into_iter()
             .filter(|&(_, s)| s >= new_end)
@@ -481,10 +545,11 @@ impl SegmentLog {
         }
         self.dirty_segments.retain(|&b| b < removed.segment_base);
         self.unrecorded_seals.retain(|&b| b < removed.segment_base);
-        self.epochs.truncate_from_end(new_end);
+        self.segment_epochs.truncate_from_end(new_end);
+        let checkpoint_changed = !self.epochs.truncate_from_end(new_end).is_empty();
         self.log_end_offset = new_end;
         self.flushed_end_offset = self.flushed_end_offset.min(new_end);
-        if !removed_epochs.is_empty() {
+        if checkpoint_changed {
             self.epochs.write_checkpoint_if_changed(&self.dir)?;
             self.checkpoint_dirty = false;
         }
@@ -510,7 +575,7 @@ impl SegmentLog {
         }
         if let Some(first) = self.pending.first() {
             for (epoch, start) in self
-                .epochs
+                .segment_epochs
                 .entries()
                 .into_iter()
                 .filter(|&(_, s)| s >= first.base_offset)
@@ -575,22 +640,22 @@ impl ReadPlan {
 
 impl ReplicatedLog for SegmentLog {
     fn end_offset(&self) -> OffsetAndEpoch {
-        OffsetAndEpoch::new(self.log_end_offset, self.epochs.latest_epoch().unwrap_or(0))
+        OffsetAndEpoch::new(self.log_end_offset, self.last_fetched_epoch())
     }
 
     fn start_offset(&self) -> i64 {
-        *self
-            .segments
-            .keys()
-            .next()
-            .expect("the log always has a segment")
+        self.log_start_offset
     }
 
     fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
-        // KafkaMetadataLog.endOffsetForEpoch without snapshots: the cache's answer, or
-        // (LEO, last fetched epoch) when it answers UNDEFINED.
+        // KafkaMetadataLog.endOffsetForEpoch: the cache's answer, replaced by the earliest
+        // snapshot id when the requested epoch precedes every epoch of the log; (LEO, last
+        // fetched epoch) when the cache answers UNDEFINED.
         match self.epochs.end_offset_for(epoch, self.log_end_offset) {
-            Some((found_epoch, end_offset)) => OffsetAndEpoch::new(end_offset, found_epoch),
+            Some((found_epoch, end_offset)) => match self.catalog.earliest() {
+                Some(snapshot) if snapshot.offset == end_offset && found_epoch == epoch => snapshot,
+                _ => OffsetAndEpoch::new(end_offset, found_epoch),
+            },
             None => self.end_offset(),
         }
     }
@@ -605,7 +670,7 @@ impl ReplicatedLog for SegmentLog {
 
     fn read(&self, start_offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
         self.check_usable()?;
-        let start = self.start_offset();
+        let start = self.log_start_offset;
         if start_offset < start || start_offset > self.log_end_offset {
             return Err(LogError::OffsetOutOfRange {
                 offset: start_offset,
@@ -630,7 +695,7 @@ impl ReplicatedLog for SegmentLog {
 
     fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
         self.check_usable()?;
-        let start = self.start_offset();
+        let start = self.log_start_offset;
         if offset < start {
             return Err(LogError::OffsetOutOfRange {
                 offset,
@@ -640,6 +705,19 @@ impl ReplicatedLog for SegmentLog {
         }
         if offset >= self.log_end_offset {
             return Ok(());
+        }
+        match self.batch_containing(offset) {
+            // The log start sits inside this batch: removing it would end the log before it
+            // starts.
+            Ok(batch) if batch.base_offset < start => {
+                return Err(LogError::OffsetOutOfRange {
+                    offset,
+                    start,
+                    end: self.log_end_offset,
+                })
+            }
+            Ok(_) => {}
+            Err(e) => return self.fail(e),
         }
         match self.truncate(offset) {
             Ok(()) => Ok(()),
@@ -657,6 +735,65 @@ impl ReplicatedLog for SegmentLog {
 
     fn flushed_end_offset(&self) -> i64 {
         self.flushed_end_offset
+    }
+
+    fn snapshot_ids(&self) -> Vec<OffsetAndEpoch> {
+        self.catalog.ids()
+    }
+
+    fn snapshot_size_bytes(&self, id: OffsetAndEpoch) -> Result<u64, LogError> {
+        self.check_usable()?;
+        Ok(self.catalog.summary(id)?.size_bytes)
+    }
+
+    fn read_snapshot(&self, id: OffsetAndEpoch, position: u64, max_bytes: usize) -> Result<Bytes, LogError> {
+        self.check_usable()?;
+        self.catalog.read(id, position, max_bytes)
+    }
+
+    fn create_snapshot(&self, id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError> {
+        self.check_usable()?;
+        Ok(Box::new(self.catalog.create_sink(id)?))
+    }
+
+    fn register_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        self.check_usable()?;
+        if self.catalog.register(id)? {
+            tracing::info!(dir = %self.dir.display(), offset = id.offset, epoch = id.epoch, "registered snapshot");
+        }
+        Ok(())
+    }
+
+    fn truncate_to_latest_snapshot(&mut self) -> Result<bool, LogError> {
+        self.check_usable()?;
+        match self.truncate_to_latest_snapshot_inner() {
+            Ok(truncated) => Ok(truncated),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn delete_before_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        self.check_usable()?;
+        self.catalog.summary(id)?;
+        if id.offset > self.log_end_offset {
+            return Err(LogError::OffsetOutOfRange {
+                offset: id.offset,
+                start: self.log_start_offset,
+                end: self.log_end_offset,
+            });
+        }
+        match self.delete_before_snapshot_inner(id, None) {
+            Ok(_) => Ok(()),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn maybe_clean(&mut self, high_watermark: i64, now_ms: u64) -> Result<bool, LogError> {
+        self.check_usable()?;
+        match self.maybe_clean_inner(high_watermark, now_ms) {
+            Ok(cleaned) => Ok(cleaned),
+            Err(e) => self.fail(e),
+        }
     }
 }
 

@@ -61,15 +61,15 @@ fn opens_a_directory_written_by_kafka_metadata_log() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join(METADATA_PARTITION_DIR);
     copy_dir(&java_fixture(), &dir);
-    // Snapshot files are not handled yet, but recovery must leave them alone.
+    let java_files = file_names(&dir);
+    // Leftovers a Java controller may leave; opening deletes them (src/tests/snapshots.rs
+    // covers the cases in detail).
     for name in [
-        "00000000000000000013-0000000001.checkpoint",
         "00000000000000000024-0000000003-8623456712.checkpoint.part",
         "00000000000000000007-0000000001.checkpoint.deleted",
     ] {
-        fs::write(dir.join(name), b"not read").unwrap();
+        fs::write(dir.join(name), b"leftover").unwrap();
     }
-    let java_files = file_names(&dir);
     let java_epochs = fs::read(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap();
 
     let mut log = SegmentLog::open(root.path(), LogConfig { segment_bytes: 600 }).unwrap();
@@ -84,6 +84,8 @@ fn opens_a_directory_written_by_kafka_metadata_log() {
     );
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(28, 4));
     assert_eq!(log.start_offset(), 0);
+    assert_eq!(log.snapshot_recovery().leftovers_deleted.len(), 2);
+    assert!(log.snapshot_ids().is_empty());
     assert_eq!(log.segment_base_offsets(), vec![0, 7, 14, 20, 25]);
     assert_eq!(log.epoch_entries(), vec![(1, 0), (3, 13), (4, 24)]);
     // endOffsetForEpoch(-1..=6) as Java printed it for the same directory.

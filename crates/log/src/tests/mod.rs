@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use kraftwerk_raft::testing::CrashableLog;
-use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog};
+use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
 use tempfile::TempDir;
 
 use crate::{IndexRecovery, LogConfig, SegmentLog};
@@ -18,6 +18,8 @@ mod rolling;
 pub(crate) struct TestLog {
     log: Option<SegmentLog>,
     config: LogConfig,
+    /// `metadata.max.retention.bytes` and `.ms` applied at every (re)open.
+    retention: Option<(i64, i64)>,
     /// Keeps the directory alive for the life of the test.
     dir: TempDir,
 }
@@ -29,6 +31,7 @@ impl TestLog {
         TestLog {
             log: Some(log),
             config,
+            retention: None,
             dir,
         }
     }
@@ -49,7 +52,28 @@ impl TestLog {
     pub(crate) fn reopen_after(&mut self, tamper: impl FnOnce(&Path)) {
         drop(self.log.take());
         tamper(&self.dir.path().join(crate::METADATA_PARTITION_DIR));
-        self.log = Some(SegmentLog::open(self.dir.path(), self.config).expect("reopen"));
+        let log = self.open_again().expect("reopen");
+        self.log = Some(log);
+    }
+
+    /// Closes the log, lets `tamper` edit the directory, and tries to open it again; on error the
+    /// log stays closed.
+    pub(crate) fn try_reopen_after(
+        &mut self,
+        tamper: impl FnOnce(&Path),
+    ) -> Result<(), crate::StorageError> {
+        drop(self.log.take());
+        tamper(&self.dir.path().join(crate::METADATA_PARTITION_DIR));
+        self.log = Some(self.open_again()?);
+        Ok(())
+    }
+
+    fn open_again(&self) -> Result<SegmentLog, crate::StorageError> {
+        let mut log = SegmentLog::open(self.dir.path(), self.config)?;
+        if let Some((bytes, ms)) = self.retention {
+            log.set_retention(bytes, ms);
+        }
+        Ok(log)
     }
 
     fn crash(mut self, keep_unflushed_bytes: u64) -> TestLog {
@@ -59,7 +83,7 @@ impl TestLog {
             .expect("open")
             .simulate_power_loss(keep_unflushed_bytes);
         assert_eq!(root, self.dir.path());
-        let log = SegmentLog::open(&root, self.config).expect("reopen after crash");
+        let log = self.open_again().expect("reopen after crash");
         // The index only describes fsynced data, so a power loss never invalidates it: the
         // suite's crash cases must take the fast path, or they would not test it.
         assert_eq!(
@@ -101,6 +125,30 @@ impl ReplicatedLog for TestLog {
     fn flushed_end_offset(&self) -> i64 {
         self.log().flushed_end_offset()
     }
+    fn snapshot_ids(&self) -> Vec<OffsetAndEpoch> {
+        self.log().snapshot_ids()
+    }
+    fn snapshot_size_bytes(&self, id: OffsetAndEpoch) -> Result<u64, LogError> {
+        self.log().snapshot_size_bytes(id)
+    }
+    fn read_snapshot(&self, id: OffsetAndEpoch, position: u64, max_bytes: usize) -> Result<Bytes, LogError> {
+        self.log().read_snapshot(id, position, max_bytes)
+    }
+    fn create_snapshot(&self, id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError> {
+        self.log().create_snapshot(id)
+    }
+    fn register_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        self.log_mut().register_snapshot(id)
+    }
+    fn truncate_to_latest_snapshot(&mut self) -> Result<bool, LogError> {
+        self.log_mut().truncate_to_latest_snapshot()
+    }
+    fn delete_before_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        self.log_mut().delete_before_snapshot(id)
+    }
+    fn maybe_clean(&mut self, high_watermark: i64, now_ms: u64) -> Result<bool, LogError> {
+        self.log_mut().maybe_clean(high_watermark, now_ms)
+    }
 }
 
 impl CrashableLog for TestLog {
@@ -111,6 +159,19 @@ impl CrashableLog for TestLog {
     fn crash_torn_and_reopen(self, rng_value: u64) -> Self {
         let unflushed = self.log().unflushed_bytes();
         self.crash(rng_value % (unflushed + 1))
+    }
+
+    fn restart_with_retention(mut self, retention_bytes: i64, retention_ms: i64) -> Self {
+        self.log.take().expect("open").close().expect("clean shutdown");
+        self.retention = Some((retention_bytes, retention_ms));
+        let log = self.open_again().expect("reopen");
+        assert_eq!(log.recovery_report().index, IndexRecovery::Verified, "{:?}", log.recovery_report());
+        self.log = Some(log);
+        self
+    }
+
+    fn log_size_bytes(&self) -> u64 {
+        self.log().size_bytes()
     }
 }
 

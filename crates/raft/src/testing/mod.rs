@@ -16,7 +16,7 @@ pub mod suite;
 
 pub use mem_log::MemLog;
 pub use mem_quorum_state::MemQuorumStateStore;
-pub use suite::{log_suite, CrashableLog};
+pub use suite::{log_suite, snapshot_bytes, write_snapshot, CrashableLog};
 
 impl CrashableLog for MemLog {
     fn crash_and_reopen(mut self) -> Self {
@@ -27,6 +27,16 @@ impl CrashableLog for MemLog {
     fn crash_torn_and_reopen(mut self, rng_value: u64) -> Self {
         self.crash_torn(rng_value);
         self
+    }
+
+    fn restart_with_retention(mut self, retention_bytes: i64, retention_ms: i64) -> Self {
+        crate::ReplicatedLog::flush(&mut self).expect("MemLog flush cannot fail");
+        self.crash();
+        self.with_retention(retention_bytes, retention_ms)
+    }
+
+    fn log_size_bytes(&self) -> u64 {
+        self.size_bytes()
     }
 }
 

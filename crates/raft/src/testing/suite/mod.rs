@@ -15,11 +15,23 @@
 //! - `truncate_to` is durable when it returns, and the epoch cache is truncated at the resulting
 //!   end offset (so [`ReplicatedLog::end_offset`]'s epoch is always the last batch's);
 //! - after a crash, whatever recovery kept counts as flushed.
+//!
+//! The snapshot cases ([`snapshots`]) follow `KafkaMetadataLog` (`truncateToLatestSnapshot`,
+//! `deleteBeforeSnapshot`, `maybeClean`, `endOffsetForEpoch`, `recoverSnapshots`) and pin down:
+//! - a snapshot is listed only once its sink finished and it was registered; a finished one
+//!   survives a crash, registered or not; a partial one never does;
+//! - after a restart the log start offset may be lower than before (the first segment's base
+//!   offset: Kafka does not persist it), but never above a snapshot's end offset, and a log
+//!   start above 0 always has a snapshot at or after it (case C06).
 
 use bytes::{Bytes, BytesMut};
 use kraftwerk_records::batch::BatchBuilder;
 
 use crate::storage::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog};
+
+mod snapshots;
+
+pub use snapshots::*;
 
 /// A log the suite can crash and reopen, to check durability.
 pub trait CrashableLog: ReplicatedLog + Sized {
@@ -31,6 +43,14 @@ pub trait CrashableLog: ReplicatedLog + Sized {
     /// bytes appended since the last flush, possibly ending mid-batch. Reopens the log
     /// (recovery must drop the torn batch) and returns it.
     fn crash_torn_and_reopen(self, rng_value: u64) -> Self;
+
+    /// Flushes, shuts down cleanly and reopens the log with `metadata.max.retention.bytes =
+    /// retention_bytes` and `metadata.max.retention.ms = retention_ms` (-1 = unbounded).
+    fn restart_with_retention(self, retention_bytes: i64, retention_ms: i64) -> Self;
+
+    /// Bytes of all segments, including those below the log start offset not deleted yet
+    /// (Kafka `UnifiedLog.size`, what `metadata.max.retention.bytes` counts).
+    fn log_size_bytes(&self) -> u64;
 }
 
 /// A data batch of `records` records starting at `base_offset`, written in `epoch`. Record
@@ -686,6 +706,17 @@ pub fn log_suite<L: CrashableLog>(mut make: impl FnMut() -> L) {
     reopen_preserves_flushed_log(&mut make);
     crash_after_truncate_keeps_truncation(&mut make);
     torn_crash_keeps_whole_batches(&mut make);
+    snapshot_write_register_read(&mut make);
+    snapshot_invalid_rejected_at_finish(&mut make);
+    snapshot_partial_never_survives(&mut make);
+    truncate_to_latest_snapshot_ahead_by_epoch(&mut make);
+    truncate_to_latest_snapshot_ahead_by_offset(&mut make);
+    truncate_to_latest_snapshot_not_ahead(&mut make);
+    delete_before_snapshot_moves_the_log_start(&mut make);
+    delete_before_snapshot_at_the_log_end(&mut make);
+    maybe_clean_by_size(&mut make);
+    maybe_clean_by_time(&mut make);
+    end_offsets_of_a_log_starting_at_a_snapshot(&mut make);
 }
 
 /// Expands to one `#[test]` per conformance case, each calling the case with `$make`, an
@@ -700,7 +731,12 @@ macro_rules! log_conformance_tests {
             read_respects_max_bytes, truncate_to_mid_batch_and_boundary, truncate_to_across_epochs,
             end_offset_for_epoch, flush_and_flushed_end_offset, crash_loses_only_unflushed,
             reopen_preserves_flushed_log, crash_after_truncate_keeps_truncation,
-            torn_crash_keeps_whole_batches);
+            torn_crash_keeps_whole_batches, snapshot_write_register_read,
+            snapshot_invalid_rejected_at_finish, snapshot_partial_never_survives,
+            truncate_to_latest_snapshot_ahead_by_epoch, truncate_to_latest_snapshot_ahead_by_offset,
+            truncate_to_latest_snapshot_not_ahead, delete_before_snapshot_moves_the_log_start,
+            delete_before_snapshot_at_the_log_end, maybe_clean_by_size, maybe_clean_by_time,
+            end_offsets_of_a_log_starting_at_a_snapshot);
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
         $(
