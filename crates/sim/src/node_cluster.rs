@@ -503,7 +503,7 @@ impl NodeCluster {
         match client {
             Client::Admin => {
                 self.admin_busy = false;
-                self.admin_target = self.rng.gen_range(1..=voters);
+                self.admin_target = self.admin_target % voters + 1;
             }
             Client::Broker(id) => {
                 let target = self.rng.gen_range(1..=voters);
@@ -528,9 +528,10 @@ impl NodeCluster {
                 };
                 self.log(format!("admin got {summary}"));
                 if not_controller {
-                    // Like a broker's forwarding channel: find the controller and go again.
+                    // Like a broker's forwarding channel: find the controller and go again (round
+                    // robin, so it is found within one pass over the voters).
                     let voters = self.options.voters as i32;
-                    self.admin_target = self.rng.gen_range(1..=voters);
+                    self.admin_target = self.admin_target % voters + 1;
                 }
                 self.acked.record(None, &response);
                 if let (Some(name), ControllerResponse::DeleteTopics(r)) = (&req.deletes, &response) {

@@ -56,7 +56,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             // of spinning on immediate retries.
             return Ok(Some(before != (self.epoch, self.leader_id())));
         }
-        if epoch == self.epoch && leader_id.is_some() && self.leader_id().is_none() {
+        if epoch == self.epoch && leader_id.is_some() && self.known_leader().is_none() {
             self.transition_to_follower(epoch, leader_id.unwrap_or(-1), now_ms)?;
             return Ok(if error == errors::NONE { None } else { Some(true) });
         }

@@ -247,6 +247,16 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
     }
 
+    /// The leader of the current epoch as far as this node knows, including the one a
+    /// Prospective left (Kafka keeps it in `ProspectiveState`): a peer naming it again is not
+    /// news, and a peer naming another one for this epoch is inconsistent.
+    pub(crate) fn known_leader(&self) -> Option<i32> {
+        match &self.role {
+            Role::Prospective(p) => p.prior_leader,
+            _ => self.leader_id(),
+        }
+    }
+
     /// True if this node leads the current epoch and accepts appends.
     pub fn is_leader(&self) -> bool {
         matches!(self.role, Role::Leader(_))
@@ -964,7 +974,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     pub(crate) fn maybe_transition(&mut self, leader_id: Option<i32>, epoch: i32, now_ms: u64) -> Result<(), RaftError> {
         if epoch == self.epoch {
             if let Some(received) = leader_id {
-                let known = self.leader_id();
+                let known = self.known_leader();
                 let inconsistent = match known {
                     Some(k) => k != received,
                     None => received == self.config.node_id,
@@ -981,7 +991,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 None => self.transition_to_unattached(epoch, now_ms),
             }
         } else if let Some(l) = leader_id {
-            if self.leader_id().is_none() && l != self.config.node_id {
+            if self.known_leader().is_none() && l != self.config.node_id {
                 self.transition_to_follower(epoch, l, now_ms)
             } else {
                 Ok(())

@@ -414,7 +414,10 @@ fn kip_996_a_lost_pre_vote_goes_back_to_the_leader_without_an_epoch_bump() {
         .with_topic_name(topic_name())
         .with_partitions(vec![VoteRespPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_vote_granted(false)])]));
     let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
-    c.handle(2_001, Input::Response { id: id3, response: refused }).unwrap();
+    let (id2, _, _) = pre.iter().find(|(_, d, _)| *d == 2).cloned().unwrap();
+    c.handle(2_001, Input::Response { id: id3, response: refused.clone() }).unwrap();
+    assert_eq!(c.role(), RoleKind::Prospective, "one refusal of three: not lost yet");
+    c.handle(2_002, Input::Response { id: id2, response: refused }).unwrap();
     assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5), "back to following 2 in epoch 5");
 }
 
@@ -439,4 +442,20 @@ fn fast_failure_detection_starts_a_pre_vote_when_the_leader_refuses_connections(
     assert!(c.next_deadline_ms() <= jitter_bound);
     c.poll(jitter_bound).unwrap();
     assert_eq!((c.role(), c.epoch()), (RoleKind::Prospective, 5));
+}
+
+#[test]
+fn a_prospective_is_not_pulled_back_to_the_leader_it_left_by_a_peer_naming_it() {
+    // Both followers of a dead leader 2: a granted pre-vote from the other follower still names
+    // leader 2 for epoch 5; following 2 again would livelock the election.
+    let (mut c, _) = follower_of_2_in_epoch_5();
+    c.poll(2_000).unwrap();
+    assert_eq!(c.role(), RoleKind::Prospective);
+    let pre = sends(&mut c);
+    let granted_naming_2 = RaftResponse::Vote(VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+        .with_topic_name(topic_name())
+        .with_partitions(vec![VoteRespPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_vote_granted(true)])]));
+    let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
+    c.handle(2_001, Input::Response { id: id3, response: granted_naming_2 }).unwrap();
+    assert_eq!((c.role(), c.epoch()), (RoleKind::Candidate, 6), "the pre-vote counts; no return to the dead leader");
 }
