@@ -66,7 +66,7 @@ impl SnapshotValidator {
         SnapshotValidator::default()
     }
 
-    /// Bytes fed so far.
+    /// Bytes fed so far (including any fed after a problem was found).
     pub fn position(&self) -> u64 {
         self.position
     }
@@ -74,10 +74,11 @@ impl SnapshotValidator {
     /// Feeds the next bytes of the file. Returns the first problem found (and the same problem
     /// on every later call); a problem that needs more bytes to be seen waits for them.
     pub fn update(&mut self, bytes: &[u8]) -> Result<(), String> {
+        // Counted even after an error: a sink's position is the bytes it was given.
+        self.position += bytes.len() as u64;
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        self.position += bytes.len() as u64;
         let result = self.update_inner(bytes);
         if let Err(e) = &result {
             self.error = Some(e.clone());

@@ -10,9 +10,11 @@ use tempfile::TempDir;
 use crate::{IndexRecovery, LogConfig, SegmentLog};
 
 mod bench;
+mod differential;
 mod java_dir;
 mod recovery;
 mod rolling;
+mod snapshots;
 
 /// A segment log in its own temporary `metadata.log.dir`, reopened in place by the crash hooks.
 pub(crate) struct TestLog {
@@ -34,6 +36,14 @@ impl TestLog {
             retention: None,
             dir,
         }
+    }
+
+    /// A new log whose every (re)open applies this retention.
+    pub(crate) fn with_retention(config: LogConfig, retention_bytes: i64, retention_ms: i64) -> TestLog {
+        let mut log = TestLog::new(config);
+        log.retention = Some((retention_bytes, retention_ms));
+        log.log_mut().set_retention(retention_bytes, retention_ms);
+        log
     }
 
     pub(crate) fn root(&self) -> &Path {

@@ -221,6 +221,7 @@ pub fn snapshot_invalid_rejected_at_finish<L: CrashableLog>(mut make: impl FnMut
         for chunk in bytes.chunks(50) {
             sink.append(chunk).unwrap();
         }
+        assert_eq!(sink.position(), bytes.len() as u64, "{what}: position counts every byte");
         let err = sink.finish().unwrap_err();
         assert!(
             matches!(err, LogError::InvalidSnapshot { offset: 6, epoch: 1, .. }),
