@@ -361,6 +361,45 @@ impl<'e> Cluster<'e> {
         Ok(())
     }
 
+    /// Changes which implementation runs controller `id` from its next start on (the node
+    /// keeps its `node.id`, properties file and `metadata.log.dir`). Errors if it is running or
+    /// is a broker.
+    pub fn set_controller_kind(&mut self, id: i32, kind: ControllerKind) -> Result<()> {
+        let n = self.node(id)?;
+        if n.is_running() {
+            bail!(
+                "{} must be stopped before it changes implementation",
+                n.label()
+            );
+        }
+        match n.role {
+            Role::Controller(_) => n.role = Role::Controller(kind),
+            Role::Broker => bail!("{} is a broker", n.label()),
+        }
+        Ok(())
+    }
+
+    /// Which implementation runs controller `id` (None for a broker or an unknown id).
+    pub fn controller_kind(&self, id: i32) -> Option<ControllerKind> {
+        self.controllers
+            .iter()
+            .find(|c| c.id == id)
+            .map(|c| match c.role {
+                Role::Controller(k) => k,
+                Role::Broker => unreachable!("controllers hold controller roles"),
+            })
+    }
+
+    /// SIGSTOPs node `id` (it keeps its sockets but answers nothing until [`Cluster::thaw`]).
+    pub fn freeze(&mut self, id: i32) -> Result<()> {
+        self.node(id)?.proc()?.freeze()
+    }
+
+    /// SIGCONTs node `id` after [`Cluster::freeze`].
+    pub fn thaw(&mut self, id: i32) -> Result<()> {
+        self.node(id)?.proc()?.thaw()
+    }
+
     /// SIGKILLs node `id` (crash) and reaps it.
     pub fn kill(&mut self, id: i32) -> Result<()> {
         let n = self.node(id)?;

@@ -69,6 +69,10 @@ pub const TOOLS: &[(&str, &[&str])] = &[
         "kafka-metadata-shell",
         &["org.apache.kafka.shell.MetadataShell"],
     ),
+    (
+        "kafka-verifiable-producer",
+        &["org.apache.kafka.tools.VerifiableProducer"],
+    ),
 ];
 
 /// One fetched Kafka version.

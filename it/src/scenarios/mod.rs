@@ -11,10 +11,13 @@ use crate::kafka::args;
 use crate::parse::QuorumStatus;
 use crate::util;
 
+pub mod checks;
 pub mod demo;
 pub mod e2e;
 pub mod failover;
+pub mod mixed;
 pub mod rf3;
+pub mod rolling;
 
 /// A runnable scenario.
 pub struct Scenario {
@@ -43,6 +46,28 @@ pub const SCENARIOS: &[Scenario] = &[
                 AlterPartition, leaders move, acks=all keeps working, restarted broker rejoins the ISR",
         deadline: Duration::from_secs(600),
         run: rf3::run,
+    },
+    Scenario {
+        name: "mixed-1rust-2java",
+        about: "1 kraftwerk + 2 Java controllers, 2 brokers: leadership forced onto every controller by SIGTERM \
+                (EndQuorumEpoch) and by SIGKILL; admin writes, produce and consume after each hand-off; no Java \
+                fault, logs byte-identical, kafka-metadata-shell images equal",
+        deadline: Duration::from_secs(1500),
+        run: mixed::run_1rust_2java,
+    },
+    Scenario {
+        name: "mixed-2rust-1java",
+        about: "2 kraftwerk + 1 Java controllers, 2 brokers: as mixed-1rust-2java",
+        deadline: Duration::from_secs(1500),
+        run: mixed::run_2rust_1java,
+    },
+    Scenario {
+        name: "rolling-replace",
+        about: "3 Java controllers (kafka-storage format) replaced one at a time by kraftwerk on the same node.id and \
+                metadata.log.dir, then back to Java (and once more kraftwerk -> Java on a directory Java wrote to); \
+                an acks=all producer runs throughout and every acknowledged message is read back",
+        deadline: Duration::from_secs(1500),
+        run: rolling::run,
     },
     Scenario {
         name: "failover",

@@ -1,0 +1,434 @@
+//! `rolling-replace`: three Apache Kafka controllers formatted by `kafka-storage format`, two
+//! brokers, and a producer (`kafka-verifiable-producer`, acks=all, idempotent) writing all the
+//! time and printing which messages were acknowledged. The controllers are replaced one at a
+//! time by kraftwerk on the same `node.id`, properties file and `metadata.log.dir`, then one at
+//! a time back by Java, then controller 1 once more to kraftwerk and back (its kraftwerk index
+//! is stale by then: Java appended to the directory, and may have rolled segments). Nothing is
+//! ever re-formatted.
+//!
+//! At each step: the stopped process exited cleanly after SIGTERM; the new process opened the
+//! directory with exactly the log end offset the segment files hold (kraftwerk's "metadata log
+//! opened" report, Java's "Loading producer state till offset"); it caught up; admin writes,
+//! produce and consume work; the producer kept getting acknowledgements; no process died or
+//! logged a fault; the controllers' logs are byte-identical below the high watermark. At the
+//! end every acknowledged message is read back, and Kafka's replay of every controller's log
+//! (`kafka-metadata-shell`) prints the same image.
+
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::checks;
+use super::mixed::{self, Traffic};
+use crate::cluster::Cluster;
+use crate::env::{ControllerKind, Env};
+use crate::kafka::args;
+use crate::procs::{self, Proc, StopOutcome};
+use crate::util;
+
+const TOPIC: &str = "acked";
+
+/// The scenario body.
+pub fn run(env: &Env) -> Result<()> {
+    let java = ControllerKind::Java;
+    let kraftwerk = ControllerKind::Kraftwerk;
+    let mut c = mixed::start_cluster(env, &[java, java, java], 2)?;
+    let boot = c.broker_bootstrap();
+    env.tool_ok(
+        "kafka-topics",
+        &args(&[
+            "--bootstrap-server",
+            &boot,
+            "--create",
+            "--topic",
+            TOPIC,
+            "--partitions",
+            "3",
+            "--replication-factor",
+            "2",
+        ]),
+        None,
+        Duration::from_secs(90),
+    )?;
+    let mut producer = AckProducer::start(env, &boot, TOPIC)?;
+    producer.wait_acks_beyond(env, 0, Duration::from_secs(60))?;
+    let mut traffic = Traffic::default();
+    traffic.round(env, &c, "three Java controllers")?;
+
+    let mut steps: Vec<(i32, ControllerKind)> = Vec::new();
+    steps.extend((1..=3).map(|id| (id, kraftwerk)));
+    steps.extend((1..=3).map(|id| (id, java)));
+    steps.push((1, kraftwerk));
+    steps.push((1, java));
+    let mut leaders: BTreeSet<String> = BTreeSet::new();
+    for (i, (id, kind)) in steps.iter().enumerate() {
+        let stale_index = i == 6;
+        replace(env, &mut c, *id, *kind, stale_index)?;
+        producer.check_alive()?;
+        let before = producer.acked()?.acked.len();
+        traffic.round(
+            env,
+            &c,
+            &format!(
+                "after step {} ({} now runs {})",
+                i + 1,
+                mixed::label(&c, *id),
+                kind.label()
+            ),
+        )?;
+        producer.wait_acks_beyond(env, before, Duration::from_secs(60))?;
+        checks::assert_healthy(&mut c)?;
+        let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
+        checks::assert_logs_agree(env, &c, hw)?;
+        let st = mixed::leader_status(&c)?;
+        leaders.insert(mixed::label(&c, st.leader_id));
+        env.step(&format!(
+            "step {} done: controllers [{}], leader {} (epoch {})",
+            i + 1,
+            c.controllers
+                .iter()
+                .map(|n| n.label())
+                .collect::<Vec<_>>()
+                .join(", "),
+            mixed::label(&c, st.leader_id),
+            st.leader_epoch
+        ));
+    }
+    env.step(&format!("controllers that led during the run: {leaders:?}"));
+
+    let acks = producer.stop(env)?;
+    let got = consume_all(env, &boot, TOPIC)?;
+    let missing: Vec<&String> = acks.acked.iter().filter(|v| !got.contains(*v)).collect();
+    env.step(&format!(
+        "producer: {} acknowledged, {} failed sends; consumer read {} distinct values",
+        acks.acked.len(),
+        acks.errors,
+        got.len()
+    ));
+    if !missing.is_empty() {
+        bail!(
+            "{} acknowledged messages were lost (e.g. {:?})",
+            missing.len(),
+            missing.iter().take(5).collect::<Vec<_>>()
+        );
+    }
+    if acks.acked.len() < 1000 {
+        bail!(
+            "only {} messages were acknowledged during the whole run",
+            acks.acked.len()
+        );
+    }
+    println!("acked_messages={}", acks.acked.len());
+    println!("failed_sends={}", acks.errors);
+
+    let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
+    checks::assert_logs_agree(env, &c, hw)?;
+    checks::assert_images_agree(env, &c, hw)?;
+    checks::assert_healthy(&mut c)?;
+    mixed::report_kraftwerk_errors(env, &c);
+    c.stop_all(Duration::from_secs(60), Duration::from_secs(40))?;
+    Ok(())
+}
+
+/// Stops controller `id` (SIGTERM, must exit cleanly), starts `kind` on the same directory and
+/// checks it opened the log whole and caught up. `stale_index`: kraftwerk must find its index
+/// out of date (Java wrote to the directory since kraftwerk last ran there) and say so.
+fn replace(
+    env: &Env,
+    c: &mut Cluster,
+    id: i32,
+    kind: ControllerKind,
+    stale_index: bool,
+) -> Result<()> {
+    let old = mixed::label(c, id);
+    match c.stop(id, Duration::from_secs(40))? {
+        StopOutcome::Terminated(s, d) => env.step(&format!(
+            "{old} exited {} after SIGTERM ({})",
+            util::secs(d),
+            procs::describe_status(&s)
+        )),
+        other => bail!("{old} did not stop gracefully after SIGTERM: {other:?}"),
+    }
+    let data = c.node(id)?.data_dir();
+    let part = checks::partition_dir(&data);
+    let on_disk = checks::end_offset(&checks::read_batches(&part)?);
+    let files = list_dir(&part);
+    env.show(
+        &format!(
+            "{} after {old} stopped (log end offset {on_disk})",
+            part.display()
+        ),
+        &files,
+    );
+    c.set_controller_kind(id, kind)?;
+    let log_lines_before = count_lines(&c.node(id)?.log);
+    c.start(id)?;
+    let log = c.node(id)?.log.clone();
+    let opened = match kind {
+        ControllerKind::Kraftwerk => wait_log_line(
+            &log,
+            log_lines_before,
+            "metadata log opened",
+            Duration::from_secs(60),
+        )?,
+        ControllerKind::Java => wait_log_line(
+            &log,
+            log_lines_before,
+            "Loading producer state till offset",
+            Duration::from_secs(90),
+        )?,
+    };
+    let opened_end = match kind {
+        ControllerKind::Kraftwerk => number_after(&opened, "log_end_offset: "),
+        ControllerKind::Java => number_after(&opened, "Loading producer state till offset "),
+    }
+    .with_context(|| format!("no log end offset in {opened:?}"))?;
+    env.step(&format!(
+        "{} opened the directory: {}",
+        mixed::label(c, id),
+        util::one_line(&opened, 400)
+    ));
+    if opened_end != on_disk {
+        bail!(
+            "{} opened {} with log end offset {opened_end}, but the segments hold batches up to {on_disk}",
+            mixed::label(c, id),
+            part.display()
+        );
+    }
+    if kind == ControllerKind::Kraftwerk && stale_index {
+        // Java appended (and may have rolled a segment) since kraftwerk last indexed this
+        // directory: the log end check above is what proves the index hid nothing; say which
+        // way kraftwerk got there.
+        env.step(&format!(
+            "stale kraftwerk index: {}",
+            if opened.contains("Rebuilt") {
+                "rebuilt from the segments"
+            } else {
+                "verified up to its last batch, the rest scanned"
+            }
+        ));
+    }
+    c.wait_quorum(Duration::from_secs(90))?;
+    let boot = c.controller_bootstrap_except(id);
+    let (rows, _) = c.describe_replication(&boot, Duration::from_secs(30))?;
+    let target = rows
+        .iter()
+        .find(|r| r.status == "Leader")
+        .map(|r| r.log_end_offset)
+        .context("no Leader row in describe --replication")?;
+    super::wait_caught_up(env, c, id, target, Duration::from_secs(120))?;
+    Ok(())
+}
+
+fn list_dir(dir: &std::path::Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| {
+                    let n = e.file_name().to_string_lossy().to_string();
+                    let len = e.metadata().map(|m| {
+                        if m.is_dir() {
+                            "dir".to_string()
+                        } else {
+                            m.len().to_string()
+                        }
+                    });
+                    format!("{n} ({})", len.unwrap_or_default())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names.join("\n")
+}
+
+fn count_lines(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// Waits for the first line containing `needle` after line `skip` of `path`.
+fn wait_log_line(
+    path: &std::path::Path,
+    skip: usize,
+    needle: &str,
+    timeout: Duration,
+) -> Result<String> {
+    util::wait_until(
+        &format!("`{needle}` in {}", path.display()),
+        timeout,
+        Duration::from_millis(200),
+        || {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            Ok(text
+                .lines()
+                .skip(skip)
+                .map(util::strip_ansi)
+                .find(|l| l.contains(needle)))
+        },
+    )
+}
+
+/// The integer right after `prefix` in `line`.
+fn number_after(line: &str, prefix: &str) -> Option<i64> {
+    let rest = &line[line.find(prefix)? + prefix.len()..];
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
+    digits.parse().ok()
+}
+
+/// What the verifiable producer reported.
+pub struct Acks {
+    /// Values whose send was acknowledged (`producer_send_success`), in order.
+    pub acked: Vec<String>,
+    /// Number of `producer_send_error` events.
+    pub errors: usize,
+}
+
+/// `kafka-verifiable-producer` in the background: one JSON line per acknowledged or failed
+/// send on stdout.
+pub struct AckProducer {
+    proc: Option<Proc>,
+    out: PathBuf,
+}
+
+impl AckProducer {
+    /// Starts it on `topic` at 50 messages/s, acks=all, idempotent, retrying for 2 minutes.
+    pub fn start(env: &Env, boot: &str, topic: &str) -> Result<AckProducer> {
+        let conf = env.work.join("conf/acked-producer.properties");
+        std::fs::write(
+            &conf,
+            "acks=all\nenable.idempotence=true\nretries=2147483647\ndelivery.timeout.ms=120000\n\
+             request.timeout.ms=30000\nlinger.ms=5\n",
+        )?;
+        let a = args(&[
+            "--bootstrap-server",
+            boot,
+            "--topic",
+            topic,
+            "--throughput",
+            "50",
+            "--max-messages",
+            "-1",
+            "--producer.config",
+            &conf.to_string_lossy(),
+        ]);
+        let cmd = env.kafka().tool_command("kafka-verifiable-producer", &a)?;
+        let out = env.work.join("acked-producer.log");
+        let proc = Proc::spawn("acked-producer", cmd, &out, None, true)?;
+        env.step(&format!(
+            "started kafka-verifiable-producer on {topic} (pid {}), output {}",
+            proc.pid(),
+            out.display()
+        ));
+        Ok(AckProducer {
+            proc: Some(proc),
+            out,
+        })
+    }
+
+    /// Errors if the producer process exited.
+    pub fn check_alive(&mut self) -> Result<()> {
+        if self.proc.as_mut().is_some_and(|p| p.is_running()) {
+            Ok(())
+        } else {
+            bail!(
+                "kafka-verifiable-producer exited; see {}",
+                self.out.display()
+            )
+        }
+    }
+
+    /// Parses its output so far.
+    pub fn acked(&self) -> Result<Acks> {
+        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+        let mut acks = Acks {
+            acked: Vec::new(),
+            errors: 0,
+        };
+        for l in text.lines().filter(|l| l.starts_with('{')) {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+                continue;
+            };
+            match v.get("name").and_then(|n| n.as_str()) {
+                Some("producer_send_success") => {
+                    if let Some(val) = v.get("value").and_then(|x| x.as_str()) {
+                        acks.acked.push(val.to_string());
+                    }
+                }
+                Some("producer_send_error") => acks.errors += 1,
+                _ => {}
+            }
+        }
+        Ok(acks)
+    }
+
+    /// Waits until more than `n` sends were acknowledged.
+    pub fn wait_acks_beyond(&mut self, env: &Env, n: usize, timeout: Duration) -> Result<()> {
+        let start = Instant::now();
+        let got = util::wait_until(
+            &format!("the producer to get more than {n} acknowledgements"),
+            timeout,
+            Duration::from_millis(250),
+            || {
+                self.check_alive()?;
+                let a = self.acked()?;
+                Ok((a.acked.len() > n).then_some(a.acked.len()))
+            },
+        )?;
+        env.step(&format!(
+            "producer: {got} acknowledged (waited {})",
+            util::secs(start.elapsed())
+        ));
+        Ok(())
+    }
+
+    /// SIGTERM (it flushes and closes the producer), then the final tally.
+    pub fn stop(&mut self, env: &Env) -> Result<Acks> {
+        if let Some(mut p) = self.proc.take() {
+            match p.stop(Duration::from_secs(60)) {
+                StopOutcome::Terminated(..) => {}
+                other => env.step(&format!("kafka-verifiable-producer stop: {other:?}")),
+            }
+        }
+        self.acked()
+    }
+}
+
+/// Reads `topic` from the beginning until nothing arrives for 20 s; returns the distinct values.
+fn consume_all(env: &Env, boot: &str, topic: &str) -> Result<BTreeSet<String>> {
+    let r = env.tool(
+        "kafka-console-consumer",
+        &args(&[
+            "--bootstrap-server",
+            boot,
+            "--topic",
+            topic,
+            "--group",
+            "g-final",
+            "--from-beginning",
+            "--timeout-ms",
+            "20000",
+        ]),
+        None,
+        Duration::from_secs(600),
+    )?;
+    let got: BTreeSet<String> = r.stdout.lines().map(str::to_string).collect();
+    if got.is_empty() {
+        bail!(
+            "kafka-console-consumer read nothing from {topic}: {}",
+            util::one_line(&r.stderr, 400)
+        );
+    }
+    env.step(&format!(
+        "read {} lines ({} distinct) from {topic} in {}",
+        r.stdout.lines().count(),
+        got.len(),
+        util::secs(r.elapsed)
+    ));
+    Ok(got)
+}
