@@ -14,7 +14,7 @@ mod registration;
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kraftwerk_controller::node::{Node, SnapshotPolicy};
 use kraftwerk_controller::{Controller, ControllerConfig};
@@ -121,7 +121,7 @@ fn features_fn(status: watch::Receiver<kraftwerk_controller::node::NodeStatus>, 
 impl Server {
     /// Opens the metadata directory, starts the node thread and the listener.
     pub async fn start(config: NodeConfig) -> Result<Server, ServerError> {
-        let start = Instant::now();
+        let clock = node_thread::NodeClock::start();
         let formatted = load_formatted_node(&config).map_err(|e| ServerError::Format(e.to_string()))?;
         let log_config = LogConfig { segment_bytes: config.metadata_log_segment_bytes as u64 };
         let log = SegmentLog::open(&config.metadata_log_dir, log_config).map_err(|e| ServerError::Log {
@@ -132,13 +132,13 @@ impl Server {
         info!(?report, "metadata log opened");
         let store = FileQuorumStateStore::new(log.partition_dir().join("quorum-state"));
         let raft_config = raft_config(&config, &formatted);
-        let raft = RaftCore::new(raft_config, log, store, rand::random(), 1).map_err(|e| ServerError::Raft(e.to_string()))?;
+        let raft = RaftCore::new(raft_config, log, store, rand::random(), clock.now_ms()).map_err(|e| ServerError::Raft(e.to_string()))?;
         let policy = SnapshotPolicy {
             max_bytes_between_snapshots: config.metadata_snapshot_max_new_record_bytes.max(1) as u64,
             max_interval_ms: config.metadata_snapshot_max_interval_ms.max(0) as u64,
             clean_interval_ms: 60_000,
         };
-        let node = Node::with_snapshot_policy(raft, Controller::new(controller_config(&config, &formatted)), policy, 1)
+        let node = Node::with_snapshot_policy(raft, Controller::new(controller_config(&config, &formatted)), policy, clock.now_ms())
             .map_err(|e| ServerError::Raft(e.to_string()))?;
         let (status_tx, status_rx) = watch::channel(node.status());
         let (handle, events) = node_thread::channel();
@@ -147,7 +147,7 @@ impl Server {
             .name("kraftwerk-node".into())
             .spawn({
                 let handle = handle.clone();
-                move || node_thread::run(node, handle, events, outbound_tx, status_tx, start)
+                move || node_thread::run(node, handle, events, outbound_tx, status_tx, clock)
             })
             .map_err(ServerError::Thread)?;
 

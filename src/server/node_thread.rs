@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, NodeStatus, RequestToken};
 use kraftwerk_controller::snapshot::SnapshotDone;
@@ -120,16 +120,45 @@ pub enum NodeExit {
 /// Longest a graceful shutdown waits for a successor to take over, in ms.
 const SHUTDOWN_GRACE_MS: u64 = 5_000;
 
-/// Runs the node until shutdown or a fatal error. `start` is the clock origin.
+/// The node's clock, in ms: the wall-clock time (ms since the Unix epoch) when the clock was
+/// started, advanced by a monotonic clock.
+///
+/// Why both: Kafka stamps record batches (`BaseTimestamp`, `MaxTimestamp`) and DescribeQuorum's
+/// `LastFetchTimestamp`/`LastCaughtUpTimestamp` with wall-clock ms (Java's
+/// `Time.milliseconds()`), and Java peers read the batch times back: segment rolling by
+/// `segment.ms`, snapshot retention by `metadata.max.retention.ms` against the snapshot's
+/// `LastContainedLogTimestamp`. The Raft core's timers, on the other hand, need a clock that
+/// never goes back, whatever happens to the system clock while the node runs.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeClock {
+    start: Instant,
+    wall_start_ms: u64,
+}
+
+impl NodeClock {
+    /// A clock reading the current wall-clock time now.
+    pub fn start() -> NodeClock {
+        let wall_start_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_millis() as u64);
+        NodeClock { start: Instant::now(), wall_start_ms }
+    }
+
+    /// Current time in ms since the Unix epoch (as of the start), never decreasing.
+    pub fn now_ms(&self) -> u64 {
+        self.wall_start_ms + self.start.elapsed().as_millis() as u64
+    }
+}
+
+/// Runs the node until shutdown or a fatal error, on `clock` (the clock the node was created
+/// with).
 pub fn run(
     mut node: ServerNode,
     self_handle: NodeHandle,
     events: Receiver<NodeEvent>,
     outbound: mpsc::UnboundedSender<OutboundRaft>,
     status: watch::Sender<NodeStatus>,
-    start: Instant,
+    clock: NodeClock,
 ) -> NodeExit {
-    let now_ms = || start.elapsed().as_millis() as u64 + 1;
+    let now_ms = || clock.now_ms();
     let mut raft_replies: HashMap<InboundId, oneshot::Sender<RaftResponse>> = HashMap::new();
     let mut controller_replies: HashMap<RequestToken, oneshot::Sender<ControllerResponse>> = HashMap::new();
     let mut next_id: u64 = 0;
@@ -257,5 +286,21 @@ pub fn run(
                 return NodeExit::Clean;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_clock_reads_wall_clock_ms_and_never_goes_back() {
+        let clock = NodeClock::start();
+        let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        let a = clock.now_ms();
+        assert!(a.abs_diff(wall) < 5_000, "node clock {a} vs wall clock {wall}");
+        std::thread::sleep(Duration::from_millis(5));
+        let b = clock.now_ms();
+        assert!(b >= a + 5, "{a} then {b}");
     }
 }
