@@ -126,6 +126,62 @@ impl EpochCache {
         text
     }
 
+    /// Parses `leader-epoch-checkpoint` text (Kafka `CheckpointFile` v0), `None` if malformed.
+    /// Entries are assigned in order, as `LeaderEpochFileCache` loads them.
+    pub fn parse_checkpoint(text: &str) -> Option<EpochCache> {
+        let mut lines = text.lines();
+        if lines.next()? != "0" {
+            return None;
+        }
+        let count: usize = lines.next()?.parse().ok()?;
+        let mut cache = EpochCache::default();
+        for _ in 0..count {
+            let (epoch, start) = lines.next()?.split_once(' ')?;
+            let (epoch, start): (i32, i64) = (epoch.parse().ok()?, start.parse().ok()?);
+            if epoch < 0 || start < 0 {
+                return None;
+            }
+            cache.assign(epoch, start);
+        }
+        lines.next().is_none().then_some(cache)
+    }
+
+    /// The cache Kafka has after opening a log (`LogLoader`): the entries of
+    /// `leader-epoch-checkpoint` (`checkpoint`), then, as `LogSegment.recover` reads the batches,
+    /// every epoch above the latest one assigned at its first batch (`segment_epochs` holds exactly
+    /// those first batches), then everything at or after the log end offset removed. After the
+    /// log start offset moved, the checkpoint's first entry starts above the first segment's
+    /// base offset, and this is how Java answers `endOffsetForEpoch` after a restart.
+    pub fn recovered(
+        checkpoint: Option<EpochCache>,
+        segment_epochs: &EpochCache,
+        log_end_offset: i64,
+    ) -> EpochCache {
+        let mut cache = checkpoint.unwrap_or_default();
+        for (epoch, start) in segment_epochs.entries() {
+            if cache.latest_epoch().is_none_or(|latest| epoch > latest) {
+                cache.assign(epoch, start);
+            }
+        }
+        cache.truncate_from_end(log_end_offset);
+        cache
+    }
+
+    /// Reads `<dir>/leader-epoch-checkpoint`; `None` if it is missing or malformed (logged).
+    pub fn read_checkpoint(dir: &Path) -> Result<Option<EpochCache>, StorageError> {
+        let path = dir.join(LEADER_EPOCH_CHECKPOINT);
+        let Some(bytes) = read_if_exists(&path)? else {
+            return Ok(None);
+        };
+        let parsed = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(EpochCache::parse_checkpoint);
+        if parsed.is_none() {
+            tracing::warn!(path = %path.display(), "ignoring a malformed leader-epoch-checkpoint; epochs come from the segments");
+        }
+        Ok(parsed)
+    }
+
     /// Rewrites `<dir>/leader-epoch-checkpoint` unless it already holds exactly this cache, so
     /// that a Java controller reopening the directory starts from the right epochs (Java also
     /// rebuilds them from the batches). Returns whether the file was written.
@@ -216,6 +272,25 @@ mod tests {
         assert_eq!(c.entries(), vec![(2, 5)]);
         c.clear();
         assert_eq!(c.latest(), None);
+    }
+
+    #[test]
+    fn recovered_follows_kafkas_log_loader() {
+        // Java moved the log start to 24 (checkpoint "3 24") while segment 20 still holds
+        // epoch-3 batches from 20: Java keeps 3@24 and adds only newer epochs.
+        let segments = cache(&[(3, 20), (4, 30)]);
+        let checkpoint = EpochCache::parse_checkpoint("0\n1\n3 24\n");
+        assert_eq!(checkpoint.clone().unwrap().entries(), vec![(3, 24)]);
+        assert_eq!(
+            EpochCache::recovered(checkpoint, &segments, 35).entries(),
+            vec![(3, 24), (4, 30)]
+        );
+        // No checkpoint: the segments' epochs; entries at or past the end go.
+        assert_eq!(EpochCache::recovered(None, &segments, 30).entries(), vec![(3, 20)]);
+        for bad in ["", "1\n0\n", "0\n2\n1 0\n", "0\n1\n1 x\n", "0\n1\n-1 0\n", "0\n0\n1 0\n"] {
+            assert_eq!(EpochCache::parse_checkpoint(bad), None, "{bad:?}");
+        }
+        assert_eq!(EpochCache::parse_checkpoint("0\n0\n"), Some(EpochCache::default()));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use kraftwerk_records::batch::{self, BatchHeader, BATCH_HEADER_BYTES, MAX_BATCH_
 
 use crate::epoch_cache::EpochCache;
 use crate::error::{io_at, StorageError};
-use crate::fsutil::fsync_dir;
+use crate::fsutil::{fsync_dir, remove_file_if_exists};
 use crate::index::{BatchEntry, Index, IndexWrite, SealedSegment, INDEX_DIR_NAME};
 use crate::segment::{parse_segment_file_name, Segment, SEGMENT_SUFFIX};
 
@@ -154,9 +154,10 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
     })
 }
 
-/// Opens every `<20 digits>.log` file of `dir`. Other files (Kafka's `.index`, `.timeindex`,
-/// producer `.snapshot`s, `leader-epoch-checkpoint`, `*.checkpoint[.part|.deleted]` snapshots,
-/// `*.deleted` files, `quorum-state`) and sub-directories are left alone.
+/// Opens every `<20 digits>.log` file of `dir` and deletes Kafka's `*.deleted` files (except
+/// snapshot ones). Other files (Kafka's `.index`, `.timeindex`, producer `.snapshot`s,
+/// `leader-epoch-checkpoint`, `*.checkpoint[.part|.deleted]` snapshots, `quorum-state`) and
+/// sub-directories are left alone.
 ///
 /// Errors: a `.swap` file (a Kafka segment replacement we cannot complete) or a `.log` file
 /// whose name is not a 20-digit offset (Java would load it as a segment) is
@@ -172,6 +173,13 @@ fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
             continue;
         };
+        if name.ends_with(".deleted") && !name.ends_with(crate::snapshot::DELETED_SNAPSHOT_SUFFIX) {
+            // Kafka `LogLoader.removeTempFilesAndCollectSwapFiles`: segment, index and producer
+            // files Java renamed for asynchronous deletion (snapshot ones are handled with the
+            // snapshots).
+            remove_file_if_exists(&path)?;
+            continue;
+        }
         if name.ends_with(".swap") {
             return Err(StorageError::inconsistent(
                 &path,

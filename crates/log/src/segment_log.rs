@@ -84,9 +84,9 @@ pub struct SegmentLog {
     /// log start offset moves, cleared by a full truncation. Answers `end_offset` and
     /// `end_offset_for_epoch`, and is what `leader-epoch-checkpoint` holds.
     epochs: EpochCache,
-    /// The epochs a scan of the segment files finds (what the index records, and what `epochs`
-    /// becomes after a restart): it differs from `epochs` only at its start, when the log start
-    /// offset is above the first segment's base offset or no batch is left.
+    /// The epochs a scan of the segment files finds (what the index records). `epochs` differs
+    /// from it at its start, where Kafka's cache does: after the log start offset moved, and after
+    /// a restart by what `leader-epoch-checkpoint` held ([`EpochCache::recovered`]).
     segment_epochs: EpochCache,
     /// Offset of the first record the log serves (Kafka `logStartOffset`): the base offset of the
     /// first segment at open, raised by `delete_before_snapshot`, set by a full truncation. Not
@@ -153,14 +153,19 @@ impl SegmentLog {
             .next()
             .expect("recovery leaves a segment");
         let (catalog, snapshot_report) = snapshots::recover_snapshots(&dir, scan, log_start_offset)?;
-        recovered.epochs.write_checkpoint_if_changed(&dir)?;
+        let epochs = EpochCache::recovered(
+            EpochCache::read_checkpoint(&dir)?,
+            &recovered.epochs,
+            recovered.log_end_offset,
+        );
+        epochs.write_checkpoint_if_changed(&dir)?;
         let mut log = SegmentLog {
             dir,
             config,
             segments: recovered.segments,
             index: recovered.index,
-            segment_epochs: recovered.epochs.clone(),
-            epochs: recovered.epochs,
+            segment_epochs: recovered.epochs,
+            epochs,
             log_start_offset,
             catalog,
             pending: Vec::new(),
@@ -549,7 +554,7 @@ impl SegmentLog {
         let checkpoint_changed = !self.epochs.truncate_from_end(new_end).is_empty();
         self.log_end_offset = new_end;
         self.flushed_end_offset = self.flushed_end_offset.min(new_end);
-        if checkpoint_changed {
+        if checkpoint_changed || self.checkpoint_dirty {
             self.epochs.write_checkpoint_if_changed(&self.dir)?;
             self.checkpoint_dirty = false;
         }

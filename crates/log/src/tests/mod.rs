@@ -12,6 +12,7 @@ use crate::{IndexRecovery, LogConfig, SegmentLog};
 mod bench;
 mod differential;
 mod java_dir;
+mod java_snapshots;
 mod recovery;
 mod rolling;
 mod snapshots;
