@@ -67,6 +67,9 @@ pub struct MemLog {
     /// `(epoch, start offset)` in increasing order of both (Kafka `EpochEntry`), as Kafka keeps
     /// them in memory: truncated from the start when the log start offset moves.
     epochs: Vec<(i32, i64)>,
+    /// The epochs as last made durable (the segment log's `leader-epoch-checkpoint`): at a
+    /// flush, a truncation, a move of the log start and an open. A restart starts from them.
+    checkpoint: Vec<(i32, i64)>,
     /// The log start offset: the first segment's base offset, or higher after
     /// `delete_before_snapshot`.
     start_offset: i64,
@@ -90,6 +93,7 @@ impl Default for MemLog {
             batches: Vec::new(),
             segments: vec![(0, 0)],
             epochs: Vec::new(),
+            checkpoint: Vec::new(),
             start_offset: 0,
             flushed_bytes: 0,
             flush_count: 0,
@@ -110,6 +114,7 @@ impl Clone for MemLog {
             batches: self.batches.clone(),
             segments: self.segments.clone(),
             epochs: self.epochs.clone(),
+            checkpoint: self.checkpoint.clone(),
             start_offset: self.start_offset,
             flushed_bytes: self.flushed_bytes,
             flush_count: self.flush_count,
@@ -207,9 +212,18 @@ impl MemLog {
             self.push_entry(header, position);
             position += header.size_bytes();
         }
+        // Kafka's LogLoader: the checkpoint's entries, then each newer epoch at its first batch,
+        // then nothing at or past the end.
+        let found = std::mem::replace(&mut self.epochs, self.checkpoint.clone());
+        for (epoch, start) in found {
+            if self.epochs.last().is_none_or(|&(latest, _)| epoch > latest) {
+                assign_epoch(&mut self.epochs, epoch, start);
+            }
+        }
+        let end = self.log_end_offset_of_batches().unwrap_or(first_base);
+        self.epochs.retain(|&(_, start)| start < end);
         // Segment files survive a crash (cut to what reached the disk); recovery deletes those
         // that no longer continue the log. The one starting at the log end offset stays.
-        let end = self.log_end_offset_of_batches().unwrap_or(first_base);
         self.segments
             .retain(|&(base, position)| base <= end && position <= prefix.bytes);
         self.flushed_bytes = self.data.len();
@@ -493,12 +507,14 @@ impl ReplicatedLog for MemLog {
         // Kafka truncateFromEnd, applied at the resulting end offset (a batch boundary).
         self.epochs
             .retain(|&(_, start)| start < removed.base_offset);
+        self.checkpoint = self.epochs.clone();
         self.flushed_bytes = self.flushed_bytes.min(self.data.len());
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), LogError> {
         self.flushed_bytes = self.data.len();
+        self.checkpoint = self.epochs.clone();
         self.flush_count += 1;
         Ok(())
     }

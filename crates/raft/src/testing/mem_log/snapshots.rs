@@ -218,6 +218,7 @@ impl MemLog {
         self.batches.clear();
         self.segments = vec![(latest.offset, 0)];
         self.epochs.clear();
+        self.checkpoint.clear();
         self.start_offset = latest.offset;
         self.flushed_bytes = 0;
         self.forget_snapshots_before(latest);
@@ -244,6 +245,7 @@ impl MemLog {
             self.epochs.drain(..=last_covered);
             self.epochs.insert(0, (epoch, id.offset));
         }
+        self.checkpoint = self.epochs.clone();
         // Segments whose successor starts at or below the new start go.
         let deletable = self
             .segments
@@ -316,6 +318,7 @@ impl MemLog {
     /// first segment, partial snapshots are gone, snapshots below the start are deleted, the
     /// start must be covered by a snapshot, and a snapshot ahead of the log truncates it.
     pub(super) fn reopen(&mut self) {
+        self.checkpoint = self.epochs.clone();
         let start = self.segments[0].0;
         self.start_offset = start;
         {
