@@ -36,6 +36,7 @@ pub const SERVED_APIS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ElectLeaders, 0, 2),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::UpdateFeatures, 0, 1),
+    (ApiKey::UpdateRaftVoter, 0, 0),
 ];
 
 /// The table advertised by the listener and used by the peer client.
@@ -60,6 +61,7 @@ pub fn route(request: RequestKind) -> Option<Routed> {
         RequestKind::Fetch(r) => Routed::Raft(RaftRequest::Fetch(r)),
         RequestKind::FetchSnapshot(r) => Routed::Raft(RaftRequest::FetchSnapshot(r)),
         RequestKind::DescribeQuorum(r) => Routed::Raft(RaftRequest::DescribeQuorum(r)),
+        RequestKind::UpdateRaftVoter(r) => Routed::Raft(RaftRequest::UpdateRaftVoter(r)),
         RequestKind::BrokerRegistration(r) => Routed::Controller(ControllerRequest::BrokerRegistration(r)),
         RequestKind::BrokerHeartbeat(r) => Routed::Controller(ControllerRequest::BrokerHeartbeat(r)),
         RequestKind::CreateTopics(r) => Routed::Controller(ControllerRequest::CreateTopics(r)),
@@ -89,6 +91,7 @@ pub fn raft_request_kind(request: RaftRequest) -> (ApiKey, RequestKind) {
         RaftRequest::Fetch(r) => (ApiKey::Fetch, RequestKind::Fetch(r)),
         RaftRequest::FetchSnapshot(r) => (ApiKey::FetchSnapshot, RequestKind::FetchSnapshot(r)),
         RaftRequest::DescribeQuorum(r) => (ApiKey::DescribeQuorum, RequestKind::DescribeQuorum(r)),
+        RaftRequest::UpdateRaftVoter(r) => (ApiKey::UpdateRaftVoter, RequestKind::UpdateRaftVoter(r)),
     }
 }
 
@@ -101,6 +104,7 @@ pub fn raft_response(response: ResponseKind) -> Option<RaftResponse> {
         ResponseKind::Fetch(r) => RaftResponse::Fetch(r),
         ResponseKind::FetchSnapshot(r) => RaftResponse::FetchSnapshot(r),
         ResponseKind::DescribeQuorum(r) => RaftResponse::DescribeQuorum(r),
+        ResponseKind::UpdateRaftVoter(r) => RaftResponse::UpdateRaftVoter(r),
         _ => return None,
     })
 }
@@ -114,6 +118,7 @@ pub fn raft_response_kind(response: RaftResponse) -> ResponseKind {
         RaftResponse::Fetch(r) => ResponseKind::Fetch(r),
         RaftResponse::FetchSnapshot(r) => ResponseKind::FetchSnapshot(r),
         RaftResponse::DescribeQuorum(r) => ResponseKind::DescribeQuorum(r),
+        RaftResponse::UpdateRaftVoter(r) => ResponseKind::UpdateRaftVoter(r),
     }
 }
 
@@ -164,6 +169,7 @@ mod tests {
             ApiKey::ElectLeaders => RequestKind::ElectLeaders(ElectLeadersRequest::default()),
             ApiKey::IncrementalAlterConfigs => RequestKind::IncrementalAlterConfigs(IncrementalAlterConfigsRequest::default()),
             ApiKey::UpdateFeatures => RequestKind::UpdateFeatures(UpdateFeaturesRequest::default()),
+            ApiKey::UpdateRaftVoter => RequestKind::UpdateRaftVoter(UpdateRaftVoterRequest::default()),
             other => panic!("{other:?} is advertised: add it here and give it a route"),
         }
     }

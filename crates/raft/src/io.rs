@@ -8,7 +8,8 @@
 use kafka_protocol::messages::{
     BeginQuorumEpochRequest, BeginQuorumEpochResponse, DescribeQuorumRequest,
     DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest,
-    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, VoteRequest, VoteResponse,
+    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 
 /// Identifies a request received by this node; chosen by the driver, echoed in the response.
@@ -35,6 +36,9 @@ pub enum RaftRequest {
     FetchSnapshot(FetchSnapshotRequest),
     /// DescribeQuorum (api 55), from admin tools.
     DescribeQuorum(DescribeQuorumRequest),
+    /// UpdateRaftVoter (api 82), from a Java 4.1+ follower reporting its supported
+    /// kraft.version range (answered, never sent: see `core::update_voter`).
+    UpdateRaftVoter(UpdateRaftVoterRequest),
 }
 
 /// A Raft RPC response, the counterpart of [`RaftRequest`].
@@ -52,6 +56,8 @@ pub enum RaftResponse {
     FetchSnapshot(FetchSnapshotResponse),
     /// DescribeQuorum (api 55).
     DescribeQuorum(DescribeQuorumResponse),
+    /// UpdateRaftVoter (api 82).
+    UpdateRaftVoter(UpdateRaftVoterResponse),
 }
 
 impl RaftRequest {
@@ -64,6 +70,7 @@ impl RaftRequest {
             RaftRequest::Fetch(_) => 1,
             RaftRequest::FetchSnapshot(_) => 59,
             RaftRequest::DescribeQuorum(_) => 55,
+            RaftRequest::UpdateRaftVoter(_) => 82,
         }
     }
 }
@@ -78,6 +85,7 @@ impl RaftResponse {
             RaftResponse::Fetch(_) => 1,
             RaftResponse::FetchSnapshot(_) => 59,
             RaftResponse::DescribeQuorum(_) => 55,
+            RaftResponse::UpdateRaftVoter(_) => 82,
         }
     }
 }

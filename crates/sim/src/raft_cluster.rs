@@ -31,6 +31,7 @@ pub fn api_version_for(request: &RaftRequest, rng: &mut SmallRng) -> i16 {
         RaftRequest::BeginQuorumEpoch(_) | RaftRequest::EndQuorumEpoch(_) => rng.gen_range(0..=1),
         RaftRequest::FetchSnapshot(_) => 1,
         RaftRequest::DescribeQuorum(_) => 2,
+        RaftRequest::UpdateRaftVoter(_) => 0,
     }
 }
 

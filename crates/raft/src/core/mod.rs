@@ -14,6 +14,7 @@ mod describe;
 mod epoch_change;
 mod fetch_follower;
 mod fetch_leader;
+mod update_voter;
 mod vote;
 #[cfg(test)]
 mod tests;
@@ -408,6 +409,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     let resp = self.handle_describe_quorum_request(now_ms, api_version, r);
                     self.emit(Output::Respond { id, response: RaftResponse::DescribeQuorum(resp) });
                 }
+                RaftRequest::UpdateRaftVoter(r) => {
+                    let resp = self.handle_update_raft_voter_request(&r);
+                    self.emit(Output::Respond { id, response: RaftResponse::UpdateRaftVoter(resp) });
+                }
             },
             Input::Response { id, response } => {
                 let Some(source) = self.requests.complete(id) else {
@@ -424,7 +429,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     RaftResponse::EndQuorumEpoch(r) => self.handle_end_quorum_epoch_response(now_ms, source, r)?,
                     RaftResponse::Fetch(r) => self.handle_fetch_response(now_ms, source, r)?,
                     RaftResponse::FetchSnapshot(r) => self.handle_fetch_snapshot_response(now_ms, source, r)?,
-                    RaftResponse::DescribeQuorum(_) => true,
+                    RaftResponse::DescribeQuorum(_) | RaftResponse::UpdateRaftVoter(_) => true,
                 };
                 if !handled {
                     self.requests.backoff(source, now_ms, self.config.retry_backoff_ms);

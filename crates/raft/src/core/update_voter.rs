@@ -1,0 +1,54 @@
+//! UpdateRaftVoter (KIP-853, api 82) on a static quorum (`kraft.version` 0): answered like a Kafka
+//! 4.0 leader does (`KafkaRaftClient.handleUpdateVoterRequest` + `UpdateVoterHandler`), i.e. the
+//! request is validated and then refused with `UNSUPPORTED_VERSION` because the voter set is not
+//! in the log.
+//!
+//! Why it is served at all: from Kafka 4.1 a follower at `kraft.version` 0 sends UpdateRaftVoter
+//! to every new leader (to report its supported `kraft.version` range for a later upgrade) until
+//! the leader answers `NONE` or `UNSUPPORTED_VERSION`. A leader that does not list the API in
+//! ApiVersions makes the Java client fail the request locally, which logs "Request ... failed due
+//! to unsupported version error" at ERROR and is retried every `3 × fetch.timeout` for as long
+//! as that leader leads. The `UNSUPPORTED_VERSION` answer stops it (`setHasUpdatedLeader`).
+
+use kafka_protocol::messages::update_raft_voter_response::CurrentLeader;
+use kafka_protocol::messages::{UpdateRaftVoterRequest, UpdateRaftVoterResponse};
+use kafka_protocol::protocol::StrBytes;
+use uuid::Uuid;
+
+use super::RaftCore;
+use crate::errors;
+use crate::role::Role;
+use crate::storage::{QuorumStateStore, ReplicatedLog};
+
+impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
+    /// The answer to UpdateRaftVoter, checked in Kafka's order: cluster id, leader-only epoch
+    /// validation, a voter key with a directory id and an endpoint on our controller listener
+    /// (`INVALID_REQUEST` otherwise: only a malformed request lacks them, and Java peers treat
+    /// that error as fatal), a known high watermark (`REQUEST_TIMED_OUT`), then
+    /// `UNSUPPORTED_VERSION` (kraft.version 0: the voter set is static).
+    pub(crate) fn handle_update_raft_voter_request(&self, request: &UpdateRaftVoterRequest) -> UpdateRaftVoterResponse {
+        let error = if !self.cluster_id_matches(&request.cluster_id) {
+            errors::INCONSISTENT_CLUSTER_ID
+        } else if let Some(e) = self.leader_only_error(request.current_leader_epoch) {
+            e
+        } else if request.voter_id < 0
+            || request.voter_directory_id == Uuid::nil()
+            || !request.listeners.iter().any(|l| l.name.as_str().eq_ignore_ascii_case(&self.config.listener_name))
+        {
+            errors::INVALID_REQUEST
+        } else if matches!(&self.role, Role::Leader(l) if l.high_watermark.is_none()) {
+            errors::REQUEST_TIMED_OUT
+        } else {
+            errors::UNSUPPORTED_VERSION
+        };
+        let mut leader = CurrentLeader::default()
+            .with_leader_id(self.leader_id().unwrap_or(-1).into())
+            .with_leader_epoch(self.epoch)
+            .with_host(StrBytes::from_static_str(""))
+            .with_port(-1);
+        if let Some((_, e)) = self.leader_endpoint() {
+            leader = leader.with_host(StrBytes::from_string(e.host.clone())).with_port(i32::from(e.port));
+        }
+        UpdateRaftVoterResponse::default().with_error_code(error).with_current_leader(leader)
+    }
+}
