@@ -113,18 +113,25 @@ pub enum LogError {
 
 /// Writes one snapshot (`<20-digit end offset>-<10-digit epoch>.checkpoint`, KIP-630), fetched
 /// from the leader or generated from this node's image. It may be moved to another thread so a
-/// large snapshot never blocks the Raft loop. Dropping it without [`finish`](Self::finish)
-/// discards the partial snapshot.
+/// large snapshot never blocks the Raft loop, and holds at most one record batch in memory
+/// (case C09). Dropping it without [`finish`](Self::finish), or a failed `finish`, discards the
+/// partial snapshot; so does a crash of the log (the sink then fails in `finish`).
 pub trait SnapshotSink: Send {
-    /// Appends bytes (whole batches or arbitrary chunks, in order).
+    /// Appends bytes (whole batches or arbitrary chunks, in order). Only I/O errors are
+    /// reported here; content problems wait for `finish`.
     fn append(&mut self, bytes: &[u8]) -> Result<(), LogError>;
-    /// Bytes appended so far.
+    /// Bytes appended so far (all of them, valid or not: FetchSnapshot's `Position`).
     fn position(&self) -> u64;
-    /// Validates the content (first batch a control batch starting with SnapshotHeader, every
-    /// batch CRC-valid, last batch a control batch with SnapshotFooter), makes it durable and
-    /// puts it in place atomically (`.checkpoint.part` → fsync → rename → directory fsync).
-    /// Afterwards the log must be told with [`ReplicatedLog::register_snapshot`]. Returns the
-    /// size in bytes.
+    /// Validates the content (first batch a control batch whose first record is a
+    /// SnapshotHeader, every batch whole and CRC-valid with offsets from 0 and contiguous, last
+    /// batch a control batch ending with a SnapshotFooter, nothing after it), makes it durable
+    /// and puts it in place atomically (`.checkpoint.part` → fsync → read-only → rename →
+    /// directory fsync). Afterwards the log must be told with
+    /// [`ReplicatedLog::register_snapshot`]. Returns the size in bytes.
+    ///
+    /// Errors: [`LogError::InvalidSnapshot`] for bad content (the peer's bytes, not a local
+    /// storage failure: drop the download and fetch again); [`LogError::Inconsistent`] if a
+    /// complete snapshot with this id appeared meanwhile; [`LogError::Io`].
     fn finish(self: Box<Self>) -> Result<u64, LogError>;
 }
 
@@ -175,13 +182,32 @@ pub trait ReplicatedLog {
     //
     // A snapshot id is an `OffsetAndEpoch` whose offset is the EXCLUSIVE end offset of the
     // records it replaces and whose epoch is the epoch of the batch holding its last record.
-    // Ids fall on batch boundaries. The bootstrap snapshot `0-0` (dynamic quorums) is never
-    // listed here.
+    // Ids fall on batch boundaries. Ids are ordered as `OffsetAndEpoch` is (epoch first). The
+    // bootstrap snapshot `0-0` (dynamic quorums) is never listed, cleaned or counted here, but
+    // `snapshot_size_bytes`/`read_snapshot` serve it while its file exists; it is deleted with
+    // the other snapshots below a moved log start, as Kafka deletes it.
+    //
+    // Log start offset (Kafka `UnifiedLog.logStartOffset`), as both logs implement it:
+    // - it moves only to a snapshot id: `delete_before_snapshot` (and `maybe_clean`) raise it to
+    //   the snapshot's end offset, `truncate_to_latest_snapshot` sets it there;
+    // - it is NOT persisted: after a restart it is the base offset of the first segment still on
+    //   disk, which can be LOWER than before the restart (segments are deleted whole, so records
+    //   between that base and the old start come back readable); it never goes above a snapshot
+    //   end offset, and when it is above 0 a snapshot ending at or after it exists (opening
+    //   refuses the directory otherwise, Kafka's "Inconsistent snapshot state", case C06);
+    // - reads and `truncate_to` below it fail with `LogError::OffsetOutOfRange`, as does a
+    //   `truncate_to` that would remove a batch straddling it;
+    // - `end_offset` of a log with no epoch in its cache (empty after `truncate_to_latest_snapshot`,
+    //   or truncated to its start) is `(LEO, epoch of the latest snapshot)` when the log starts
+    //   and ends at that snapshot, else `(LEO, 0)` (Kafka `lastFetchedEpoch`);
+    // - `end_offset_for_epoch` answers an epoch below every epoch of the log with the earliest
+    //   snapshot's id when the cache's answer is that snapshot's end offset (Kafka
+    //   `KafkaMetadataLog.endOffsetForEpoch`). After the log start moved, the cache's first
+    //   entry starts at the log start (Kafka `truncateFromStart`); after a restart it is what
+    //   Kafka's `LogLoader` rebuilds from `leader-epoch-checkpoint`.
 
-    /// Complete snapshots, ascending by id.
-    fn snapshot_ids(&self) -> Vec<OffsetAndEpoch> {
-        Vec::new() // TEMPORARY default until both logs implement snapshots (being written)
-    }
+    /// Complete, registered snapshots, ascending (the bootstrap snapshot `0-0` excluded).
+    fn snapshot_ids(&self) -> Vec<OffsetAndEpoch>;
 
     /// Latest complete snapshot.
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
@@ -193,50 +219,54 @@ pub trait ReplicatedLog {
         self.snapshot_ids().first().copied()
     }
 
-    /// Size in bytes of a complete snapshot ([`LogError::SnapshotNotFound`] if absent).
-    fn snapshot_size_bytes(&self, id: OffsetAndEpoch) -> Result<u64, LogError> {
-        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
-    }
+    /// Size in bytes of a registered snapshot ([`LogError::SnapshotNotFound`] if absent).
+    fn snapshot_size_bytes(&self, id: OffsetAndEpoch) -> Result<u64, LogError>;
 
-    /// Reads `[position, position + max_bytes)` of a complete snapshot, clipped at its end
-    /// (FetchSnapshot serves these raw bytes; chunks need not fall on batch boundaries).
-    fn read_snapshot(&self, id: OffsetAndEpoch, _position: u64, _max_bytes: usize) -> Result<Bytes, LogError> {
-        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
-    }
+    /// Reads `[position, position + max_bytes)` of a registered snapshot, clipped at its end:
+    /// empty when `position >= size` (the caller answers `POSITION_OUT_OF_RANGE` itself).
+    /// FetchSnapshot serves these raw bytes; chunks need not fall on batch boundaries.
+    /// Errors: [`LogError::SnapshotNotFound`], [`LogError::Io`].
+    fn read_snapshot(&self, id: OffsetAndEpoch, position: u64, max_bytes: usize) -> Result<Bytes, LogError>;
 
-    /// Starts a new snapshot with this id (its `.checkpoint.part` file). Fails if a complete
-    /// snapshot with this id exists.
-    fn create_snapshot(&self, _id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError> {
-        Err(LogError::Inconsistent("snapshots are not implemented yet".into())) // TEMPORARY
-    }
+    /// Starts a new snapshot with this id (its `.checkpoint.part` file). Fails with
+    /// [`LogError::Inconsistent`] if a complete snapshot with this id exists (registered, or
+    /// finished and not yet registered), with [`LogError::InvalidSnapshot`] for a negative id.
+    /// It does not check the id against the log (the caller does: at most the high watermark,
+    /// on a batch boundary, case C08). Several sinks may be open at once, on other threads.
+    fn create_snapshot(&self, id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError>;
 
-    /// Adds a snapshot finished by a [`SnapshotSink`] to the catalog.
-    fn register_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
-        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
-    }
+    /// Adds a snapshot finished by a [`SnapshotSink`] to the catalog; idempotent. A complete
+    /// file this log did not write in this incarnation is validated first
+    /// ([`LogError::InvalidSnapshot`]). [`LogError::SnapshotNotFound`] if there is none.
+    /// A finished snapshot is durable even unregistered: after a crash it is listed.
+    fn register_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError>;
 
     /// Kafka `truncateToLatestSnapshot`: if the latest snapshot is ahead of the log (its epoch
-    /// is newer than the log's last epoch, or the same epoch with an end offset beyond the LEO),
-    /// removes every batch and every older snapshot, so the log is empty and starts, and ends,
-    /// at the snapshot's end offset. Durable when it returns. Returns true if it truncated.
-    fn truncate_to_latest_snapshot(&mut self) -> Result<bool, LogError> {
-        Ok(false) // TEMPORARY
-    }
+    /// is newer than the latest epoch of the log's epoch cache, 0 when the cache is empty, or the
+    /// same epoch with an end offset beyond the LEO), removes every batch and every older
+    /// snapshot, so the log is empty and starts, and ends, at the snapshot's end offset
+    /// (`end_offset()` = the snapshot id). Durable when it returns. Returns true if it truncated
+    /// (as in Kafka, also when an empty log already sits at that snapshot). Opening a log runs
+    /// it too, finishing a download interrupted by a crash.
+    fn truncate_to_latest_snapshot(&mut self) -> Result<bool, LogError>;
 
     /// Kafka `deleteBeforeSnapshot`: moves the log start offset to the end offset of snapshot
-    /// `id` (which must exist), deletes segments wholly below it and every older snapshot.
-    fn delete_before_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
-        Err(LogError::SnapshotNotFound { offset: id.offset, epoch: id.epoch }) // TEMPORARY
-    }
+    /// `id`, deletes segments wholly below it and every older snapshot. Durable when it returns.
+    /// Nothing happens if `id.offset` is not above the log start offset. The caller keeps
+    /// `id.offset` at most the high watermark (Kafka throws above it).
+    /// Errors: [`LogError::SnapshotNotFound`] if `id` is not registered,
+    /// [`LogError::OffsetOutOfRange`] if `id.offset` is beyond the log end offset.
+    fn delete_before_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError>;
 
-    /// Kafka `KafkaMetadataLog.maybeClean`: while there are at least two snapshots and the log
-    /// plus snapshots exceed `metadata.max.retention.bytes`, or the oldest snapshot's
-    /// `LastContainedLogTimestamp` is older than `metadata.max.retention.ms`, deletes everything
-    /// before the next snapshot whose end offset is at most `high_watermark`. The log start
-    /// offset only ever moves to a snapshot id. Returns true if anything was deleted.
-    fn maybe_clean(&mut self, _high_watermark: i64, _now_ms: u64) -> Result<bool, LogError> {
-        Ok(false) // TEMPORARY
-    }
+    /// Kafka `KafkaMetadataLog.maybeClean` (run every 60 s by Kafka's `KafkaRaftClient`): while
+    /// there are at least two snapshots and the log (every segment, including those below the
+    /// log start offset) plus the snapshots exceed `metadata.max.retention.bytes`, or the oldest
+    /// snapshot's `LastContainedLogTimestamp` is more than `metadata.max.retention.ms` before
+    /// `now_ms`, deletes everything before the next snapshot, provided that snapshot's end
+    /// offset is at most `high_watermark` (by size first, then by time; -1 disables a limit).
+    /// The latest snapshot is always kept; the log start offset only ever moves to a snapshot
+    /// id (case C06). Returns true if anything was deleted.
+    fn maybe_clean(&mut self, high_watermark: i64, now_ms: u64) -> Result<bool, LogError>;
 }
 
 /// The persisted election state (`quorum-state`), as Kafka's `ElectionState`.

@@ -102,7 +102,7 @@ fn assert_same(seg: &TestLog, mem: &MemLog, step: usize, op: &Op) {
 /// Writes snapshot `id` into both logs and compares the outcomes.
 fn snapshot_both(seg: &mut TestLog, mem: &mut MemLog, id: OffsetAndEpoch) {
     let bytes: Bytes = snapshot_bytes(id.epoch, id.offset * 1000, 1, 2, id.offset as u8);
-    let mut write = |log: &mut dyn ReplicatedLog| -> Result<(), LogError> {
+    let write = |log: &mut dyn ReplicatedLog| -> Result<(), LogError> {
         let mut sink = log.create_snapshot(id)?;
         sink.append(&bytes)?;
         sink.finish()?;
