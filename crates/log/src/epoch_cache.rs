@@ -258,17 +258,26 @@ mod tests {
         // LeaderEpochFileCacheTest "shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs"
         // style: the entry covering the new start survives with the start as its offset.
         let mut c = cache(&[(1, 0), (3, 5), (4, 9)]);
-        assert!(!c.truncate_from_start(0), "the first entry already starts there");
+        assert!(
+            !c.truncate_from_start(0),
+            "the first entry already starts there"
+        );
         assert_eq!(c.entries(), vec![(1, 0), (3, 5), (4, 9)]);
         assert!(c.truncate_from_start(7));
         assert_eq!(c.entries(), vec![(3, 7), (4, 9)]);
         assert!(c.truncate_from_start(9));
         assert_eq!(c.entries(), vec![(4, 9)]);
         assert!(!c.truncate_from_start(9), "same start again is no change");
-        assert!(c.truncate_from_start(20), "past every entry keeps the latest");
+        assert!(
+            c.truncate_from_start(20),
+            "past every entry keeps the latest"
+        );
         assert_eq!(c.entries(), vec![(4, 20)]);
         let mut c = cache(&[(2, 5)]);
-        assert!(!c.truncate_from_start(3), "before the first entry nothing moves");
+        assert!(
+            !c.truncate_from_start(3),
+            "before the first entry nothing moves"
+        );
         assert_eq!(c.entries(), vec![(2, 5)]);
         c.clear();
         assert_eq!(c.latest(), None);
@@ -286,11 +295,24 @@ mod tests {
             vec![(3, 24), (4, 30)]
         );
         // No checkpoint: the segments' epochs; entries at or past the end go.
-        assert_eq!(EpochCache::recovered(None, &segments, 30).entries(), vec![(3, 20)]);
-        for bad in ["", "1\n0\n", "0\n2\n1 0\n", "0\n1\n1 x\n", "0\n1\n-1 0\n", "0\n0\n1 0\n"] {
+        assert_eq!(
+            EpochCache::recovered(None, &segments, 30).entries(),
+            vec![(3, 20)]
+        );
+        for bad in [
+            "",
+            "1\n0\n",
+            "0\n2\n1 0\n",
+            "0\n1\n1 x\n",
+            "0\n1\n-1 0\n",
+            "0\n0\n1 0\n",
+        ] {
             assert_eq!(EpochCache::parse_checkpoint(bad), None, "{bad:?}");
         }
-        assert_eq!(EpochCache::parse_checkpoint("0\n0\n"), Some(EpochCache::default()));
+        assert_eq!(
+            EpochCache::parse_checkpoint("0\n0\n"),
+            Some(EpochCache::default())
+        );
     }
 
     #[test]

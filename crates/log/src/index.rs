@@ -491,23 +491,51 @@ mod tests {
             w.put_batch(&e);
         }
         w.put_epoch(3, 0);
-        w.put_sealed(0, SealedSegment { size_bytes: 200, last_offset: 3 });
-        w.put_sealed(4, SealedSegment { size_bytes: 100, last_offset: 9 });
+        w.put_sealed(
+            0,
+            SealedSegment {
+                size_bytes: 200,
+                last_offset: 3,
+            },
+        );
+        w.put_sealed(
+            4,
+            SealedSegment {
+                size_bytes: 100,
+                last_offset: 9,
+            },
+        );
         index.write(w, false).unwrap();
         let mut w = IndexWrite::default();
         w.delete_batches_below(4);
         w.delete_sealed_below(4);
         index.write(w, false).unwrap();
         let mut seen = vec![];
-        index.scan_from(0, |e| { seen.push(e.base_offset); true }).unwrap();
+        index
+            .scan_from(0, |e| {
+                seen.push(e.base_offset);
+                true
+            })
+            .unwrap();
         assert_eq!(seen, vec![4], "batches ending below 4 are gone");
-        assert_eq!(index.sealed_segments().unwrap().keys().copied().collect::<Vec<_>>(), vec![4]);
+        assert_eq!(
+            index
+                .sealed_segments()
+                .unwrap()
+                .keys()
+                .copied()
+                .collect::<Vec<_>>(),
+            vec![4]
+        );
         let mut w = IndexWrite::default();
         w.delete_everything();
         index.write(w, false).unwrap();
         assert_eq!(index.last_batch().unwrap(), None);
         assert!(index.epochs().unwrap().is_empty() && index.sealed_segments().unwrap().is_empty());
-        assert!(index.has_current_format().unwrap(), "the version key survives");
+        assert!(
+            index.has_current_format().unwrap(),
+            "the version key survives"
+        );
         let mut w = IndexWrite::default();
         w.put_batch(&entry(0, 2, 0, 0));
         index.write(w, true).unwrap();

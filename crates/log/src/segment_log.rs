@@ -152,7 +152,8 @@ impl SegmentLog {
             .keys()
             .next()
             .expect("recovery leaves a segment");
-        let (catalog, snapshot_report) = snapshots::recover_snapshots(&dir, scan, log_start_offset)?;
+        let (catalog, snapshot_report) =
+            snapshots::recover_snapshots(&dir, scan, log_start_offset)?;
         let epochs = EpochCache::recovered(
             EpochCache::read_checkpoint(&dir)?,
             &recovered.epochs,
@@ -183,7 +184,8 @@ impl SegmentLog {
         };
         // Kafka `KafkaMetadataLog.apply`: a follower that crashed after downloading a snapshot
         // but before truncating its log finishes the truncation now.
-        log.snapshot_report.truncated_to_latest_snapshot = log.truncate_to_latest_snapshot_inner()?;
+        log.snapshot_report.truncated_to_latest_snapshot =
+            log.truncate_to_latest_snapshot_inner()?;
         let report = &log.report;
         tracing::info!(
             dir = %log.dir.display(),
@@ -381,7 +383,11 @@ impl SegmentLog {
         self.write_run(&records[run_start..run_end])?;
         for header in headers {
             let epoch = header.partition_leader_epoch;
-            if self.epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
+            if self
+                .epochs
+                .latest_epoch()
+                .is_none_or(|latest| epoch > latest)
+            {
                 self.epochs.assign(epoch, header.base_offset);
                 self.checkpoint_dirty = true;
             }
@@ -751,7 +757,12 @@ impl ReplicatedLog for SegmentLog {
         Ok(self.catalog.summary(id)?.size_bytes)
     }
 
-    fn read_snapshot(&self, id: OffsetAndEpoch, position: u64, max_bytes: usize) -> Result<Bytes, LogError> {
+    fn read_snapshot(
+        &self,
+        id: OffsetAndEpoch,
+        position: u64,
+        max_bytes: usize,
+    ) -> Result<Bytes, LogError> {
         self.check_usable()?;
         self.catalog.read(id, position, max_bytes)
     }

@@ -13,8 +13,7 @@ use crate::fsutil::{fsync_dir, remove_file_if_exists};
 use crate::index::IndexWrite;
 use crate::segment::{segment_file_name, Segment};
 use crate::snapshot::{
-    snapshot_file_name, InvalidSnapshotFile, SnapshotCatalog, SnapshotScan,
-    BOOTSTRAP_SNAPSHOT_ID,
+    snapshot_file_name, InvalidSnapshotFile, SnapshotCatalog, SnapshotScan, BOOTSTRAP_SNAPSHOT_ID,
 };
 
 /// What opening the log did with the snapshot files of the partition directory.
@@ -52,9 +51,8 @@ pub(super) fn recover_snapshots(
     let latest = valid
         .keys()
         .copied()
-        .filter(|&id| id != BOOTSTRAP_SNAPSHOT_ID)
-        .next_back();
-    if log_start_offset > 0 && !latest.is_some_and(|id| id.offset >= log_start_offset) {
+        .rfind(|&id| id != BOOTSTRAP_SNAPSHOT_ID);
+    if log_start_offset > 0 && latest.is_none_or(|id| id.offset < log_start_offset) {
         let invalid_note = if invalid.is_empty() {
             String::new()
         } else {
@@ -137,7 +135,10 @@ impl SegmentLog {
     /// The lowest epoch an append may carry: that of the last batch still in the segments, or
     /// of Kafka's cache, or of the snapshot an empty log starts at.
     pub(super) fn append_epoch_floor(&self) -> Option<i32> {
-        let cached = self.epochs.latest_epoch().max(self.segment_epochs.latest_epoch());
+        let cached = self
+            .epochs
+            .latest_epoch()
+            .max(self.segment_epochs.latest_epoch());
         match cached {
             Some(epoch) => Some(epoch),
             None => self
@@ -189,7 +190,8 @@ impl SegmentLog {
         while let Some((_, segment)) = self.segments.pop_last() {
             segment.delete()?;
         }
-        self.segments.insert(offset, Segment::create(&self.dir, offset)?);
+        self.segments
+            .insert(offset, Segment::create(&self.dir, offset)?);
         fsync_dir(&self.dir)?;
         self.pending.clear();
         self.dirty_segments.clear();
@@ -217,7 +219,10 @@ impl SegmentLog {
     ) -> Result<bool, StorageError> {
         let movable = self.catalog.contains(id)
             && self.log_start_offset < id.offset
-            && self.catalog.latest().is_some_and(|latest| id.offset <= latest.offset)
+            && self
+                .catalog
+                .latest()
+                .is_some_and(|latest| id.offset <= latest.offset)
             && id.offset <= self.log_end_offset
             && high_watermark.is_none_or(|hw| id.offset <= hw);
         if !movable {
@@ -329,7 +334,11 @@ impl SegmentLog {
             return Ok(false);
         }
         self.clean_snapshots(high_watermark, |log, oldest| {
-            let timestamp_ms = log.catalog.summary(oldest).ok()?.last_contained_log_timestamp_ms;
+            let timestamp_ms = log
+                .catalog
+                .summary(oldest)
+                .ok()?
+                .last_contained_log_timestamp_ms;
             (now_ms as i128 - timestamp_ms as i128 > retention_ms as i128).then(|| {
                 format!(
                     "its LastContainedLogTimestamp {timestamp_ms} is more than \

@@ -18,7 +18,10 @@ use crate::fsutil::remove_file_if_exists;
 
 /// The bootstrap snapshot `0-0` of a dynamic quorum (`Snapshots.BOOTSTRAP_SNAPSHOT_ID`): kept
 /// and readable, but never listed, served or counted by cleaning.
-pub const BOOTSTRAP_SNAPSHOT_ID: OffsetAndEpoch = OffsetAndEpoch { epoch: 0, offset: 0 };
+pub const BOOTSTRAP_SNAPSHOT_ID: OffsetAndEpoch = OffsetAndEpoch {
+    epoch: 0,
+    offset: 0,
+};
 
 /// Bytes read per step when validating a snapshot file.
 const VALIDATE_CHUNK_BYTES: usize = 4 << 20;
@@ -56,9 +59,7 @@ pub(crate) struct SnapshotScan {
 /// Opens `path` and runs the whole file through the [`SnapshotValidator`]. The outer error is
 /// an I/O failure (which must not be mistaken for a bad snapshot); the inner one says why the
 /// content is invalid.
-fn open_and_validate(
-    path: &Path,
-) -> Result<Result<SnapshotFile, String>, StorageError> {
+fn open_and_validate(path: &Path) -> Result<Result<SnapshotFile, String>, StorageError> {
     let file = File::open(path).map_err(io_at(path))?;
     let size = file.metadata().map_err(io_at(path))?.len();
     let mut validator = SnapshotValidator::new();
@@ -216,7 +217,11 @@ impl SnapshotCatalog {
             )
             .into());
         }
-        Ok(FileSnapshotSink::create(&self.dir, id, self.finished.clone())?)
+        Ok(FileSnapshotSink::create(
+            &self.dir,
+            id,
+            self.finished.clone(),
+        )?)
     }
 
     /// Adds snapshot `id` to the catalog: one a sink of this log finished is taken as

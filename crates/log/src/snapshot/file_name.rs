@@ -103,9 +103,7 @@ fn parse_id(name: &str) -> Result<OffsetAndEpoch, String> {
     let offset: i64 = offset
         .parse()
         .map_err(|e| format!("end offset of {name}: {e}"))?;
-    let epoch: i32 = epoch
-        .parse()
-        .map_err(|e| format!("epoch of {name}: {e}"))?;
+    let epoch: i32 = epoch.parse().map_err(|e| format!("epoch of {name}: {e}"))?;
     Ok(OffsetAndEpoch::new(offset, epoch))
 }
 
@@ -141,7 +139,11 @@ mod tests {
                 SnapshotFileKind::Deleted,
             ),
         ] {
-            assert_eq!(parse_snapshot_file_name(&name), Some(Ok((id, kind))), "{name}");
+            assert_eq!(
+                parse_snapshot_file_name(&name),
+                Some(Ok((id, kind))),
+                "{name}"
+            );
         }
         for other in [
             "00000000000000000042.log",

@@ -30,7 +30,9 @@ pub(crate) struct FinishedSnapshots(Arc<Mutex<BTreeMap<OffsetAndEpoch, SnapshotS
 impl FinishedSnapshots {
     fn lock(&self) -> MutexGuard<'_, BTreeMap<OffsetAndEpoch, SnapshotSummary>> {
         // A panic elsewhere while holding the lock leaves a valid map: keep using it.
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(crate) fn insert(&self, id: OffsetAndEpoch, summary: SnapshotSummary) {
@@ -55,7 +57,9 @@ fn unique_number() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64);
     let mixed = nanos
         ^ (u64::from(std::process::id()) << 40)
-        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ^ COUNTER
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     // Java prints an unsigned long; keep ours positive-looking and bounded.
     mixed % 10_000_000_000_000_000_000
 }

@@ -123,7 +123,10 @@ impl SnapshotValidator {
 
     /// `reason` located at the batch being checked.
     fn at(&self, reason: String) -> String {
-        format!("batch {} at byte {}: {reason}", self.batches, self.checked_bytes)
+        format!(
+            "batch {} at byte {}: {reason}",
+            self.batches, self.checked_bytes
+        )
     }
 
     fn check_batch(&mut self, header: BatchHeader, whole: &[u8]) -> Result<(), String> {

@@ -65,7 +65,7 @@ fn bench_open_100mb_log() {
             let mut log = SegmentLog::open(root.path(), LogConfig { segment_bytes }).unwrap();
             for i in 0..batches {
                 let base = log.end_offset().offset;
-                let epoch = 1 + (i / 10_000) as i32;
+                let epoch = 1 + i / 10_000;
                 log.append_as_leader(&batch_1k(base, epoch), epoch).unwrap();
                 if i % 1000 == 999 {
                     log.flush().unwrap();
@@ -127,7 +127,12 @@ fn peak_rss_mib() -> f64 {
 fn metadata_like_snapshot(target_bytes: usize, epoch: i32, mut emit: impl FnMut(&[u8])) -> i64 {
     use kraftwerk_records::control::{control_batch, ControlRecord};
     let ts = 1_700_000_000_000;
-    emit(&control_batch(0, epoch, ts, &[ControlRecord::snapshot_header(ts)]));
+    emit(&control_batch(
+        0,
+        epoch,
+        ts,
+        &[ControlRecord::snapshot_header(ts)],
+    ));
     let mut offset = 1i64;
     let mut written = 0usize;
     let mut value = vec![0u8; 120];
@@ -145,7 +150,12 @@ fn metadata_like_snapshot(target_bytes: usize, epoch: i32, mut emit: impl FnMut(
         written += batch.len();
         emit(&batch);
     }
-    emit(&control_batch(offset, epoch, ts, &[ControlRecord::snapshot_footer()]));
+    emit(&control_batch(
+        offset,
+        epoch,
+        ts,
+        &[ControlRecord::snapshot_footer()],
+    ));
     offset + 1
 }
 

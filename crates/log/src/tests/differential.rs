@@ -19,20 +19,37 @@ use crate::LogConfig;
 #[derive(Clone, Debug)]
 enum Op {
     /// Append `records` records as leader, `bump` epochs above the log's.
-    Append { bump: i32, records: usize },
+    Append {
+        bump: i32,
+        records: usize,
+    },
     Flush,
     /// Flush, then truncate `back` offsets below the log end.
-    Truncate { back: i64 },
+    Truncate {
+        back: i64,
+    },
     /// A snapshot at the `pick`-th batch boundary above the log start.
-    Snapshot { pick: usize },
+    Snapshot {
+        pick: usize,
+    },
     /// A snapshot beyond the log end (a download from a leader that is further ahead).
-    SnapshotAhead { offsets: i64, bump: i32 },
+    SnapshotAhead {
+        offsets: i64,
+        bump: i32,
+    },
     /// Move the log start to the `pick`-th snapshot (an unknown id when there is none).
-    DeleteBefore { pick: usize },
+    DeleteBefore {
+        pick: usize,
+    },
     TruncateToLatest,
-    Clean { hw_back: i64, now_ms: u64 },
+    Clean {
+        hw_back: i64,
+        now_ms: u64,
+    },
     Crash,
-    CrashTorn { keep: u64 },
+    CrashTorn {
+        keep: u64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -76,13 +93,29 @@ fn batch_starts(log: &TestLog) -> Vec<(i64, i32, i64)> {
 
 fn assert_same(seg: &TestLog, mem: &MemLog, step: usize, op: &Op) {
     let ctx = format!("step {step} ({op:?})");
-    assert_eq!(seg.start_offset(), mem.start_offset(), "{ctx}: start offset");
+    assert_eq!(
+        seg.start_offset(),
+        mem.start_offset(),
+        "{ctx}: start offset"
+    );
     assert_eq!(seg.end_offset(), mem.end_offset(), "{ctx}: end offset");
-    assert_eq!(seg.flushed_end_offset(), mem.flushed_end_offset(), "{ctx}: flushed end");
+    assert_eq!(
+        seg.flushed_end_offset(),
+        mem.flushed_end_offset(),
+        "{ctx}: flushed end"
+    );
     assert_eq!(seg.snapshot_ids(), mem.snapshot_ids(), "{ctx}: snapshots");
-    assert_eq!(seg.log().segment_base_offsets(), mem.segment_base_offsets(), "{ctx}: segments");
+    assert_eq!(
+        seg.log().segment_base_offsets(),
+        mem.segment_base_offsets(),
+        "{ctx}: segments"
+    );
     assert_eq!(seg.log_size_bytes(), mem.size_bytes(), "{ctx}: size");
-    assert_eq!(seg.log().epoch_entries(), mem.epoch_entries(), "{ctx}: epoch cache");
+    assert_eq!(
+        seg.log().epoch_entries(),
+        mem.epoch_entries(),
+        "{ctx}: epoch cache"
+    );
     let start = seg.start_offset();
     assert_eq!(
         seg.read(start, usize::MAX).unwrap(),
@@ -159,7 +192,11 @@ fn run(ops: Vec<Op>, segment_bytes: u64, retention_bytes: i64) {
             }
             Op::SnapshotAhead { offsets, bump } => {
                 let end = s.end_offset();
-                snapshot_both(s, m, OffsetAndEpoch::new(end.offset + offsets, end.epoch + bump));
+                snapshot_both(
+                    s,
+                    m,
+                    OffsetAndEpoch::new(end.offset + offsets, end.epoch + bump),
+                );
             }
             Op::DeleteBefore { pick } => {
                 let ids = s.snapshot_ids();

@@ -108,7 +108,10 @@ fn describe(log: &SegmentLog) -> String {
     ));
     out.push_str("endOffsetForEpoch");
     for epoch in -1..=6 {
-        out.push_str(&format!(" {epoch}:{}", id_text(log.end_offset_for_epoch(epoch))));
+        out.push_str(&format!(
+            " {epoch}:{}",
+            id_text(log.end_offset_for_epoch(epoch))
+        ));
     }
     out.push_str("\nbatches");
     for item in batches(&log.read(log.start_offset(), usize::MAX).unwrap()) {
@@ -171,7 +174,10 @@ fn reads_a_directory_where_java_moved_the_log_start() {
     assert!(!report.truncated_to_latest_snapshot);
     // Java's leftovers (segments and the older snapshot renamed to *.deleted) are gone, as
     // Java's own LogLoader and recoverSnapshots would delete them.
-    assert_eq!(report.leftovers_deleted, vec![dir.join("00000000000000000013-0000000001.checkpoint.deleted")]);
+    assert_eq!(
+        report.leftovers_deleted,
+        vec![dir.join("00000000000000000013-0000000001.checkpoint.deleted")]
+    );
     let names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -252,7 +258,12 @@ fn write_like_java(root: &Path) {
     let ts = 1_700_000_000_000i64;
     let leader_change = |log: &mut SegmentLog, epoch: i32, ts: i64| {
         let offset = log.end_offset().offset;
-        let batch = control_batch(offset, epoch, ts, &[ControlRecord::leader_change(1, &[1], &[1])]);
+        let batch = control_batch(
+            offset,
+            epoch,
+            ts,
+            &[ControlRecord::leader_change(1, &[1], &[1])],
+        );
         log.append_as_leader(&batch, epoch).unwrap();
     };
     let data = |log: &mut SegmentLog, epoch: i32, records: usize, ts: i64| {

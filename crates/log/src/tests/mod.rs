@@ -40,7 +40,11 @@ impl TestLog {
     }
 
     /// A new log whose every (re)open applies this retention.
-    pub(crate) fn with_retention(config: LogConfig, retention_bytes: i64, retention_ms: i64) -> TestLog {
+    pub(crate) fn with_retention(
+        config: LogConfig,
+        retention_bytes: i64,
+        retention_ms: i64,
+    ) -> TestLog {
         let mut log = TestLog::new(config);
         log.retention = Some((retention_bytes, retention_ms));
         log.log_mut().set_retention(retention_bytes, retention_ms);
@@ -142,7 +146,12 @@ impl ReplicatedLog for TestLog {
     fn snapshot_size_bytes(&self, id: OffsetAndEpoch) -> Result<u64, LogError> {
         self.log().snapshot_size_bytes(id)
     }
-    fn read_snapshot(&self, id: OffsetAndEpoch, position: u64, max_bytes: usize) -> Result<Bytes, LogError> {
+    fn read_snapshot(
+        &self,
+        id: OffsetAndEpoch,
+        position: u64,
+        max_bytes: usize,
+    ) -> Result<Bytes, LogError> {
         self.log().read_snapshot(id, position, max_bytes)
     }
     fn create_snapshot(&self, id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError> {
@@ -173,10 +182,19 @@ impl CrashableLog for TestLog {
     }
 
     fn restart_with_retention(mut self, retention_bytes: i64, retention_ms: i64) -> Self {
-        self.log.take().expect("open").close().expect("clean shutdown");
+        self.log
+            .take()
+            .expect("open")
+            .close()
+            .expect("clean shutdown");
         self.retention = Some((retention_bytes, retention_ms));
         let log = self.open_again().expect("reopen");
-        assert_eq!(log.recovery_report().index, IndexRecovery::Verified, "{:?}", log.recovery_report());
+        assert_eq!(
+            log.recovery_report().index,
+            IndexRecovery::Verified,
+            "{:?}",
+            log.recovery_report()
+        );
         self.log = Some(log);
         self
     }

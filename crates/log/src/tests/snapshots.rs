@@ -13,9 +13,7 @@ use kraftwerk_raft::{LogError, OffsetAndEpoch, ReplicatedLog};
 
 use super::TestLog;
 use crate::snapshot::{parse_snapshot_file_name, snapshot_file_name, SnapshotFileKind};
-use crate::{
-    segment_file_name, IndexRecovery, LogConfig, StorageError, LEADER_EPOCH_CHECKPOINT,
-};
+use crate::{segment_file_name, IndexRecovery, LogConfig, StorageError, LEADER_EPOCH_CHECKPOINT};
 
 fn id(offset: i64, epoch: i32) -> OffsetAndEpoch {
     OffsetAndEpoch::new(offset, epoch)
@@ -75,7 +73,11 @@ fn damaged_checkpoints_are_deleted_at_open_and_never_loaded() {
         (id(12, 3), Vec::new(), "the file is empty"),
         (id(14, 4), valid[..valid.len() - 7].to_vec(), "truncated"),
         (id(16, 4), bad_crc, "CRC mismatch"),
-        (id(17, 4), valid[..valid.len() - footer_len].to_vec(), "SnapshotFooter"),
+        (
+            id(17, 4),
+            valid[..valid.len() - footer_len].to_vec(),
+            "SnapshotFooter",
+        ),
         // Ahead of the log: loading it would truncate everything.
         (id(40, 9), Vec::new(), "the file is empty"),
     ];
@@ -89,13 +91,23 @@ fn damaged_checkpoints_are_deleted_at_open_and_never_loaded() {
     assert_eq!(report.invalid_deleted.len(), damaged.len());
     for ((sid, _, reason), deleted) in damaged.iter().zip(&report.invalid_deleted) {
         assert_eq!(deleted.id, *sid);
-        assert!(deleted.reason.contains(reason), "{sid:?}: {}", deleted.reason);
+        assert!(
+            deleted.reason.contains(reason),
+            "{sid:?}: {}",
+            deleted.reason
+        );
     }
     assert!(!report.truncated_to_latest_snapshot);
     assert_eq!(log.snapshot_ids(), vec![good]);
-    assert_eq!(snapshot_files(&partition_dir(&log)), vec![snapshot_file_name(good)]);
+    assert_eq!(
+        snapshot_files(&partition_dir(&log)),
+        vec![snapshot_file_name(good)]
+    );
     assert_eq!(log.end_offset(), id(18, 4));
-    assert_eq!(log.read(0, usize::MAX).unwrap().len(), batches.iter().map(Bytes::len).sum::<usize>());
+    assert_eq!(
+        log.read(0, usize::MAX).unwrap().len(),
+        batches.iter().map(Bytes::len).sum::<usize>()
+    );
 }
 
 #[test]
@@ -145,7 +157,11 @@ fn a_log_start_no_snapshot_covers_is_refused_and_the_directory_left_alone() {
     let err = log
         .try_reopen_after(|dir| {
             fs::remove_file(dir.join(snapshot_file_name(id(12, 3)))).unwrap();
-            fs::write(dir.join("00000000000000000012-0000000003-1.checkpoint.part"), b"x").unwrap();
+            fs::write(
+                dir.join("00000000000000000012-0000000003-1.checkpoint.part"),
+                b"x",
+            )
+            .unwrap();
             expected_files = file_names(dir);
         })
         .unwrap_err();
@@ -154,27 +170,45 @@ fn a_log_start_no_snapshot_covers_is_refused_and_the_directory_left_alone() {
     assert!(message.contains("the log starts at offset 12"), "{message}");
     assert!(message.contains(&segment_file_name(12)), "{message}");
     assert!(message.contains("latest valid snapshot: none"), "{message}");
-    assert_eq!(file_names(&dir), expected_files, "a refused open deletes nothing");
+    assert_eq!(
+        file_names(&dir),
+        expected_files,
+        "a refused open deletes nothing"
+    );
 
     // The covering snapshot exists but is damaged: still refused, and the file is kept.
     let err = log
         .try_reopen_after(|dir| {
             fs::write(dir.join(snapshot_file_name(id(12, 3))), b"").unwrap();
-            fs::write(dir.join(snapshot_file_name(id(3, 1))), snapshot_bytes(1, 2, 1, 1, 3)).unwrap();
+            fs::write(
+                dir.join(snapshot_file_name(id(3, 1))),
+                snapshot_bytes(1, 2, 1, 1, 3),
+            )
+            .unwrap();
         })
         .unwrap_err();
     let message = err.to_string();
     assert!(message.contains("latest valid snapshot: 3-1"), "{message}");
-    assert!(message.contains("00000000000000000012-0000000003.checkpoint (the file is empty)"), "{message}");
+    assert!(
+        message.contains("00000000000000000012-0000000003.checkpoint (the file is empty)"),
+        "{message}"
+    );
     assert!(dir.join(snapshot_file_name(id(12, 3))).exists());
 
     // A valid covering snapshot makes the directory usable again.
     log.reopen_after(|dir| {
-        fs::write(dir.join(snapshot_file_name(id(12, 3))), snapshot_bytes(3, 11, 1, 1, 2)).unwrap();
+        fs::write(
+            dir.join(snapshot_file_name(id(12, 3))),
+            snapshot_bytes(3, 11, 1, 1, 2),
+        )
+        .unwrap();
     });
     assert_eq!(log.start_offset(), 12);
     assert_eq!(log.snapshot_ids(), vec![id(12, 3)]);
-    assert_eq!(log.log().snapshot_recovery().below_log_start_deleted, vec![id(3, 1)]);
+    assert_eq!(
+        log.log().snapshot_recovery().below_log_start_deleted,
+        vec![id(3, 1)]
+    );
     assert_eq!(log.log().snapshot_recovery().leftovers_deleted.len(), 1);
 }
 
@@ -186,7 +220,11 @@ fn a_snapshot_ahead_of_the_log_truncates_it_fully_at_open() {
     // Downloaded from a leader of epoch 6, then the node stopped before truncating.
     let ahead = id(30, 6);
     log.reopen_after(|dir| {
-        fs::write(dir.join(snapshot_file_name(ahead)), snapshot_bytes(6, 29, 4, 4, 2)).unwrap();
+        fs::write(
+            dir.join(snapshot_file_name(ahead)),
+            snapshot_bytes(6, 29, 4, 4, 2),
+        )
+        .unwrap();
     });
     assert!(log.log().snapshot_recovery().truncated_to_latest_snapshot);
     assert_eq!((log.start_offset(), log.end_offset()), (30, ahead));
@@ -194,7 +232,10 @@ fn a_snapshot_ahead_of_the_log_truncates_it_fully_at_open() {
     assert_eq!(log.snapshot_ids(), vec![ahead]);
     let dir = partition_dir(&log);
     assert_eq!(snapshot_files(&dir), vec![snapshot_file_name(ahead)]);
-    assert_eq!(fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap(), "0\n0\n");
+    assert_eq!(
+        fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap(),
+        "0\n0\n"
+    );
     log.append_as_leader(&data_batch(30, 6, 3, 9), 6).unwrap();
     log.flush().unwrap();
     log.reopen_after(|_| {});
@@ -229,16 +270,26 @@ fn cleaning_deletes_segment_files_and_keeps_the_index_verified() {
     let segments: Vec<i64> = log.log().segment_base_offsets();
     assert!(segments.iter().all(|&b| b >= 12), "{segments:?}");
     for base in [0, 4, 8] {
-        assert!(!dir.join(segment_file_name(base)).exists(), "segment {base} deleted");
+        assert!(
+            !dir.join(segment_file_name(base)).exists(),
+            "segment {base} deleted"
+        );
     }
     // Kafka's in-memory cache after truncateFromStart(12), as leader-epoch-checkpoint holds it.
     assert_eq!(log.log().epoch_entries(), vec![(4, 12)]);
-    assert_eq!(fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap(), "0\n1\n4 12\n");
+    assert_eq!(
+        fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap(),
+        "0\n1\n4 12\n"
+    );
     let end = log.end_offset();
     let bytes = log.read(12, usize::MAX).unwrap();
     log.reopen_after(|_| {});
     let report = log.log().recovery_report();
-    assert_eq!((&report.index, report.batches_scanned), (&IndexRecovery::Verified, 0), "{report:?}");
+    assert_eq!(
+        (&report.index, report.batches_scanned),
+        (&IndexRecovery::Verified, 0),
+        "{report:?}"
+    );
     assert_eq!((log.start_offset(), log.end_offset()), (12, end));
     assert_eq!(log.read(12, usize::MAX).unwrap(), bytes);
 
@@ -251,7 +302,10 @@ fn cleaning_deletes_segment_files_and_keeps_the_index_verified() {
     log.delete_before_snapshot(id(18, 4)).unwrap();
     assert_eq!(log.log().segment_base_offsets(), vec![16]);
     assert_eq!((log.start_offset(), log.end_offset()), (18, id(18, 4)));
-    assert!(matches!(log.read(16, 1), Err(LogError::OffsetOutOfRange { start: 18, .. })));
+    assert!(matches!(
+        log.read(16, 1),
+        Err(LogError::OffsetOutOfRange { start: 18, .. })
+    ));
     log.reopen_after(|_| {});
     assert_eq!(log.log().recovery_report().index, IndexRecovery::Verified);
     assert!(log.log().snapshot_recovery().truncated_to_latest_snapshot);
@@ -271,13 +325,24 @@ fn snapshot_files_are_named_and_protected_like_kafkas() {
     sink.append(&bytes[..10]).unwrap();
     let parts = snapshot_files(&dir);
     assert_eq!(parts.len(), 1);
-    assert_eq!(parse_snapshot_file_name(&parts[0]), Some(Ok((s, SnapshotFileKind::Partial))));
+    assert_eq!(
+        parse_snapshot_file_name(&parts[0]),
+        Some(Ok((s, SnapshotFileKind::Partial)))
+    );
     sink.append(&bytes[10..]).unwrap();
     sink.finish().unwrap();
     let name = snapshot_file_name(s);
-    assert_eq!(snapshot_files(&dir), vec![name.clone()], "the .part file was renamed");
+    assert_eq!(
+        snapshot_files(&dir),
+        vec![name.clone()],
+        "the .part file was renamed"
+    );
     let mode = fs::metadata(dir.join(&name)).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o444, "read-only like FileRawSnapshotWriter.freeze");
+    assert_eq!(
+        mode & 0o777,
+        0o444,
+        "read-only like FileRawSnapshotWriter.freeze"
+    );
     assert_eq!(fs::read(dir.join(&name)).unwrap(), bytes);
 
     // An unfinished sink and a rejected one leave nothing behind.
@@ -300,15 +365,26 @@ fn the_bootstrap_snapshot_is_kept_unlisted_until_the_log_start_moves() {
         fs::write(dir.join(snapshot_file_name(bootstrap)), &bootstrap_bytes).unwrap();
     });
     assert!(log.snapshot_ids().is_empty(), "0-0 is never listed");
-    assert_eq!(log.snapshot_size_bytes(bootstrap).unwrap(), bootstrap_bytes.len() as u64);
-    assert_eq!(log.read_snapshot(bootstrap, 0, usize::MAX).unwrap(), bootstrap_bytes);
+    assert_eq!(
+        log.snapshot_size_bytes(bootstrap).unwrap(),
+        bootstrap_bytes.len() as u64
+    );
+    assert_eq!(
+        log.read_snapshot(bootstrap, 0, usize::MAX).unwrap(),
+        bootstrap_bytes
+    );
     assert!(!log.truncate_to_latest_snapshot().unwrap());
     nine_batches(&mut log);
     write_snapshot(&mut log, id(6, 1), &snapshot_bytes(1, 5, 1, 1, 2));
     write_snapshot(&mut log, id(12, 3), &snapshot_bytes(3, 11, 1, 1, 3));
     log.delete_before_snapshot(id(12, 3)).unwrap();
-    assert!(!partition_dir(&log).join(snapshot_file_name(bootstrap)).exists());
-    assert!(matches!(log.snapshot_size_bytes(bootstrap), Err(LogError::SnapshotNotFound { .. })));
+    assert!(!partition_dir(&log)
+        .join(snapshot_file_name(bootstrap))
+        .exists());
+    assert!(matches!(
+        log.snapshot_size_bytes(bootstrap),
+        Err(LogError::SnapshotNotFound { .. })
+    ));
 }
 
 #[test]
@@ -327,13 +403,27 @@ fn register_validates_a_file_no_sink_of_this_log_wrote() {
     nine_batches(&mut log);
     let dir = partition_dir(&log);
     let s = id(12, 3);
-    fs::write(dir.join(snapshot_file_name(s)), snapshot_bytes(3, 11, 1, 1, 1)).unwrap();
+    fs::write(
+        dir.join(snapshot_file_name(s)),
+        snapshot_bytes(3, 11, 1, 1, 1),
+    )
+    .unwrap();
     log.register_snapshot(s).unwrap();
     assert_eq!(log.snapshot_ids(), vec![s]);
     let bad = id(16, 4);
     fs::write(dir.join(snapshot_file_name(bad)), b"not a snapshot").unwrap();
     let err = log.register_snapshot(bad).unwrap_err();
-    assert!(matches!(err, LogError::InvalidSnapshot { offset: 16, epoch: 4, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            LogError::InvalidSnapshot {
+                offset: 16,
+                epoch: 4,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert_eq!(log.snapshot_ids(), vec![s]);
 }
 

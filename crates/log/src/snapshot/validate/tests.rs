@@ -41,7 +41,10 @@ fn a_header_batch_with_kraft_version_and_a_header_only_snapshot_are_valid() {
         0,
         1,
         ts,
-        &[ControlRecord::snapshot_header(ts), ControlRecord::kraft_version(1)],
+        &[
+            ControlRecord::snapshot_header(ts),
+            ControlRecord::kraft_version(1),
+        ],
     );
     let footer = control_batch(2, 1, ts, &[ControlRecord::snapshot_footer()]);
     let bytes = [first.as_ref(), footer.as_ref()].concat();
@@ -76,8 +79,9 @@ fn a_bad_length_fails_before_the_batch_is_complete() {
 }
 
 fn any_snapshot() -> impl Strategy<Value = Bytes> {
-    (0i32..5, 0i64..1 << 40, 0usize..6, 1usize..20, any::<u8>())
-        .prop_map(|(epoch, ts, batches, records, tag)| snapshot_bytes(epoch, ts, batches, records, tag))
+    (0i32..5, 0i64..1 << 40, 0usize..6, 1usize..20, any::<u8>()).prop_map(
+        |(epoch, ts, batches, records, tag)| snapshot_bytes(epoch, ts, batches, records, tag),
+    )
 }
 
 proptest! {

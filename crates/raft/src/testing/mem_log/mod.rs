@@ -503,7 +503,8 @@ impl ReplicatedLog for MemLog {
         self.data.truncate(removed.position);
         self.batches.truncate(first_removed);
         // The segment holding the removed batch stays (maybe empty); later ones go.
-        self.segments.retain(|&(base, _)| base <= removed.base_offset);
+        self.segments
+            .retain(|&(base, _)| base <= removed.base_offset);
         // Kafka truncateFromEnd, applied at the resulting end offset (a batch boundary).
         self.epochs
             .retain(|&(_, start)| start < removed.base_offset);

@@ -15,7 +15,10 @@ use super::MemLog;
 use crate::storage::{LogError, OffsetAndEpoch, SnapshotSink};
 
 /// The bootstrap snapshot of a dynamic quorum, never listed (Kafka `BOOTSTRAP_SNAPSHOT_ID`).
-const BOOTSTRAP: OffsetAndEpoch = OffsetAndEpoch { epoch: 0, offset: 0 };
+const BOOTSTRAP: OffsetAndEpoch = OffsetAndEpoch {
+    epoch: 0,
+    offset: 0,
+};
 
 /// A complete snapshot.
 #[derive(Clone, Debug)]
@@ -69,7 +72,11 @@ fn check_snapshot(bytes: &[u8]) -> Result<i64, String> {
             Some((_, ControlRecord::SnapshotHeader(h))) => h.last_contained_log_timestamp,
             _ => return Err("the first record is not a SnapshotHeader".into()),
         },
-        Err(e) => return Err(format!("the first batch is not a snapshot header batch: {e}")),
+        Err(e) => {
+            return Err(format!(
+                "the first batch is not a snapshot header batch: {e}"
+            ))
+        }
     };
     let last_start = bytes.len() - last.size_bytes();
     let footer = decode_control_batch(&bytes[last_start..]).is_ok_and(|(_, records)| {
@@ -100,11 +107,12 @@ impl SnapshotSink for MemSnapshotSink {
     }
 
     fn finish(self: Box<Self>) -> Result<u64, LogError> {
-        let timestamp_ms = check_snapshot(&self.bytes).map_err(|reason| LogError::InvalidSnapshot {
-            offset: self.id.offset,
-            epoch: self.id.epoch,
-            reason,
-        })?;
+        let timestamp_ms =
+            check_snapshot(&self.bytes).map_err(|reason| LogError::InvalidSnapshot {
+                offset: self.id.offset,
+                epoch: self.id.epoch,
+                reason,
+            })?;
         let mut disk = self.disk.lock();
         if disk.incarnation != self.incarnation {
             return Err(LogError::Io {
@@ -132,7 +140,9 @@ impl SnapshotSink for MemSnapshotSink {
 }
 
 impl MemLog {
-    pub(super) fn listed_snapshot_ids(&self) -> impl DoubleEndedIterator<Item = OffsetAndEpoch> + '_ {
+    pub(super) fn listed_snapshot_ids(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = OffsetAndEpoch> + '_ {
         self.snapshots.keys().copied().filter(|&id| id != BOOTSTRAP)
     }
 
@@ -143,7 +153,10 @@ impl MemLog {
         })
     }
 
-    pub(super) fn create_sink(&self, id: OffsetAndEpoch) -> Result<Box<dyn SnapshotSink>, LogError> {
+    pub(super) fn create_sink(
+        &self,
+        id: OffsetAndEpoch,
+    ) -> Result<Box<dyn SnapshotSink>, LogError> {
         if id.offset < 0 || id.epoch < 0 {
             return Err(LogError::InvalidSnapshot {
                 offset: id.offset,
@@ -227,10 +240,17 @@ impl MemLog {
 
     /// Kafka `deleteBeforeSnapshot`; see the segment log. Returns whether a segment or a
     /// snapshot went.
-    pub(super) fn delete_before(&mut self, id: OffsetAndEpoch, high_watermark: Option<i64>) -> bool {
+    pub(super) fn delete_before(
+        &mut self,
+        id: OffsetAndEpoch,
+        high_watermark: Option<i64>,
+    ) -> bool {
         let movable = self.snapshots.contains_key(&id)
             && self.start_offset < id.offset
-            && self.listed_snapshot_ids().next_back().is_some_and(|l| id.offset <= l.offset)
+            && self
+                .listed_snapshot_ids()
+                .next_back()
+                .is_some_and(|l| id.offset <= l.offset)
             && id.offset <= self.log_end_offset()
             && high_watermark.is_none_or(|hw| id.offset <= hw);
         if !movable {

@@ -87,7 +87,11 @@ fn read_back<L: ReplicatedLog>(log: &L, id: OffsetAndEpoch) -> Bytes {
     let mut out = BytesMut::new();
     while (out.len() as u64) < size {
         let chunk = log.read_snapshot(id, out.len() as u64, 37).unwrap();
-        assert!(!chunk.is_empty() && chunk.len() <= 37, "chunk of {}", chunk.len());
+        assert!(
+            !chunk.is_empty() && chunk.len() <= 37,
+            "chunk of {}",
+            chunk.len()
+        );
         out.extend_from_slice(&chunk);
     }
     out.freeze()
@@ -111,7 +115,10 @@ fn assert_log_start_covered<L: ReplicatedLog>(log: &L) {
             "log start {start} not covered by {ids:?}"
         );
     }
-    assert!(ids.iter().all(|s| s.offset >= start), "snapshot below the log start {start}: {ids:?}");
+    assert!(
+        ids.iter().all(|s| s.offset >= start),
+        "snapshot below the log start {start}: {ids:?}"
+    );
 }
 
 /// A snapshot is written in arbitrary chunks, listed only after `finish` and
@@ -130,31 +137,55 @@ pub fn snapshot_write_register_read<L: CrashableLog>(mut make: impl FnMut() -> L
     assert!(log.snapshot_ids().is_empty(), "listed before finish");
     assert_not_found(log.register_snapshot(a), a);
     assert_eq!(sink.finish().unwrap(), a_bytes.len() as u64);
-    assert!(log.snapshot_ids().is_empty(), "listed before register_snapshot");
-    assert!(log.create_snapshot(a).is_err(), "a finished snapshot exists already");
+    assert!(
+        log.snapshot_ids().is_empty(),
+        "listed before register_snapshot"
+    );
+    assert!(
+        log.create_snapshot(a).is_err(),
+        "a finished snapshot exists already"
+    );
     log.register_snapshot(a).unwrap();
     log.register_snapshot(a).unwrap();
     assert_eq!(log.snapshot_ids(), vec![a]);
-    assert_eq!((log.latest_snapshot_id(), log.earliest_snapshot_id()), (Some(a), Some(a)));
+    assert_eq!(
+        (log.latest_snapshot_id(), log.earliest_snapshot_id()),
+        (Some(a), Some(a))
+    );
     assert_eq!(log.snapshot_size_bytes(a).unwrap(), a_bytes.len() as u64);
     assert_eq!(read_back(&log, a), a_bytes);
     let len = a_bytes.len() as u64;
-    assert_eq!(log.read_snapshot(a, len - 3, 100).unwrap(), a_bytes.slice(a_bytes.len() - 3..));
-    assert!(log.read_snapshot(a, len, 100).unwrap().is_empty(), "read at the end");
-    assert!(log.read_snapshot(a, 5, 0).unwrap().is_empty(), "zero max_bytes");
+    assert_eq!(
+        log.read_snapshot(a, len - 3, 100).unwrap(),
+        a_bytes.slice(a_bytes.len() - 3..)
+    );
+    assert!(
+        log.read_snapshot(a, len, 100).unwrap().is_empty(),
+        "read at the end"
+    );
+    assert!(
+        log.read_snapshot(a, 5, 0).unwrap().is_empty(),
+        "zero max_bytes"
+    );
     assert_eq!(log.read_snapshot(a, 5, 10).unwrap(), a_bytes.slice(5..15));
 
     let unknown = id(8, 3);
     assert_not_found(log.snapshot_size_bytes(unknown), unknown);
     assert_not_found(log.read_snapshot(unknown, 0, 10), unknown);
     assert_not_found(log.register_snapshot(unknown), unknown);
-    assert!(log.create_snapshot(a).is_err(), "a registered snapshot exists already");
+    assert!(
+        log.create_snapshot(a).is_err(),
+        "a registered snapshot exists already"
+    );
 
     let b = id(12, 3);
     let b_bytes = snapshot_bytes(3, 1_700_000_000_011, 5, 3, 2);
     write_snapshot(&mut log, b, &b_bytes);
     assert_eq!(log.snapshot_ids(), vec![a, b]);
-    assert_eq!((log.earliest_snapshot_id(), log.latest_snapshot_id()), (Some(a), Some(b)));
+    assert_eq!(
+        (log.earliest_snapshot_id(), log.latest_snapshot_id()),
+        (Some(a), Some(b))
+    );
     // Snapshots do not change the log.
     assert_eq!(log.start_offset(), 0);
     assert_eq!(log.end_offset(), id(18, 4));
@@ -190,7 +221,10 @@ pub fn snapshot_invalid_rejected_at_finish<L: CrashableLog>(mut make: impl FnMut
     };
     let cases: Vec<(&str, Bytes)> = vec![
         ("empty", Bytes::new()),
-        ("no header batch", concat(&[&data_batch(0, 1, 3, 7), &footer_at(3)])),
+        (
+            "no header batch",
+            concat(&[&data_batch(0, 1, 3, 7), &footer_at(3)]),
+        ),
         (
             "header batch not starting with SnapshotHeader",
             concat(&[
@@ -198,16 +232,25 @@ pub fn snapshot_invalid_rejected_at_finish<L: CrashableLog>(mut make: impl FnMut
                     0,
                     1,
                     ts,
-                    &[ControlRecord::kraft_version(1), ControlRecord::snapshot_header(ts)],
+                    &[
+                        ControlRecord::kraft_version(1),
+                        ControlRecord::snapshot_header(ts),
+                    ],
                 ),
                 &footer_at(2),
             ]),
         ),
         ("no footer", concat(&[&header, &data_batch(1, 1, 3, 7)])),
-        ("footer followed by data", concat(&[&good, &data_batch(8, 1, 1, 7)])),
+        (
+            "footer followed by data",
+            concat(&[&good, &data_batch(8, 1, 1, 7)]),
+        ),
         ("torn last batch", good.slice(..good.len() - 1)),
         ("torn in the middle", good.slice(..header.len() + 30)),
-        ("trailing bytes", concat(&[&good, &Bytes::from_static(&[0, 0, 0])])),
+        (
+            "trailing bytes",
+            concat(&[&good, &Bytes::from_static(&[0, 0, 0])]),
+        ),
         ("bad CRC in a data batch", Bytes::from(corrupt_middle)),
         ("offsets not starting at 0", shifted),
         (
@@ -221,10 +264,21 @@ pub fn snapshot_invalid_rejected_at_finish<L: CrashableLog>(mut make: impl FnMut
         for chunk in bytes.chunks(50) {
             sink.append(chunk).unwrap();
         }
-        assert_eq!(sink.position(), bytes.len() as u64, "{what}: position counts every byte");
+        assert_eq!(
+            sink.position(),
+            bytes.len() as u64,
+            "{what}: position counts every byte"
+        );
         let err = sink.finish().unwrap_err();
         assert!(
-            matches!(err, LogError::InvalidSnapshot { offset: 6, epoch: 1, .. }),
+            matches!(
+                err,
+                LogError::InvalidSnapshot {
+                    offset: 6,
+                    epoch: 1,
+                    ..
+                }
+            ),
             "{what}: {err}"
         );
         assert!(log.snapshot_ids().is_empty(), "{what}: listed");
@@ -252,7 +306,10 @@ pub fn snapshot_partial_never_survives<L: CrashableLog>(mut make: impl FnMut() -
     let mut sink = log.create_snapshot(a).unwrap();
     sink.append(&a_bytes[..half]).unwrap();
     let mut log = log.crash_and_reopen();
-    assert!(log.snapshot_ids().is_empty(), "a partial snapshot survived a crash");
+    assert!(
+        log.snapshot_ids().is_empty(),
+        "a partial snapshot survived a crash"
+    );
     // The old sink's partial file is gone: it cannot complete after the restart.
     let _ = sink.append(&a_bytes[half..]);
     assert!(sink.finish().is_err(), "a sink finished across a crash");
@@ -264,7 +321,11 @@ pub fn snapshot_partial_never_survives<L: CrashableLog>(mut make: impl FnMut() -
     sink.append(&b_bytes).unwrap();
     sink.finish().unwrap();
     let log = log.crash_and_reopen();
-    assert_eq!(log.snapshot_ids(), vec![b], "a finished snapshot survives unregistered");
+    assert_eq!(
+        log.snapshot_ids(),
+        vec![b],
+        "a finished snapshot survives unregistered"
+    );
     assert_eq!(read_back(&log, b), b_bytes);
     let mut log = log;
     write_snapshot(&mut log, a, &a_bytes);
@@ -281,23 +342,40 @@ pub fn truncate_to_latest_snapshot_ahead_by_epoch<L: CrashableLog>(mut make: imp
     write_snapshot(&mut log, s, &snapshot_bytes(5, 9, 2, 2, 2));
     assert!(log.truncate_to_latest_snapshot().unwrap());
     assert_eq!(log.start_offset(), 10);
-    assert_eq!(log.end_offset(), s, "an empty log takes its epoch from the snapshot");
+    assert_eq!(
+        log.end_offset(),
+        s,
+        "an empty log takes its epoch from the snapshot"
+    );
     assert_eq!(log.flushed_end_offset(), 10);
     assert_eq!(log.snapshot_ids(), vec![s], "older snapshots are deleted");
     assert!(log.read(10, usize::MAX).unwrap().is_empty());
     assert!(matches!(
         log.read(9, usize::MAX),
-        Err(LogError::OffsetOutOfRange { offset: 9, start: 10, end: 10 })
+        Err(LogError::OffsetOutOfRange {
+            offset: 9,
+            start: 10,
+            end: 10
+        })
     ));
     for epoch in [-1, 0, 3, 5, 6] {
-        assert_eq!(log.end_offset_for_epoch(epoch), s, "end_offset_for_epoch({epoch})");
+        assert_eq!(
+            log.end_offset_for_epoch(epoch),
+            s,
+            "end_offset_for_epoch({epoch})"
+        );
     }
     // Kafka's latestEpoch is empty now, so it truncates (to the same place) again.
     assert!(log.truncate_to_latest_snapshot().unwrap());
     assert_eq!((log.start_offset(), log.end_offset()), (10, s));
 
-    let err = log.append_as_follower(&data_batch(10, 4, 1, 3)).unwrap_err();
-    assert!(matches!(err, LogError::CorruptBatch { offset: 10, .. }), "epoch below the snapshot's: {err}");
+    let err = log
+        .append_as_follower(&data_batch(10, 4, 1, 3))
+        .unwrap_err();
+    assert!(
+        matches!(err, LogError::CorruptBatch { offset: 10, .. }),
+        "epoch below the snapshot's: {err}"
+    );
     let next = append_leader(&mut log, 5, 2, 3);
     log.flush().unwrap();
     assert_eq!(log.end_offset(), id(12, 5));
@@ -330,7 +408,11 @@ pub fn truncate_to_latest_snapshot_ahead_by_offset<L: CrashableLog>(mut make: im
     log.flush().unwrap();
     write_snapshot(&mut log, s, &snapshot_bytes(1, 9, 2, 4, 9));
     let log = log.crash_and_reopen();
-    assert_eq!((log.start_offset(), log.end_offset()), (9, s), "reopen truncates to the snapshot");
+    assert_eq!(
+        (log.start_offset(), log.end_offset()),
+        (9, s),
+        "reopen truncates to the snapshot"
+    );
     assert_eq!(log.snapshot_ids(), vec![s]);
     assert_log_start_covered(&log);
 }
@@ -342,9 +424,15 @@ pub fn truncate_to_latest_snapshot_not_ahead<L: CrashableLog>(mut make: impl FnM
     let batches = nine_batches(&mut log);
     assert!(!log.truncate_to_latest_snapshot().unwrap(), "no snapshot");
     write_snapshot(&mut log, id(12, 3), &snapshot_bytes(3, 11, 1, 1, 1));
-    assert!(!log.truncate_to_latest_snapshot().unwrap(), "an older epoch");
+    assert!(
+        !log.truncate_to_latest_snapshot().unwrap(),
+        "an older epoch"
+    );
     write_snapshot(&mut log, id(18, 4), &snapshot_bytes(4, 17, 1, 1, 2));
-    assert!(!log.truncate_to_latest_snapshot().unwrap(), "the same epoch at the log end");
+    assert!(
+        !log.truncate_to_latest_snapshot().unwrap(),
+        "the same epoch at the log end"
+    );
     assert_eq!(log.end_offset(), id(18, 4));
     assert_eq!(read_all(&log), concat(&batches.iter().collect::<Vec<_>>()));
     assert_eq!(log.snapshot_ids(), vec![id(12, 3), id(18, 4)]);
@@ -371,18 +459,42 @@ pub fn delete_before_snapshot_moves_the_log_start<L: CrashableLog>(mut make: imp
     assert_eq!(log.start_offset(), 12);
     assert_eq!(log.snapshot_ids(), vec![b, c]);
     assert_eq!(log.end_offset(), id(18, 4));
-    assert_eq!(log.read(12, usize::MAX).unwrap(), concat(&[&batches[6], &batches[7], &batches[8]]));
+    assert_eq!(
+        log.read(12, usize::MAX).unwrap(),
+        concat(&[&batches[6], &batches[7], &batches[8]])
+    );
     assert_eq!(log.read(13, 1).unwrap(), batches[6]);
     for below in [0, 11] {
         assert!(
-            matches!(log.read(below, usize::MAX), Err(LogError::OffsetOutOfRange { start: 12, end: 18, .. })),
+            matches!(
+                log.read(below, usize::MAX),
+                Err(LogError::OffsetOutOfRange {
+                    start: 12,
+                    end: 18,
+                    ..
+                })
+            ),
             "read at {below}"
         );
     }
-    assert!(matches!(log.truncate_to(11), Err(LogError::OffsetOutOfRange { .. })));
+    assert!(matches!(
+        log.truncate_to(11),
+        Err(LogError::OffsetOutOfRange { .. })
+    ));
     // Kafka's cache after truncateFromStart(12) is [(4, 12)].
-    for (epoch, expected) in [(-1, id(18, 4)), (0, b), (1, b), (3, b), (4, id(18, 4)), (5, id(18, 4))] {
-        assert_eq!(log.end_offset_for_epoch(epoch), expected, "end_offset_for_epoch({epoch})");
+    for (epoch, expected) in [
+        (-1, id(18, 4)),
+        (0, b),
+        (1, b),
+        (3, b),
+        (4, id(18, 4)),
+        (5, id(18, 4)),
+    ] {
+        assert_eq!(
+            log.end_offset_for_epoch(epoch),
+            expected,
+            "end_offset_for_epoch({epoch})"
+        );
     }
     assert_not_found(log.delete_before_snapshot(a), a);
     log.delete_before_snapshot(b).unwrap();
@@ -395,7 +507,11 @@ pub fn delete_before_snapshot_moves_the_log_start<L: CrashableLog>(mut make: imp
     assert_log_start_covered(&log);
 
     let log = log.crash_and_reopen();
-    assert!(log.start_offset() <= 16, "restart start {}", log.start_offset());
+    assert!(
+        log.start_offset() <= 16,
+        "restart start {}",
+        log.start_offset()
+    );
     assert_log_start_covered(&log);
     assert_eq!(log.snapshot_ids(), vec![c]);
     assert_eq!(log.end_offset(), id(18, 4));
@@ -431,9 +547,16 @@ pub fn delete_before_snapshot_at_the_log_end<L: CrashableLog>(mut make: impl FnM
     assert_eq!((log.start_offset(), log.end_offset()), (6, y));
     assert_eq!(log.snapshot_ids(), vec![y]);
     assert!(log.read(6, usize::MAX).unwrap().is_empty());
-    assert!(matches!(log.read(5, 1), Err(LogError::OffsetOutOfRange { start: 6, .. })));
+    assert!(matches!(
+        log.read(5, 1),
+        Err(LogError::OffsetOutOfRange { start: 6, .. })
+    ));
     assert_eq!(log.end_offset_for_epoch(1), y);
-    assert_eq!(log.end_offset_for_epoch(0), y, "below the first epoch: the earliest snapshot");
+    assert_eq!(
+        log.end_offset_for_epoch(0),
+        y,
+        "below the first epoch: the earliest snapshot"
+    );
     assert!(!log.truncate_to_latest_snapshot().unwrap());
 
     let c = append_leader(&mut log, 2, 1, 3);
@@ -468,18 +591,27 @@ pub fn maybe_clean_by_size<L: CrashableLog>(mut make: impl FnMut() -> L) {
     let mut log = make().restart_with_retention(0, -1);
     nine_batches(&mut log);
     write_snapshot(&mut log, id(6, 1), &snapshot_bytes(1, 1000, 2, 2, 1));
-    assert!(!log.maybe_clean(18, now).unwrap(), "one snapshot is never cleaned");
+    assert!(
+        !log.maybe_clean(18, now).unwrap(),
+        "one snapshot is never cleaned"
+    );
     assert_eq!(log.start_offset(), 0);
     let mut log = make().restart_with_retention(0, -1);
     nine_batches(&mut log);
     let [a, b, c] = three_snapshots(&mut log);
-    assert!(!log.maybe_clean(11, now).unwrap(), "the next snapshot is above the high watermark");
+    assert!(
+        !log.maybe_clean(11, now).unwrap(),
+        "the next snapshot is above the high watermark"
+    );
     assert_eq!((log.start_offset(), log.snapshot_ids()), (0, vec![a, b, c]));
     assert!(log.maybe_clean(12, now).unwrap());
     assert_eq!((log.start_offset(), log.snapshot_ids()), (12, vec![b, c]));
     assert!(log.maybe_clean(18, now).unwrap());
     assert_eq!((log.start_offset(), log.snapshot_ids()), (16, vec![c]));
-    assert!(!log.maybe_clean(18, now).unwrap(), "the latest snapshot is always kept");
+    assert!(
+        !log.maybe_clean(18, now).unwrap(),
+        "the latest snapshot is always kept"
+    );
     assert_eq!(log.start_offset(), 16);
     assert_log_start_covered(&log);
 
@@ -487,7 +619,10 @@ pub fn maybe_clean_by_size<L: CrashableLog>(mut make: impl FnMut() -> L) {
     let mut log = make();
     nine_batches(&mut log);
     let [a, b, c] = three_snapshots(&mut log);
-    let snapshots: u64 = [a, b, c].iter().map(|&s| log.snapshot_size_bytes(s).unwrap()).sum();
+    let snapshots: u64 = [a, b, c]
+        .iter()
+        .map(|&s| log.snapshot_size_bytes(s).unwrap())
+        .sum();
     let total = (log.log_size_bytes() + snapshots) as i64;
     let mut log = log.restart_with_retention(total, -1);
     assert!(!log.maybe_clean(18, now).unwrap());
@@ -505,14 +640,23 @@ pub fn maybe_clean_by_time<L: CrashableLog>(mut make: impl FnMut() -> L) {
     let mut log = make().restart_with_retention(-1, 1000);
     nine_batches(&mut log);
     let [_, b, c] = three_snapshots(&mut log);
-    assert!(!log.maybe_clean(18, 2000).unwrap(), "exactly the retention old is kept");
+    assert!(
+        !log.maybe_clean(18, 2000).unwrap(),
+        "exactly the retention old is kept"
+    );
     assert_eq!(log.start_offset(), 0);
     assert!(log.maybe_clean(18, 2001).unwrap());
     assert_eq!((log.start_offset(), log.snapshot_ids()), (12, vec![b, c]));
-    assert!(!log.maybe_clean(11, 100_000).unwrap(), "nothing below the high watermark to clean");
+    assert!(
+        !log.maybe_clean(11, 100_000).unwrap(),
+        "nothing below the high watermark to clean"
+    );
     assert!(log.maybe_clean(18, 100_000).unwrap());
     assert_eq!((log.start_offset(), log.snapshot_ids()), (16, vec![c]));
-    assert!(!log.maybe_clean(18, u64::MAX).unwrap(), "the latest snapshot is always kept");
+    assert!(
+        !log.maybe_clean(18, u64::MAX).unwrap(),
+        "the latest snapshot is always kept"
+    );
     let mut log = log.restart_with_retention(-1, -1);
     assert!(!log.maybe_clean(18, u64::MAX).unwrap());
     assert_log_start_covered(&log);
@@ -524,16 +668,28 @@ pub fn end_offsets_of_a_log_starting_at_a_snapshot<L: CrashableLog>(mut make: im
     let mut log = make();
     let s = id(5, 2);
     write_snapshot(&mut log, s, &snapshot_bytes(2, 4, 1, 3, 1));
-    assert_eq!(log.end_offset(), id(0, 0), "not truncated yet: the snapshot is not at the log end");
+    assert_eq!(
+        log.end_offset(),
+        id(0, 0),
+        "not truncated yet: the snapshot is not at the log end"
+    );
     assert!(log.truncate_to_latest_snapshot().unwrap());
     assert_eq!(log.end_offset(), s);
     for epoch in [-1, 0, 1, 2, 3] {
-        assert_eq!(log.end_offset_for_epoch(epoch), s, "end_offset_for_epoch({epoch})");
+        assert_eq!(
+            log.end_offset_for_epoch(epoch),
+            s,
+            "end_offset_for_epoch({epoch})"
+        );
     }
     append_leader(&mut log, 3, 2, 1);
     assert_eq!(log.end_offset(), id(7, 3));
     for (epoch, expected) in [(-1, id(7, 3)), (1, s), (2, s), (3, id(7, 3)), (4, id(7, 3))] {
-        assert_eq!(log.end_offset_for_epoch(epoch), expected, "end_offset_for_epoch({epoch})");
+        assert_eq!(
+            log.end_offset_for_epoch(epoch),
+            expected,
+            "end_offset_for_epoch({epoch})"
+        );
     }
     log.flush().unwrap();
     let log = log.crash_and_reopen();
