@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
-use kraftwerk_records::batch::{self, BatchHeader};
+use kraftwerk_records::batch::BatchHeader;
 
 use crate::epoch_cache::EpochCache;
 use crate::error::{io_at, StorageError};
@@ -20,6 +20,7 @@ use crate::segment::Segment;
 use crate::snapshot::SnapshotCatalog;
 use crate::validate::validate_append;
 
+mod read;
 mod snapshots;
 
 pub use snapshots::SnapshotRecovery;
@@ -65,10 +66,16 @@ impl Default for LogConfig {
 ///   fsynced, and rebuilt from the segments when it is missing or disagrees with them.
 /// - The leader-epoch cache is kept in memory and mirrored to Kafka's `leader-epoch-checkpoint`;
 ///   `partition.metadata` is written on open.
+/// - Snapshots `<end offset>-<epoch>.checkpoint` sit next to the segments ([`crate::snapshot`]):
+///   written through a sink, validated, fsynced and renamed; every one found at open is
+///   validated, and damaged ones are deleted (case C07). The log start offset moves only to a
+///   snapshot (`delete_before_snapshot`, `maybe_clean`, `truncate_to_latest_snapshot`), which
+///   deletes the segments wholly below it; it is not persisted, as in Kafka (see
+///   [`ReplicatedLog`]'s snapshot section).
 /// - The `.lock` file in `metadata.log.dir` is held (fcntl) while the log is open.
 ///
-/// Durability: appends are durable after [`flush`](ReplicatedLog::flush); `truncate_to` is
-/// durable when it returns. Dropping the log without flushing is a crash: unflushed appends may
+/// Durability: appends are durable after [`flush`](ReplicatedLog::flush); `truncate_to`, full
+/// truncation and cleaning are durable when they return. Dropping the log without flushing is a crash: unflushed appends may
 /// or may not survive, and recovery at the next open keeps a valid prefix of them.
 ///
 /// Any I/O error from a write, truncate or flush leaves the log failed: every later call
@@ -118,13 +125,20 @@ pub struct SegmentLog {
 impl SegmentLog {
     /// Opens (creating if needed) the metadata log under `metadata_log_dir`: takes
     /// `<metadata_log_dir>/.lock`, creates `__cluster_metadata-0/` and its first segment if
-    /// missing, writes `partition.metadata`, recovers (see [`RecoveryReport`]) and brings
-    /// `leader-epoch-checkpoint` up to date. Everything recovered is durable on return, so
+    /// missing, writes `partition.metadata`, validates the snapshot files, recovers the segments
+    /// (see [`RecoveryReport`]), then does what Kafka's `KafkaMetadataLog.apply` does with the
+    /// snapshots (see [`SnapshotRecovery`]): the log start offset is the first segment's base
+    /// offset; `.checkpoint.part`/`.checkpoint.deleted` files, invalid checkpoints and snapshots
+    /// below the log start are deleted; a latest snapshot ahead of the log truncates it fully.
+    /// The leader-epoch cache is rebuilt as Kafka's `LogLoader` rebuilds it from
+    /// `leader-epoch-checkpoint` and the batches. Everything recovered is durable on return, so
     /// [`flushed_end_offset`](ReplicatedLog::flushed_end_offset) equals the log end offset.
     ///
     /// Errors: [`StorageError::Locked`] if another process uses the directory,
     /// [`StorageError::Config`] for a bad `segment_bytes`, [`StorageError::Inconsistent`] for a
-    /// directory recovery will not repair (a Kafka `.swap` file, a foreign `partition.metadata`),
+    /// directory recovery will not repair (a Kafka `.swap` file, a foreign `partition.metadata`,
+    /// a snapshot file name Java cannot parse, or a log start offset above 0 that no valid
+    /// snapshot covers — case C06, refused before anything is deleted),
     /// [`StorageError::Io`] / [`StorageError::Index`] for I/O failures.
     pub fn open(metadata_log_dir: &Path, config: LogConfig) -> Result<SegmentLog, StorageError> {
         if config.segment_bytes == 0 || config.segment_bytes > i32::MAX as u64 {
@@ -434,84 +448,6 @@ impl SegmentLog {
         })
     }
 
-    /// Entries from the batch containing `start_offset`, while they fit in `max_bytes` (at least
-    /// one).
-    fn entries_for_read(
-        &self,
-        start_offset: i64,
-        max_bytes: usize,
-    ) -> Result<Vec<BatchEntry>, StorageError> {
-        let mut plan = ReadPlan {
-            entries: Vec::new(),
-            total_bytes: 0,
-            max_bytes,
-            full: false,
-        };
-        let in_pending = self
-            .pending
-            .first()
-            .is_some_and(|first| start_offset >= first.base_offset);
-        if !in_pending {
-            self.index
-                .scan_from(start_offset, |entry| plan.take(entry))?;
-        }
-        if !plan.full {
-            let from = self
-                .pending
-                .partition_point(|e| e.last_offset < start_offset);
-            for entry in &self.pending[from..] {
-                if !plan.take(*entry) {
-                    break;
-                }
-            }
-        }
-        Ok(plan.entries)
-    }
-
-    fn read_entries(&self, entries: &[BatchEntry]) -> Result<Bytes, LogError> {
-        let total: usize = entries.iter().map(|e| e.size_bytes as usize).sum();
-        let mut out = BytesMut::zeroed(total);
-        let mut at = 0;
-        for run in entries.chunk_by(|a, b| {
-            a.segment_base == b.segment_base && a.end_position() == b.position as u64
-        }) {
-            let len: usize = run.iter().map(|e| e.size_bytes as usize).sum();
-            let segment = self.segments.get(&run[0].segment_base).ok_or_else(|| {
-                StorageError::inconsistent(
-                    &self.dir,
-                    format!(
-                        "segment {} of offset {} is missing",
-                        run[0].segment_base, run[0].base_offset
-                    ),
-                )
-            })?;
-            segment.read_exact_at(&mut out[at..at + len], run[0].position as u64)?;
-            at += len;
-        }
-        // Pair assertion with the checks made before writing: what comes back from the disk is
-        // the batch the index promised, with a valid CRC.
-        let mut at = 0;
-        for entry in entries {
-            let bytes = &out[at..at + entry.size_bytes as usize];
-            let header_ok = BatchHeader::parse(bytes).is_ok_and(|h| entry.matches(&h));
-            if !header_ok {
-                return Err(LogError::CorruptBatch {
-                    offset: entry.base_offset,
-                    reason: format!(
-                        "segment {} position {} does not hold the indexed batch",
-                        entry.segment_base, entry.position
-                    ),
-                });
-            }
-            batch::verify_crc(bytes).map_err(|e| LogError::CorruptBatch {
-                offset: entry.base_offset,
-                reason: e.to_string(),
-            })?;
-            at += entry.size_bytes as usize;
-        }
-        Ok(out.freeze())
-    }
-
     fn truncate(&mut self, offset: i64) -> Result<(), StorageError> {
         let removed = self.batch_containing(offset)?;
         let new_end = removed.base_offset;
@@ -624,28 +560,6 @@ impl SegmentLog {
         self.checkpoint_dirty = false;
         self.flushed_end_offset = self.log_end_offset;
         Ok(())
-    }
-}
-
-/// The batches one read returns: whole batches within `max_bytes`, but at least one.
-struct ReadPlan {
-    entries: Vec<BatchEntry>,
-    total_bytes: usize,
-    max_bytes: usize,
-    full: bool,
-}
-
-impl ReadPlan {
-    /// Adds `entry` if it fits; returns whether the caller should offer the next one.
-    fn take(&mut self, entry: BatchEntry) -> bool {
-        let size = entry.size_bytes as usize;
-        if !self.entries.is_empty() && self.total_bytes.saturating_add(size) > self.max_bytes {
-            self.full = true;
-            return false;
-        }
-        self.total_bytes += size;
-        self.entries.push(entry);
-        true
     }
 }
 

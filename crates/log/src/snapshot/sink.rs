@@ -84,6 +84,8 @@ pub(crate) struct FileSnapshotSink {
     finished: FinishedSnapshots,
     /// The `.part` file is gone (renamed or deleted): nothing to clean up on drop.
     part_gone: bool,
+    /// A write failed part way: the file holds an unknown prefix of that append.
+    write_failed: bool,
 }
 
 impl FileSnapshotSink {
@@ -109,6 +111,7 @@ impl FileSnapshotSink {
                         validator: SnapshotValidator::new(),
                         finished,
                         part_gone: false,
+                        write_failed: false,
                     })
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -126,6 +129,13 @@ impl FileSnapshotSink {
     }
 
     fn finish_inner(&mut self) -> Result<SnapshotSummary, LogError> {
+        if self.write_failed {
+            return Err(StorageError::io(
+                &self.part_path,
+                io::Error::other("an earlier append failed; the snapshot is incomplete"),
+            )
+            .into());
+        }
         let summary = std::mem::take(&mut self.validator)
             .finish()
             .map_err(|reason| self.invalid(reason))?;
@@ -161,7 +171,10 @@ impl SnapshotSink for FileSnapshotSink {
             .file
             .as_mut()
             .expect("append after finish is impossible: finish consumes the sink");
-        file.write_all(bytes).map_err(io_at(&self.part_path))?;
+        if let Err(e) = file.write_all(bytes) {
+            self.write_failed = true;
+            return Err(StorageError::io(&self.part_path, e).into());
+        }
         // Content problems surface in `finish`, as the trait promises; the validator keeps the
         // first one.
         let _ = self.validator.update(bytes);
