@@ -77,6 +77,13 @@ pub const SCENARIOS: &[Scenario] = &[
         run: failover::run,
     },
     Scenario {
+        name: "bench-failover",
+        about: "benchmark, not a test (scripts/bench-failover): one system (BENCH_SYSTEM) at one metadata size \
+                (BENCH_PARTITIONS): controlled/uncontrolled failover, restart catch-up, snapshot size, peak RSS",
+        deadline: Duration::from_secs(4 * 3600),
+        run: crate::bench::run,
+    },
+    Scenario {
         name: "demo",
         about: "interactive: 3 controllers + 1 broker, a topic and a few messages, then stays up until Ctrl-C",
         deadline: Duration::MAX,

@@ -1,0 +1,266 @@
+//! The KRaft systems: three controllers (kraftwerk or Apache Kafka's Java controller, same
+//! properties) with simulated brokers ([`super::simbroker`]); metadata built with CreateTopics
+//! sent straight to the active controller (as brokers do for internal topics).
+//!
+//! Per mode (`snapshot`: a threshold low enough that every controller writes snapshots while
+//! the metadata is built; `replay`: a threshold of 1 TiB, so a restart replays the log from
+//! offset 0) and repetition: SIGKILL the leader → failover probe → restart it → catch-up; then
+//! SIGTERM the (new) leader → failover probe → restart → catch-up.
+
+use anyhow::{bail, Result};
+use std::time::{Duration, Instant};
+
+use super::measure::{self, Probe};
+use super::rpc::{self, TopicSpec};
+use super::simbroker::SimBrokers;
+use super::{data_brokers, metadata_topics, BenchConfig, Recorder, TOPICS_PER_REQUEST};
+use crate::cluster::{props, Cluster, ClusterSpec};
+use crate::env::{ControllerKind, Env};
+
+/// First simulated broker id (controllers are 1..=3).
+const FIRST_SIM_BROKER: i32 = 1001;
+
+/// `metadata.log.max.record.bytes.between.snapshots` for a mode: a few snapshots while `n`
+/// partitions are created (about 30 bytes per partition, at least 16 KiB), or never.
+fn snapshot_threshold(cfg: &BenchConfig, mode: &str) -> u64 {
+    match (mode, cfg.snapshot_bytes) {
+        ("replay", _) => 1 << 40,
+        (_, Some(b)) => b,
+        _ => (cfg.partitions as u64 * 30).max(16 * 1024),
+    }
+}
+
+pub fn run(env: &Env, cfg: &BenchConfig) -> Result<()> {
+    let kind = match cfg.system.as_str() {
+        "kraftwerk" => ControllerKind::Kraftwerk,
+        _ => ControllerKind::Java,
+    };
+    let version = match kind {
+        ControllerKind::Kraftwerk => format!("kraftwerk-{}", std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())),
+        ControllerKind::Java => env.kafka().version.clone(),
+    };
+    let rec = Recorder::new(env, cfg, &version);
+    for mode in &cfg.modes {
+        if mode != "snapshot" && mode != "replay" {
+            bail!("unknown BENCH_MODES entry {mode} (snapshot, replay)");
+        }
+        run_mode(env, cfg, kind, mode, &rec)?;
+    }
+    Ok(())
+}
+
+fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec: &Recorder) -> Result<()> {
+    let threshold = snapshot_threshold(cfg, mode);
+    let threshold_s = threshold.to_string();
+    let spec = ClusterSpec {
+        controllers: vec![kind; 3],
+        brokers: 0,
+        controller_props: props(&[
+            ("controller.quorum.election.timeout.ms", "1000"),
+            ("controller.quorum.fetch.timeout.ms", "2000"),
+            ("broker.session.timeout.ms", "9000"),
+            ("broker.heartbeat.interval.ms", "2000"),
+            ("metadata.log.max.record.bytes.between.snapshots", &threshold_s),
+        ]),
+        broker_props: vec![],
+    };
+    env.step(&format!("mode {mode}: snapshot threshold {threshold} bytes"));
+    let mut c = Cluster::new(env, &spec)?;
+    c.format_all()?;
+    c.start_controllers()?;
+    let addrs: Vec<String> = c.controllers.iter().map(|n| n.addr()).collect();
+    let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(120))?;
+    env.step(&format!("leader {} in epoch {}", q.leader_id, q.leader_epoch));
+
+    let n_brokers = data_brokers(cfg.partitions);
+    let mut sims = SimBrokers::start(&addrs, &c.cluster_id, FIRST_SIM_BROKER, n_brokers, Duration::from_millis(2000));
+    sims.wait_unfenced(Duration::from_secs(60))?;
+    env.step(&format!("{n_brokers} simulated brokers registered and unfenced"));
+
+    // Build the metadata.
+    let t = Instant::now();
+    let topics = metadata_topics(cfg.partitions);
+    for chunk in topics.chunks(TOPICS_PER_REQUEST) {
+        let specs: Vec<TopicSpec> = chunk
+            .iter()
+            .map(|(name, n)| TopicSpec { name: name.clone(), partitions: *n, replication_factor: 1, assignment: None })
+            .collect();
+        create_at_leader(&addrs, &specs)?;
+    }
+    let create = t.elapsed();
+    rec.record(mode, 0, "create_all_ms", create.as_millis() as f64, "ms")?;
+    env.step(&format!("created {} partitions in {} topics in {:.1}s", cfg.partitions, topics.len(), create.as_secs_f64()));
+
+    if mode == "snapshot" {
+        wait_snapshots(env, &c, cfg)?;
+    }
+    let (_, q) = measure::find_leader(&addrs)?;
+    sims.set_known_offset(q.high_watermark);
+    record_snapshot(env, &c, q.leader_id, mode, rec)?;
+    let mut probe_no = 0;
+    for rep in 0..cfg.reps {
+        for (signal, name) in [(libc::SIGKILL, "uncontrolled"), (libc::SIGTERM, "controlled")] {
+            let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(60))?;
+            let leader = q.leader_id;
+            let rss = controllers_rss(&mut c);
+            rec.record(mode, rep, "controller_rss_bytes", rss as f64, "bytes")?;
+            probe_no += 1;
+            let topic = TopicSpec {
+                name: format!("failover-{mode}-{probe_no}"),
+                partitions: 1,
+                replication_factor: 1,
+                assignment: None,
+            };
+            let others: Vec<String> = c.controllers.iter().filter(|n| n.id != leader).map(|n| n.addr()).collect();
+            let t0 = Instant::now();
+            c.node(leader)?.proc()?.signal(signal)?;
+            let p: Probe = measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(120))?;
+            rec.record(mode, rep, &format!("failover_{name}_ms"), p.elapsed.as_secs_f64() * 1000.0, "ms")?;
+            env.step(&format!(
+                "{name} failover: controller {leader} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
+                p.addr,
+                p.elapsed.as_secs_f64() * 1000.0,
+                p.attempts
+            ));
+            let exit = c.stop(leader, Duration::from_secs(30))?;
+            if signal == libc::SIGTERM {
+                // From SIGTERM to the process being reaped (polled every 20 ms).
+                if let crate::procs::StopOutcome::Terminated(..) = exit {
+                    rec.record(mode, rep, "sigterm_exit_ms", t0.elapsed().as_millis() as f64, "ms")?;
+                }
+            }
+            // Restart catch-up: the high watermark now is the target.
+            let (_, q) = measure::wait_leader(&others, Duration::from_secs(60))?;
+            sims.set_known_offset(q.high_watermark);
+            let before = c.node(leader)?.log_lines("loaded snapshot").len();
+            let t1 = Instant::now();
+            c.start(leader)?;
+            let d = measure::wait_caught_up(&addrs, leader, q.high_watermark, t1, Duration::from_secs(300))?;
+            let after_what = if signal == libc::SIGKILL { "kill" } else { "term" };
+            rec.record(mode, rep, &format!("catchup_after_{after_what}_ms"), d.as_secs_f64() * 1000.0, "ms")?;
+            env.step(&format!(
+                "controller {leader} restarted: log end offset reached the high watermark {} after {:.0} ms",
+                q.high_watermark,
+                d.as_secs_f64() * 1000.0
+            ));
+            let loaded = c.node(leader)?.log_lines("loaded snapshot");
+            if let Some(l) = loaded.get(before) {
+                if let Some(v) = measure::field_u64(l, "load_ms") {
+                    rec.record(mode, rep, "snapshot_load_ms", v as f64, "ms")?;
+                }
+                if let Some(v) = measure::field_u64(l, "offset") {
+                    rec.record(mode, rep, "restart_replay_from_offset", v as f64, "offset")?;
+                }
+            } else if kind == ControllerKind::Kraftwerk {
+                rec.record(mode, rep, "restart_replay_from_offset", 0.0, "offset")?;
+            }
+        }
+    }
+    let (stale, errs, last) = sims.anomalies();
+    if stale + errs > 0 {
+        env.step(&format!("simulated brokers saw {stale} STALE_BROKER_EPOCH and {errs} other error answers (last: {last})"));
+    }
+    rec.record(mode, 0, "sim_broker_error_answers", (stale + errs) as f64, "count")?;
+    let rss = controllers_rss(&mut c);
+    rec.record(mode, cfg.reps.saturating_sub(1), "controller_rss_bytes", rss as f64, "bytes")?;
+    sims.stop();
+    c.stop_all(Duration::from_secs(10), Duration::from_secs(30))?;
+    // The next mode builds a new cluster with the same node names: move this one aside.
+    for n in c.controllers.iter() {
+        let to = env.work.join(format!("{mode}-{}", n.name()));
+        std::fs::rename(&n.dir, &to)?;
+    }
+    Ok(())
+}
+
+/// Sends one CreateTopics batch to whichever controller accepts it (retrying NOT_CONTROLLER
+/// and transient failures for up to 5 minutes).
+fn create_at_leader(addrs: &[String], specs: &[TopicSpec]) -> Result<()> {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < Duration::from_secs(300) {
+        crate::util::check_interrupted()?;
+        for a in addrs {
+            let r = super::client::Conn::connect(a, "bench-create", Duration::from_secs(2)).and_then(|mut c| {
+                c.set_timeout(Duration::from_secs(180))?;
+                rpc::create_topics(&mut c, specs, 120_000)
+            });
+            match r {
+                Ok(o) if o.all_created() => return Ok(()),
+                Ok(o) if o.not_controller() => {}
+                Ok(o) => last = o.first_error(),
+                Err(e) => last = format!("{e:#}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bail!("CreateTopics of {} topics did not succeed within 300 s (last: {last})", specs.len())
+}
+
+/// Max `VmHWM` over the running controllers.
+fn controllers_rss(c: &mut Cluster) -> u64 {
+    let mut max = 0;
+    for n in c.controllers.iter_mut() {
+        if let Ok(p) = n.proc() {
+            max = max.max(measure::vm_hwm_bytes(p.pid()).unwrap_or(0));
+        }
+    }
+    max
+}
+
+fn metadata_dir(c: &Cluster, id: i32) -> std::path::PathBuf {
+    let n = c.controllers.iter().find(|n| n.id == id).expect("a controller id");
+    n.data_dir().join("__cluster_metadata-0")
+}
+
+/// Waits (up to 60 s + 1 s per 1000 partitions) until every controller has a `.checkpoint`.
+fn wait_snapshots(env: &Env, c: &Cluster, cfg: &BenchConfig) -> Result<()> {
+    let timeout = Duration::from_secs(60 + cfg.partitions as u64 / 1000);
+    let start = Instant::now();
+    loop {
+        let have: Vec<bool> = c.controllers.iter().map(|n| measure::latest_checkpoint(&metadata_dir(c, n.id)).is_some()).collect();
+        if have.iter().all(|h| *h) {
+            env.step(&format!("every controller has a snapshot (after {:.1}s)", start.elapsed().as_secs_f64()));
+            return Ok(());
+        }
+        if start.elapsed() > timeout {
+            env.step(&format!(
+                "NOTE: not every controller wrote a snapshot within {timeout:?} ({have:?}); restarts in this mode replay what they have"
+            ));
+            return Ok(());
+        }
+        crate::util::sleep(Duration::from_millis(250))?;
+    }
+}
+
+/// Records the leader's newest snapshot (offset, size) and how long writing it took, from the
+/// log: kraftwerk's `snapshot written ... write_ms=N`; Java's time between `Creating new KRaft
+/// snapshot file X` and `Successfully wrote X` (SnapshotGenerator / SnapshotEmitter).
+fn record_snapshot(env: &Env, c: &Cluster, leader: i32, mode: &str, rec: &Recorder) -> Result<()> {
+    let Some((offset, size)) = measure::latest_checkpoint(&metadata_dir(c, leader)) else {
+        env.step(&format!("controller {leader} has no snapshot file (mode {mode})"));
+        return Ok(());
+    };
+    rec.record(mode, 0, "snapshot_bytes", size as f64, "bytes")?;
+    rec.record(mode, 0, "snapshot_offset", offset as f64, "offset")?;
+    let node = c.controllers.iter().find(|n| n.id == leader).expect("leader is a controller");
+    let mut write_ms: Option<u64> = None;
+    for l in node.log_lines("snapshot written") {
+        if let Some(v) = measure::field_u64(&l, "write_ms") {
+            write_ms = Some(v);
+        }
+    }
+    if write_ms.is_none() {
+        let lines = node.log_lines("snapshot");
+        let name = format!("{offset:020}-");
+        let begin = lines.iter().find(|l| l.contains("Creating new KRaft snapshot file") && l.contains(&name));
+        let end = lines.iter().find(|l| l.contains("Successfully wrote") && l.contains(&name));
+        if let (Some(b), Some(e)) = (begin.and_then(|l| measure::java_log_ms(l)), end.and_then(|l| measure::java_log_ms(l))) {
+            write_ms = Some(e.saturating_sub(b));
+        }
+    }
+    if let Some(ms) = write_ms {
+        rec.record(mode, 0, "snapshot_write_ms", ms as f64, "ms")?;
+    }
+    Ok(())
+}
