@@ -518,8 +518,20 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         }
         self.snapshot_in_progress = None;
         match done.result {
+            Ok(_) if self.latest_snapshot.is_some_and(|l| l.offset >= done.id.offset) => {
+                // A newer snapshot arrived from the leader meanwhile (and truncating to it
+                // removed older ones): this one is superseded.
+                info!(id = ?done.id, latest = ?self.latest_snapshot, "snapshot superseded before it was registered");
+            }
             Ok(size) => {
-                self.raft.register_snapshot(done.id)?;
+                match self.raft.register_snapshot(done.id) {
+                    Ok(()) => {}
+                    Err(RaftError::Storage(kraftwerk_raft::LogError::SnapshotNotFound { .. })) => {
+                        warn!(id = ?done.id, "written snapshot vanished before registration (log truncated meanwhile)");
+                        return Ok(());
+                    }
+                    Err(e) => return Err(e.into()),
+                }
                 self.latest_snapshot = Some(done.id);
                 self.stats.snapshots_written += 1;
                 self.stats.last_snapshot_bytes = size;

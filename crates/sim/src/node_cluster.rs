@@ -109,6 +109,8 @@ pub struct NodeCluster {
     faults_over: bool,
     /// Bytes between snapshots (small, so snapshots, log cleaning and FetchSnapshot happen).
     snapshot_bytes: u64,
+    /// Snapshot counters of crashed incarnations (written, loaded).
+    retired_stats: (u64, u64),
     /// Notable events, printed on failure.
     pub trace: Vec<String>,
 }
@@ -146,17 +148,23 @@ impl NodeCluster {
             image_digests: BTreeMap::new(),
             faults_over: false,
             snapshot_bytes: 0,
+            retired_stats: (0, 0),
             trace: Vec::new(),
         };
-        // Snapshots are switched on once MemLog implements them (being written).
-        cluster.snapshot_bytes = if cluster.rng.gen_bool(0.6) && false { cluster.rng.gen_range(2_000..20_000) } else { u64::MAX };
+        cluster.snapshot_bytes = if cluster.rng.gen_bool(0.6) { cluster.rng.gen_range(300..3_000) } else { u64::MAX };
         cluster.log(format!("metadata.version {}, snapshot every {} bytes", mv.name(), cluster.snapshot_bytes));
         for &id in voters.keys() {
             cluster.nodes.insert(
                 id,
                 Slot {
                     node: None,
-                    parked_log: Some(MemLog::new()),
+                    // Small segments and retention (when snapshots are on) so the log start moves and
+                    // lagging or restarted nodes must fetch snapshots.
+                    parked_log: Some(if cluster.snapshot_bytes < u64::MAX {
+                        MemLog::new().with_segment_bytes(2_048).with_retention(4_096, 7 * 24 * 3_600_000)
+                    } else {
+                        MemLog::new()
+                    }),
                     store: MemQuorumStateStore::new(),
                     incarnation: 0,
                     scheduled_tick_ms: None,
@@ -250,6 +258,10 @@ impl NodeCluster {
                             producer_id_blocks: self.acked.producer_id_blocks.len(),
                             registrations: self.acked.broker_epochs.len(),
                             leaders_elected: self.invariants.leaders_elected(),
+                            snapshots_written: self.nodes.values().filter_map(|s| s.node.as_ref()).map(|n| n.stats().snapshots_written).sum::<u64>()
+                                + self.retired_stats.0,
+                            snapshots_loaded: self.nodes.values().filter_map(|s| s.node.as_ref()).map(|n| n.stats().snapshots_loaded).sum::<u64>()
+                                + self.retired_stats.1,
                         });
                     }
                     _ => {}
@@ -412,6 +424,8 @@ impl NodeCluster {
         let value: u64 = self.rng.gen();
         let slot = self.nodes.get_mut(&id).expect("node");
         let Some(node) = slot.node.take() else { return };
+        self.retired_stats.0 += node.stats().snapshots_written;
+        self.retired_stats.1 += node.stats().snapshots_loaded;
         let (mut log, _store) = node.into_parts();
         if torn {
             log.crash_torn(value);
@@ -703,4 +717,8 @@ pub struct NodeSimReport {
     pub registrations: usize,
     /// Epochs that had a leader.
     pub leaders_elected: usize,
+    /// Snapshots written by all nodes (including crashed incarnations).
+    pub snapshots_written: u64,
+    /// Snapshots loaded at start or after a FetchSnapshot download.
+    pub snapshots_loaded: u64,
 }

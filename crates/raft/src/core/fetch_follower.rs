@@ -185,7 +185,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         info!(offset = id.offset, epoch = id.epoch, log_end_offset = end.offset, truncated, "snapshot installed");
         self.advance_high_watermark(id.offset);
-        self.snapshot_installed = Some(id);
+        if truncated {
+            // The state machine reloads from what the log now starts at: the latest snapshot
+            // (older ones, possibly `id` itself, were removed by the truncation).
+            self.snapshot_installed = self.log.latest_snapshot_id();
+        }
         Ok(())
     }
 
