@@ -42,6 +42,8 @@ pub mod keys {
     pub const BROKER_SESSION_TIMEOUT_MS: &str = "broker.session.timeout.ms";
     pub const BROKER_HEARTBEAT_INTERVAL_MS: &str = "broker.heartbeat.interval.ms";
     pub const METADATA_LOG_SEGMENT_BYTES: &str = "metadata.log.segment.bytes";
+    pub const METADATA_LOG_SEGMENT_MIN_BYTES: &str = "metadata.log.segment.min.bytes";
+    pub const INTERNAL_METADATA_LOG_SEGMENT_BYTES: &str = "internal.metadata.log.segment.bytes";
     pub const METADATA_LOG_SEGMENT_MS: &str = "metadata.log.segment.ms";
     pub const METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES: &str =
         "metadata.log.max.record.bytes.between.snapshots";
@@ -234,6 +236,10 @@ pub struct NodeConfig {
     pub broker_heartbeat_interval_ms: i32,
     /// `metadata.log.segment.bytes` (bytes, default 1 GiB, ≥ 8 MiB).
     pub metadata_log_segment_bytes: i32,
+    /// Floor of `metadata.log.segment.bytes`: Kafka's internal, testing-only
+    /// `metadata.log.segment.min.bytes` (bytes, default 8 MiB), or 1 when Kafka 4.1's
+    /// `internal.metadata.log.segment.bytes` (which bypasses the floor) sets the segment size.
+    pub metadata_log_segment_min_bytes: i32,
     /// `metadata.log.segment.ms` (ms, default 7 days).
     pub metadata_log_segment_ms: i64,
     /// `metadata.log.max.record.bytes.between.snapshots` (bytes, default 20 MiB, ≥ 1).
@@ -778,6 +784,11 @@ impl NodeConfig {
             }
         };
 
+        let segment_min_bytes = r.int(keys::METADATA_LOG_SEGMENT_MIN_BYTES, 8 << 20, Some(1))?;
+        let internal_segment_bytes = match r.get(keys::INTERNAL_METADATA_LOG_SEGMENT_BYTES) {
+            Some(_) => Some(r.int(keys::INTERNAL_METADATA_LOG_SEGMENT_BYTES, 1 << 30, Some(1))?),
+            None => None,
+        };
         let config = NodeConfig {
             node_id,
             quorum_voters,
@@ -809,11 +820,11 @@ impl NodeConfig {
                 2000,
                 Some(1),
             )?,
-            metadata_log_segment_bytes: r.int(
-                keys::METADATA_LOG_SEGMENT_BYTES,
-                1 << 30,
-                Some(8 << 20),
-            )?,
+            metadata_log_segment_min_bytes: if internal_segment_bytes.is_some() { 1 } else { segment_min_bytes },
+            metadata_log_segment_bytes: match internal_segment_bytes {
+                Some(bytes) => bytes,
+                None => r.int(keys::METADATA_LOG_SEGMENT_BYTES, 1 << 30, Some(segment_min_bytes))?,
+            },
             metadata_log_segment_ms: r.long(
                 keys::METADATA_LOG_SEGMENT_MS,
                 7 * 24 * 3_600_000,
@@ -1052,6 +1063,16 @@ log.retention.check.interval.ms=300000
                 PathBuf::from("/m")
             ]
         );
+    }
+
+    #[test]
+    fn tiny_segments_need_kafkas_internal_keys() {
+        let err = parse(&format!("{MINIMAL}metadata.log.segment.bytes=4096\n")).unwrap_err();
+        assert!(err.to_string().contains("metadata.log.segment.bytes"), "{err}");
+        let c = parse(&format!("{MINIMAL}metadata.log.segment.min.bytes=1024\nmetadata.log.segment.bytes=4096\n")).unwrap();
+        assert_eq!((c.metadata_log_segment_bytes, c.metadata_log_segment_min_bytes), (4096, 1024));
+        let c = parse(&format!("{MINIMAL}internal.metadata.log.segment.bytes=2048\n")).unwrap();
+        assert_eq!((c.metadata_log_segment_bytes, c.metadata_log_segment_min_bytes), (2048, 1));
     }
 
     #[test]

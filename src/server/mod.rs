@@ -7,6 +7,7 @@
 
 pub mod api;
 mod handler;
+pub mod metrics;
 pub mod node_thread;
 mod peers;
 mod registration;
@@ -123,7 +124,12 @@ impl Server {
     pub async fn start(config: NodeConfig) -> Result<Server, ServerError> {
         let clock = node_thread::NodeClock::start();
         let formatted = load_formatted_node(&config).map_err(|e| ServerError::Format(e.to_string()))?;
-        let log_config = LogConfig { segment_bytes: config.metadata_log_segment_bytes as u64 };
+        let log_config = LogConfig {
+            segment_bytes: config.metadata_log_segment_bytes as u64,
+            segment_min_bytes: config.metadata_log_segment_min_bytes as u64,
+            retention_bytes: config.metadata_max_retention_bytes,
+            retention_ms: config.metadata_max_retention_ms,
+        };
         let log = SegmentLog::open(&config.metadata_log_dir, log_config).map_err(|e| ServerError::Log {
             dir: config.metadata_log_dir.display().to_string(),
             reason: e.to_string(),
@@ -197,6 +203,17 @@ impl Server {
                 unstable_features: config.unstable_feature_versions_enable,
             };
             tokio::spawn(registration::run(registration, handle.clone(), peers, status_rx.clone()));
+        }
+        if let Some(m) = &config.metrics_listener {
+            let text = format!("{}:{}", m.host, m.port);
+            let addr = text
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut a| a.next())
+                .ok_or_else(|| ServerError::Bind { addr: text.clone(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address") })?;
+            metrics::serve(addr, config.node_id, status_rx.clone())
+                .await
+                .map_err(|source| ServerError::Bind { addr: text, source })?;
         }
         info!(node_id = config.node_id, listener = %listener.local_addr(), "kraftwerk controller started");
         Ok(Server { listener, node: handle, node_thread, status: status_rx })
