@@ -45,7 +45,7 @@ pub use recovery::{IndexRecovery, RecoveryReport, TailTruncation};
 pub use segment::{parse_segment_file_name, segment_file_name};
 pub use segment_log::{
     LogConfig, SegmentLog, SnapshotRecovery, DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS,
-    DEFAULT_SEGMENT_BYTES, METADATA_PARTITION_DIR,
+    DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MIN_BYTES, METADATA_PARTITION_DIR,
 };
 
 #[cfg(test)]

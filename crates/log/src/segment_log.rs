@@ -37,20 +37,40 @@ pub const DEFAULT_RETENTION_BYTES: i64 = 100 << 20;
 /// Kafka's default `metadata.max.retention.ms`: 7 days.
 pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 
-/// Configuration of a [`SegmentLog`].
+/// Kafka's default `metadata.log.segment.min.bytes`: 8 MiB (`KafkaRaftClient.MAX_BATCH_SIZE_BYTES`).
+pub const DEFAULT_SEGMENT_MIN_BYTES: u64 = 8 << 20;
+
+/// Configuration of a [`SegmentLog`] (Kafka's `MetadataLogConfig`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LogConfig {
     /// `metadata.log.segment.bytes`: a new segment is rolled before an append that would take
     /// the active one past this size (Kafka `LogSegment.shouldRoll`). A batch larger than this
-    /// gets a segment of its own. At most `i32::MAX` (Kafka stores positions as `int`); small
-    /// values are allowed for tests (Kafka's own minimum is 8 MiB).
+    /// gets a segment of its own. At least `segment_min_bytes`, at most `i32::MAX` (Kafka stores
+    /// positions as `int`). Default 1 GiB.
     pub segment_bytes: u64,
+    /// `metadata.log.segment.min.bytes`: Kafka's internal, testing-only floor of
+    /// `segment_bytes`, 8 MiB by default (Kafka 4.1 replaced it with
+    /// `internal.metadata.log.segment.bytes`, which bypasses the floor). Lowering it lets tests
+    /// and scenarios roll tiny segments, so that cleaning deletes some; opening logs an error
+    /// when it is overridden, as Kafka does.
+    pub segment_min_bytes: u64,
+    /// `metadata.max.retention.bytes`: `maybe_clean` deletes old snapshots and the segments
+    /// below them while the segments plus the snapshots exceed this (bytes; -1 = no limit).
+    /// Default 100 MiB.
+    pub retention_bytes: i64,
+    /// `metadata.max.retention.ms`: `maybe_clean` deletes a snapshot (and the segments below
+    /// the next one) once its `LastContainedLogTimestamp` is older than this (ms; -1 = no
+    /// limit). Default 7 days.
+    pub retention_ms: i64,
 }
 
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
             segment_bytes: DEFAULT_SEGMENT_BYTES,
+            segment_min_bytes: DEFAULT_SEGMENT_MIN_BYTES,
+            retention_bytes: DEFAULT_RETENTION_BYTES,
+            retention_ms: DEFAULT_RETENTION_MS,
         }
     }
 }
@@ -116,8 +136,6 @@ pub struct SegmentLog {
     failure: Option<String>,
     report: RecoveryReport,
     snapshot_report: SnapshotRecovery,
-    /// `metadata.max.retention.bytes` and `metadata.max.retention.ms` (-1 = unbounded).
-    retention: (i64, i64),
     /// Declared last so it is released after everything else is closed.
     _lock: DirLock,
 }
@@ -141,12 +159,25 @@ impl SegmentLog {
     /// snapshot covers — case C06, refused before anything is deleted),
     /// [`StorageError::Io`] / [`StorageError::Index`] for I/O failures.
     pub fn open(metadata_log_dir: &Path, config: LogConfig) -> Result<SegmentLog, StorageError> {
-        if config.segment_bytes == 0 || config.segment_bytes > i32::MAX as u64 {
+        let max = i32::MAX as u64;
+        if config.segment_min_bytes == 0 || config.segment_min_bytes > max {
             return Err(StorageError::Config(format!(
-                "segment_bytes must be in [1, {}], got {}",
-                i32::MAX,
-                config.segment_bytes
+                "metadata.log.segment.min.bytes must be in [1, {max}], got {}",
+                config.segment_min_bytes
             )));
+        }
+        if config.segment_bytes < config.segment_min_bytes || config.segment_bytes > max {
+            return Err(StorageError::Config(format!(
+                "metadata.log.segment.bytes must be in [metadata.log.segment.min.bytes = {}, {max}], got {}",
+                config.segment_min_bytes, config.segment_bytes
+            )));
+        }
+        if config.segment_min_bytes != DEFAULT_SEGMENT_MIN_BYTES {
+            tracing::error!(
+                segment_min_bytes = config.segment_min_bytes,
+                "overriding metadata.log.segment.min.bytes is only supported for testing; segments \
+                 too small may be unable to hold batches of metadata records"
+            );
         }
         fs::create_dir_all(metadata_log_dir).map_err(io_at(metadata_log_dir))?;
         let lock = DirLock::acquire(metadata_log_dir)?;
@@ -193,7 +224,6 @@ impl SegmentLog {
             failure: None,
             report,
             snapshot_report,
-            retention: (DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS),
             _lock: lock,
         };
         // Kafka `KafkaMetadataLog.apply`: a follower that crashed after downloading a snapshot

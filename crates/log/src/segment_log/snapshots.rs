@@ -306,7 +306,7 @@ impl SegmentLog {
     /// Kafka `cleanSnapshotsRetentionSize`: while the segments and the snapshots together exceed
     /// `metadata.max.retention.bytes`, drops the oldest snapshot and everything before the next.
     fn clean_by_size(&mut self, high_watermark: i64) -> Result<bool, StorageError> {
-        let retention_bytes = self.retention.0;
+        let retention_bytes = self.config.retention_bytes;
         if retention_bytes < 0 {
             return Ok(false);
         }
@@ -329,7 +329,7 @@ impl SegmentLog {
     /// Kafka `cleanSnapshotsRetentionMs`: while the oldest snapshot's LastContainedLogTimestamp
     /// is more than `metadata.max.retention.ms` ago, drops it and everything before the next.
     fn clean_by_time(&mut self, high_watermark: i64, now_ms: u64) -> Result<bool, StorageError> {
-        let retention_ms = self.retention.1;
+        let retention_ms = self.config.retention_ms;
         if retention_ms < 0 {
             return Ok(false);
         }
@@ -378,11 +378,5 @@ impl SegmentLog {
             cleaned = true;
         }
         Ok(cleaned)
-    }
-
-    /// Test hook until `LogConfig` carries the retention settings.
-    #[cfg(test)]
-    pub(crate) fn set_retention(&mut self, retention_bytes: i64, retention_ms: i64) {
-        self.retention = (retention_bytes, retention_ms);
     }
 }

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use kraftwerk_raft::ReplicatedLog;
 use kraftwerk_records::batch::BatchBuilder;
 
+use super::small_segments;
 use crate::{IndexRecovery, LogConfig, SegmentLog, INDEX_DIR_NAME, METADATA_PARTITION_DIR};
 
 /// A batch of exactly 1024 bytes: one record whose value fills the rest.
@@ -62,7 +63,7 @@ fn bench_open_100mb_log() {
         let batches = 100 * 1024; // 100 MiB of 1 KiB batches
         let started = Instant::now();
         {
-            let mut log = SegmentLog::open(root.path(), LogConfig { segment_bytes }).unwrap();
+            let mut log = SegmentLog::open(root.path(), small_segments(segment_bytes)).unwrap();
             for i in 0..batches {
                 let base = log.end_offset().offset;
                 let epoch = 1 + i / 10_000;
@@ -79,7 +80,7 @@ fn bench_open_100mb_log() {
         );
 
         let started = Instant::now();
-        let log = SegmentLog::open(root.path(), LogConfig { segment_bytes }).unwrap();
+        let log = SegmentLog::open(root.path(), small_segments(segment_bytes)).unwrap();
         let verified_ms = started.elapsed().as_secs_f64() * 1000.0;
         assert_eq!(log.recovery_report().index, IndexRecovery::Verified);
         let segments = log.segment_base_offsets().len();
@@ -91,7 +92,7 @@ fn bench_open_100mb_log() {
             .join(INDEX_DIR_NAME);
         std::fs::remove_dir_all(index).unwrap();
         let started = Instant::now();
-        let log = SegmentLog::open(root.path(), LogConfig { segment_bytes }).unwrap();
+        let log = SegmentLog::open(root.path(), small_segments(segment_bytes)).unwrap();
         let rebuilt_ms = started.elapsed().as_secs_f64() * 1000.0;
         assert!(matches!(
             log.recovery_report().index,

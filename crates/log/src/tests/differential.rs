@@ -13,7 +13,7 @@ use kraftwerk_raft::{LogError, OffsetAndEpoch, ReplicatedLog};
 use kraftwerk_records::batch::batches;
 use proptest::prelude::*;
 
-use super::TestLog;
+use super::{small_segments, TestLog};
 use crate::LogConfig;
 
 #[derive(Clone, Debug)]
@@ -148,11 +148,11 @@ fn snapshot_both(seg: &mut TestLog, mem: &mut MemLog, id: OffsetAndEpoch) {
 
 fn run(ops: Vec<Op>, segment_bytes: u64, retention_bytes: i64) {
     let retention_ms = 2_000;
-    let mut seg = Some(TestLog::with_retention(
-        LogConfig { segment_bytes },
+    let mut seg = Some(TestLog::new(LogConfig {
         retention_bytes,
         retention_ms,
-    ));
+        ..small_segments(segment_bytes)
+    }));
     let mut mem = Some(
         MemLog::new()
             .with_segment_bytes(segment_bytes)

@@ -8,9 +8,8 @@ use kraftwerk_raft::testing::suite::data_batch;
 use kraftwerk_raft::{OffsetAndEpoch, ReplicatedLog};
 use kraftwerk_records::batch::{batches, verify_crc};
 
-use crate::{
-    IndexRecovery, LogConfig, SegmentLog, LEADER_EPOCH_CHECKPOINT, METADATA_PARTITION_DIR,
-};
+use super::small_segments;
+use crate::{IndexRecovery, SegmentLog, LEADER_EPOCH_CHECKPOINT, METADATA_PARTITION_DIR};
 
 fn java_fixture() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -72,7 +71,7 @@ fn opens_a_directory_written_by_kafka_metadata_log() {
     }
     let java_epochs = fs::read(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap();
 
-    let mut log = SegmentLog::open(root.path(), LogConfig { segment_bytes: 600 }).unwrap();
+    let mut log = SegmentLog::open(root.path(), small_segments(600)).unwrap();
     let report = log.recovery_report().clone();
     assert!(
         matches!(report.index, IndexRecovery::Rebuilt { .. }),
@@ -126,7 +125,7 @@ fn opens_a_directory_written_by_kafka_metadata_log() {
     log.append_as_leader(&data_batch(28, 5, 2, 9), 5).unwrap();
     log.flush().unwrap();
     drop(log);
-    let log = SegmentLog::open(root.path(), LogConfig { segment_bytes: 600 }).unwrap();
+    let log = SegmentLog::open(root.path(), small_segments(600)).unwrap();
     assert_eq!(log.recovery_report().index, IndexRecovery::Verified);
     assert_eq!(log.recovery_report().batches_scanned, 0);
     assert_eq!(log.end_offset(), OffsetAndEpoch::new(30, 5));
@@ -146,7 +145,7 @@ fn export_log_for_java() {
     let Ok(out) = std::env::var("KRAFTWERK_EXPORT_LOG_DIR") else {
         return;
     };
-    let mut log = SegmentLog::open(Path::new(&out), LogConfig { segment_bytes: 400 }).unwrap();
+    let mut log = SegmentLog::open(Path::new(&out), small_segments(400)).unwrap();
     for (epoch, records) in [
         (1, 1),
         (1, 3),

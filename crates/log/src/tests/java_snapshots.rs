@@ -24,8 +24,9 @@ use kraftwerk_records::metadata::{
 };
 use uuid::Uuid;
 
+use super::small_segments;
 use crate::snapshot::{parse_snapshot_file_name, SnapshotFileKind};
-use crate::{LogConfig, SegmentLog, METADATA_PARTITION_DIR};
+use crate::{SegmentLog, METADATA_PARTITION_DIR};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
@@ -166,7 +167,7 @@ fn reads_a_directory_where_java_moved_the_log_start() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join(METADATA_PARTITION_DIR);
     copy_dir(&fixture.join(METADATA_PARTITION_DIR), &dir);
-    let log = SegmentLog::open(root.path(), LogConfig { segment_bytes: 600 }).unwrap();
+    let log = SegmentLog::open(root.path(), small_segments(600)).unwrap();
     let java = fs::read_to_string(fixture.join("java-read.txt")).unwrap();
     assert_eq!(describe(&log), java);
     let report = log.snapshot_recovery();
@@ -254,7 +255,7 @@ fn metadata_snapshot(epoch: i32, timestamp_ms: i64, topics: u64) -> Bytes {
 /// The log `JavaSnapshots.java write` writes, written by `SegmentLog`: 600-byte segments, two
 /// snapshots, the log start moved to the second one; then a third snapshot at the log end.
 fn write_like_java(root: &Path) {
-    let mut log = SegmentLog::open(root, LogConfig { segment_bytes: 600 }).unwrap();
+    let mut log = SegmentLog::open(root, small_segments(600)).unwrap();
     let ts = 1_700_000_000_000i64;
     let leader_change = |log: &mut SegmentLog, epoch: i32, ts: i64| {
         let offset = log.end_offset().offset;
@@ -321,7 +322,7 @@ fn java_reads_our_snapshots_and_we_read_javas() {
     // Ours, read by Java.
     let ours = tempfile::tempdir().unwrap();
     write_like_java(ours.path());
-    let log = SegmentLog::open(ours.path(), LogConfig { segment_bytes: 600 }).unwrap();
+    let log = SegmentLog::open(ours.path(), small_segments(600)).unwrap();
     let expected = describe(&log);
     drop(log);
     let dir = ours.path().join(METADATA_PARTITION_DIR);
@@ -329,7 +330,7 @@ fn java_reads_our_snapshots_and_we_read_javas() {
     println!("kraftwerk directory, read by Java:\n{java_read}");
     assert_eq!(java_read, expected);
     // Java opened it (and rewrote its own bookkeeping files); we still read the same.
-    let log = SegmentLog::open(ours.path(), LogConfig { segment_bytes: 600 }).unwrap();
+    let log = SegmentLog::open(ours.path(), small_segments(600)).unwrap();
     assert_eq!(describe(&log), expected);
     drop(log);
 
@@ -341,6 +342,6 @@ fn java_reads_our_snapshots_and_we_read_javas() {
     let copy = tempfile::tempdir().unwrap();
     copy_dir(&dir, &copy.path().join(METADATA_PARTITION_DIR));
     let java_read = java("read", &copy.path().join(METADATA_PARTITION_DIR));
-    let log = SegmentLog::open(theirs.path(), LogConfig { segment_bytes: 600 }).unwrap();
+    let log = SegmentLog::open(theirs.path(), small_segments(600)).unwrap();
     assert_eq!(describe(&log), java_read);
 }

@@ -17,12 +17,20 @@ mod recovery;
 mod rolling;
 mod snapshots;
 
+/// Kafka's defaults with `segment_bytes` segments, allowed below 8 MiB
+/// (`metadata.log.segment.min.bytes` lowered, as Kafka's own tests do).
+pub(crate) fn small_segments(segment_bytes: u64) -> LogConfig {
+    LogConfig {
+        segment_bytes,
+        segment_min_bytes: 1,
+        ..LogConfig::default()
+    }
+}
+
 /// A segment log in its own temporary `metadata.log.dir`, reopened in place by the crash hooks.
 pub(crate) struct TestLog {
     log: Option<SegmentLog>,
     config: LogConfig,
-    /// `metadata.max.retention.bytes` and `.ms` applied at every (re)open.
-    retention: Option<(i64, i64)>,
     /// Keeps the directory alive for the life of the test.
     dir: TempDir,
 }
@@ -34,21 +42,8 @@ impl TestLog {
         TestLog {
             log: Some(log),
             config,
-            retention: None,
             dir,
         }
-    }
-
-    /// A new log whose every (re)open applies this retention.
-    pub(crate) fn with_retention(
-        config: LogConfig,
-        retention_bytes: i64,
-        retention_ms: i64,
-    ) -> TestLog {
-        let mut log = TestLog::new(config);
-        log.retention = Some((retention_bytes, retention_ms));
-        log.log_mut().set_retention(retention_bytes, retention_ms);
-        log
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -84,11 +79,7 @@ impl TestLog {
     }
 
     fn open_again(&self) -> Result<SegmentLog, crate::StorageError> {
-        let mut log = SegmentLog::open(self.dir.path(), self.config)?;
-        if let Some((bytes, ms)) = self.retention {
-            log.set_retention(bytes, ms);
-        }
-        Ok(log)
+        SegmentLog::open(self.dir.path(), self.config)
     }
 
     fn crash(mut self, keep_unflushed_bytes: u64) -> TestLog {
@@ -187,7 +178,8 @@ impl CrashableLog for TestLog {
             .expect("open")
             .close()
             .expect("clean shutdown");
-        self.retention = Some((retention_bytes, retention_ms));
+        self.config.retention_bytes = retention_bytes;
+        self.config.retention_ms = retention_ms;
         let log = self.open_again().expect("reopen");
         assert_eq!(
             log.recovery_report().index,
@@ -214,5 +206,5 @@ mod conformance_one_segment {
 /// reads, truncation and crashes all cross segment boundaries.
 mod conformance_tiny_segments {
     use super::*;
-    kraftwerk_raft::log_conformance_tests!(|| TestLog::new(LogConfig { segment_bytes: 200 }));
+    kraftwerk_raft::log_conformance_tests!(|| TestLog::new(small_segments(200)));
 }

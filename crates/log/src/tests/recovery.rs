@@ -8,7 +8,7 @@ use bytes::Bytes;
 use kraftwerk_raft::testing::suite::{concat, data_batch};
 use kraftwerk_raft::{LogError, OffsetAndEpoch, ReplicatedLog};
 
-use super::TestLog;
+use super::{small_segments, TestLog};
 use crate::{
     segment_file_name, IndexRecovery, LogConfig, SegmentLog, StorageError, INDEX_DIR_NAME,
 };
@@ -235,7 +235,7 @@ fn flip_byte(path: &Path, at: u64) {
 
 #[test]
 fn missing_index_is_rebuilt_from_the_segments() {
-    let mut log = TestLog::new(LogConfig { segment_bytes: 250 });
+    let mut log = TestLog::new(small_segments(250));
     let batches: Vec<Bytes> = (0..7)
         .map(|i| append(&mut log, 1 + i / 3, 1 + i as usize % 3, i as u8))
         .collect();
@@ -346,7 +346,7 @@ fn index_ahead_of_a_shortened_segment_is_rebuilt() {
 #[test]
 fn index_behind_the_segments_is_extended_by_scanning_the_tail() {
     // Also what a crash between the segment fsync and the index write leaves behind.
-    let mut log = TestLog::new(LogConfig { segment_bytes: 250 });
+    let mut log = TestLog::new(small_segments(250));
     let mut batches = vec![append(&mut log, 1, 2, 1)];
     log.flush().unwrap();
     let saved = tempfile::tempdir().unwrap();
@@ -401,7 +401,7 @@ fn process_crash_after_append_keeps_the_written_batches() {
 
 #[test]
 fn a_segment_that_does_not_continue_the_log_is_dropped_with_everything_after() {
-    let mut log = TestLog::new(LogConfig { segment_bytes: 150 });
+    let mut log = TestLog::new(small_segments(150));
     let batches: Vec<Bytes> = (0..6).map(|i| append(&mut log, 1, 2, i)).collect();
     log.flush().unwrap();
     let segments = log.log().segment_base_offsets();
@@ -467,8 +467,53 @@ fn open_refuses_what_it_must_not_repair() {
         );
     }
     let root = tempfile::tempdir().unwrap();
-    let err = SegmentLog::open(root.path(), LogConfig { segment_bytes: 0 }).unwrap_err();
+    let err = SegmentLog::open(root.path(), small_segments(0)).unwrap_err();
     assert!(matches!(err, StorageError::Config(_)), "{err}");
+}
+
+#[test]
+fn segments_below_metadata_log_segment_min_bytes_are_refused_unless_it_is_lowered() {
+    // Kafka: "Cannot set metadata.log.segment.bytes below 8388608" unless
+    // metadata.log.segment.min.bytes is overridden (tests only).
+    let root = tempfile::tempdir().unwrap();
+    let below = LogConfig {
+        segment_bytes: (8 << 20) - 1,
+        ..LogConfig::default()
+    };
+    let err = SegmentLog::open(root.path(), below).unwrap_err();
+    assert!(
+        matches!(&err, StorageError::Config(m) if m.contains("metadata.log.segment.bytes")),
+        "{err}"
+    );
+    for bad in [
+        LogConfig {
+            segment_min_bytes: 0,
+            ..small_segments(100)
+        },
+        LogConfig {
+            segment_bytes: 1 << 31,
+            ..LogConfig::default()
+        },
+    ] {
+        assert!(
+            matches!(
+                SegmentLog::open(root.path(), bad),
+                Err(StorageError::Config(_))
+            ),
+            "{bad:?}"
+        );
+    }
+    let log = SegmentLog::open(
+        root.path(),
+        LogConfig {
+            segment_min_bytes: 1 << 20,
+            ..below
+        },
+    )
+    .unwrap();
+    assert_eq!(log.config().segment_bytes, (8 << 20) - 1);
+    drop(log);
+    SegmentLog::open(root.path(), LogConfig::default()).unwrap();
 }
 
 #[test]

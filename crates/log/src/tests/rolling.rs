@@ -7,8 +7,8 @@ use bytes::Bytes;
 use kraftwerk_raft::testing::suite::{concat, data_batch};
 use kraftwerk_raft::{OffsetAndEpoch, ReplicatedLog};
 
-use super::TestLog;
-use crate::{segment_file_name, IndexRecovery, LogConfig};
+use super::{small_segments, TestLog};
+use crate::{segment_file_name, IndexRecovery};
 
 /// Segment files in the partition directory as `(base offset, size)`.
 fn segment_files(dir: &Path) -> Vec<(i64, u64)> {
@@ -47,7 +47,7 @@ fn read_all(log: &TestLog) -> Bytes {
 #[test]
 fn rolls_at_segment_bytes_with_kafka_file_names() {
     let segment_bytes = 300;
-    let mut log = TestLog::new(LogConfig { segment_bytes });
+    let mut log = TestLog::new(small_segments(segment_bytes));
     let mut batches = Vec::new();
     for i in 0..12usize {
         let batch = data_batch(log.end_offset().offset, 1, 1 + i % 4, i as u8);
@@ -92,7 +92,7 @@ fn rolls_at_segment_bytes_with_kafka_file_names() {
 
 #[test]
 fn one_follower_append_spreads_over_segments_and_a_big_batch_gets_its_own() {
-    let mut log = TestLog::new(LogConfig { segment_bytes: 200 });
+    let mut log = TestLog::new(small_segments(200));
     let small: Vec<Bytes> = (0..4).map(|i| data_batch(i * 2, 2, 2, i as u8)).collect();
     let big = data_batch(8, 2, 20, 9); // far over 200 bytes
     let tail = data_batch(28, 2, 1, 10);
@@ -117,7 +117,7 @@ fn one_follower_append_spreads_over_segments_and_a_big_batch_gets_its_own() {
 
 #[test]
 fn truncation_into_an_earlier_segment_deletes_later_files() {
-    let mut log = TestLog::new(LogConfig { segment_bytes: 250 });
+    let mut log = TestLog::new(small_segments(250));
     let mut batches = Vec::new();
     for i in 0..9usize {
         let batch = data_batch(log.end_offset().offset, 1 + (i / 3) as i32, 3, i as u8);
@@ -154,7 +154,7 @@ fn truncation_into_an_earlier_segment_deletes_later_files() {
 
 #[test]
 fn truncation_at_a_segment_base_keeps_that_segment_empty() {
-    let mut log = TestLog::new(LogConfig { segment_bytes: 200 });
+    let mut log = TestLog::new(small_segments(200));
     for i in 0..6usize {
         let batch = data_batch(log.end_offset().offset, 1, 2, i as u8);
         log.append_as_leader(&batch, 1).unwrap();

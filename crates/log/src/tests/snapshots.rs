@@ -11,7 +11,7 @@ use kraftwerk_raft::testing::suite::data_batch;
 use kraftwerk_raft::testing::{snapshot_bytes, write_snapshot};
 use kraftwerk_raft::{LogError, OffsetAndEpoch, ReplicatedLog};
 
-use super::TestLog;
+use super::{small_segments, TestLog};
 use crate::snapshot::{parse_snapshot_file_name, snapshot_file_name, SnapshotFileKind};
 use crate::{segment_file_name, IndexRecovery, LogConfig, StorageError, LEADER_EPOCH_CHECKPOINT};
 
@@ -21,7 +21,7 @@ fn id(offset: i64, epoch: i32) -> OffsetAndEpoch {
 
 /// Segments of about two batches each.
 fn tiny() -> LogConfig {
-    LogConfig { segment_bytes: 200 }
+    small_segments(200)
 }
 
 /// Nine flushed two-record batches: epoch 1 at 0..=5, epoch 3 at 6..=11, epoch 4 at 12..=17.
@@ -430,10 +430,13 @@ fn register_validates_a_file_no_sink_of_this_log_wrote() {
 #[test]
 fn time_and_size_retention_never_move_the_log_start_without_two_snapshots() {
     // Case C06: with one snapshot, nothing may go however old or large the log is.
-    let mut log = TestLog::new(tiny());
+    let mut log = TestLog::new(LogConfig {
+        retention_bytes: 0,
+        retention_ms: 0,
+        ..tiny()
+    });
     nine_batches(&mut log);
     write_snapshot(&mut log, id(12, 3), &snapshot_bytes(3, 0, 1, 1, 1));
-    log.log_mut().set_retention(0, 0);
     assert!(!log.maybe_clean(18, u64::MAX).unwrap());
     assert_eq!(log.start_offset(), 0);
     assert_eq!(log.log().segment_base_offsets()[0], 0);
