@@ -108,6 +108,11 @@ pub fn two_broker_props() -> Vec<(String, String)> {
     ])
 }
 
+/// Controllers write a snapshot this often (if anything was committed since the last one), so
+/// that snapshots written by both implementations are in the directories that change hands and
+/// are compared with the log they stand for (`checks::assert_images_agree`).
+pub const SNAPSHOT_INTERVAL_MS: &str = "15000";
+
 /// Formats and starts `kinds` controllers and `brokers` brokers; returns once every broker
 /// serves.
 pub fn start_cluster<'e>(
@@ -119,7 +124,10 @@ pub fn start_cluster<'e>(
     let spec = ClusterSpec {
         controllers: kinds.to_vec(),
         brokers,
-        controller_props: Vec::new(),
+        controller_props: props(&[(
+            "metadata.log.max.snapshot.interval.ms",
+            SNAPSHOT_INTERVAL_MS,
+        )]),
         broker_props: two_broker_props(),
     };
     let mut c = Cluster::new(env, &spec)?;
@@ -187,7 +195,7 @@ fn run(env: &Env, kinds: &[ControllerKind]) -> Result<()> {
 
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
     checks::assert_logs_agree(env, &c, hw)?;
-    checks::assert_images_agree(env, &c, hw)?;
+    checks::assert_images_agree(env, &c, hw, &checks::SnapshotWriters::new())?;
     checks::assert_healthy(&mut c)?;
     print_history(env, &c, &history);
     report_kraftwerk_errors(env, &c);

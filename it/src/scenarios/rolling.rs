@@ -7,8 +7,9 @@
 //! ever re-formatted.
 //!
 //! At each step: the stopped process exited cleanly after SIGTERM; the new process opened the
-//! directory with exactly the log end offset the segment files hold (kraftwerk's "metadata log
-//! opened" report, Java's "Loading producer state till offset"); it caught up; admin writes,
+//! directory without losing or changing a batch (kraftwerk's "metadata log opened" report names
+//! the log end offset the segment files hold; Java's LogLoader logs no truncation and the
+//! segments are byte for byte the same once it has loaded them); it caught up; admin writes,
 //! produce and consume work; the producer kept getting acknowledgements; no process died or
 //! logged a fault; the controllers' logs are byte-identical below the high watermark. At the
 //! end every acknowledged message is read back, and Kafka's replay of every controller's log
@@ -62,9 +63,10 @@ pub fn run(env: &Env) -> Result<()> {
     steps.push((1, kraftwerk));
     steps.push((1, java));
     let mut leaders: BTreeSet<String> = BTreeSet::new();
+    let mut writers = checks::SnapshotWriters::new();
     for (i, (id, kind)) in steps.iter().enumerate() {
         let stale_index = i == 6;
-        replace(env, &mut c, *id, *kind, stale_index)?;
+        replace(env, &mut c, *id, *kind, stale_index, &mut writers)?;
         producer.check_alive()?;
         let before = producer.acked()?.acked.len();
         traffic.round(
@@ -124,7 +126,7 @@ pub fn run(env: &Env) -> Result<()> {
 
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
     checks::assert_logs_agree(env, &c, hw)?;
-    checks::assert_images_agree(env, &c, hw)?;
+    checks::assert_images_agree(env, &c, hw, &writers)?;
     checks::assert_healthy(&mut c)?;
     mixed::report_kraftwerk_errors(env, &c);
     c.stop_all(Duration::from_secs(60), Duration::from_secs(40))?;
@@ -140,8 +142,10 @@ fn replace(
     id: i32,
     kind: ControllerKind,
     stale_index: bool,
+    writers: &mut checks::SnapshotWriters,
 ) -> Result<()> {
     let old = mixed::label(c, id);
+    let old_kind = c.controller_kind(id).context("not a controller")?;
     match c.stop(id, Duration::from_secs(40))? {
         StopOutcome::Terminated(s, d) => env.step(&format!(
             "{old} exited {} after SIGTERM ({})",
@@ -150,9 +154,11 @@ fn replace(
         )),
         other => bail!("{old} did not stop gracefully after SIGTERM: {other:?}"),
     }
+    checks::attribute_snapshots(c, id, old_kind, writers)?;
     let data = c.node(id)?.data_dir();
     let part = checks::partition_dir(&data);
-    let on_disk = checks::end_offset(&checks::read_batches(&part)?);
+    let before = checks::read_batches(&part)?;
+    let on_disk = checks::end_offset(&before);
     let files = list_dir(&part);
     env.show(
         &format!(
@@ -165,6 +171,10 @@ fn replace(
     let log_lines_before = count_lines(&c.node(id)?.log);
     c.start(id)?;
     let log = c.node(id)?.log.clone();
+    let label = mixed::label(c, id);
+    // When the new process has loaded the log (before it fetches anything): kraftwerk's
+    // "metadata log opened" report names the log end offset it recovered; Java logs no log end
+    // offset at INFO, so its segments are read right after its LogLoader finished.
     let opened = match kind {
         ControllerKind::Kraftwerk => wait_log_line(
             &log,
@@ -175,24 +185,43 @@ fn replace(
         ControllerKind::Java => wait_log_line(
             &log,
             log_lines_before,
-            "Loading producer state till offset",
+            "Producer state recovery took",
             Duration::from_secs(90),
         )?,
     };
-    let opened_end = match kind {
-        ControllerKind::Kraftwerk => number_after(&opened, "log_end_offset: "),
-        ControllerKind::Java => number_after(&opened, "Loading producer state till offset "),
-    }
-    .with_context(|| format!("no log end offset in {opened:?}"))?;
+    let after = checks::read_batches(&part)?;
     env.step(&format!(
-        "{} opened the directory: {}",
-        mixed::label(c, id),
+        "{label} opened the directory: {}",
         util::one_line(&opened, 400)
     ));
-    if opened_end != on_disk {
+    if kind == ControllerKind::Kraftwerk {
+        let opened_end = number_after(&opened, "log_end_offset: ")
+            .with_context(|| format!("no log end offset in {opened:?}"))?;
+        if opened_end != on_disk {
+            bail!(
+                "{label} opened {} with log end offset {opened_end}, but the segments hold batches up to {on_disk}",
+                part.display()
+            );
+        }
+    }
+    let lost: Vec<String> = log_lines_since(&log, log_lines_before)
+        .into_iter()
+        .filter(|l| JAVA_RECOVERY_LOSS.iter().any(|p| l.contains(p)))
+        .collect();
+    if !lost.is_empty() {
         bail!(
-            "{} opened {} with log end offset {opened_end}, but the segments hold batches up to {on_disk}",
-            mixed::label(c, id),
+            "{label} cut the log it was given while loading it: {}",
+            util::one_line(&lost.join("\n"), 600)
+        );
+    }
+    let kept = after
+        .iter()
+        .filter(|b| b.last_offset < on_disk)
+        .map(|b| &b.bytes)
+        .eq(before.iter().map(|b| &b.bytes));
+    if !kept {
+        bail!(
+            "{label} changed the batches below offset {on_disk} of {} while opening it",
             part.display()
         );
     }
@@ -241,6 +270,22 @@ fn list_dir(dir: &std::path::Path) -> String {
         .unwrap_or_default();
     names.sort();
     names.join("\n")
+}
+
+/// What Java's `LogLoader` logs when recovery cuts a log (a CRC or offset problem in a segment).
+const JAVA_RECOVERY_LOSS: &[&str] = &[
+    "Corruption found in segment",
+    "Found invalid offset during recovery",
+    "Deleting segments as part of log recovery",
+    "Deleting all segments because logEndOffset",
+    "Found invalid messages in log segment",
+];
+
+/// The lines of `path` after line `skip`.
+fn log_lines_since(path: &std::path::Path, skip: usize) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().skip(skip).map(util::strip_ansi).collect())
+        .unwrap_or_default()
 }
 
 fn count_lines(path: &std::path::Path) -> usize {
