@@ -256,7 +256,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         f.fetch_deadline_ms = now_ms + fetch_timeout_ms;
         if fetching.sink.position() as i64 >= p.size {
             let done = f.fetching_snapshot.take().expect("download in progress");
-            let size = done.sink.finish()?;
+            let size = match done.sink.finish() {
+                Ok(size) => size,
+                Err(crate::storage::LogError::InvalidSnapshot { offset, epoch, reason }) => {
+                    // The leader's bytes, not our disk: drop it and fetch again.
+                    warn!(offset, epoch, %reason, "downloaded snapshot is invalid; fetching again");
+                    return Ok(false);
+                }
+                Err(e) => return Err(e.into()),
+            };
             self.log.register_snapshot(done.id)?;
             info!(offset = done.id.offset, epoch = done.id.epoch, size_bytes = size, "snapshot downloaded");
             self.install_snapshot(done.id)?;
