@@ -95,6 +95,9 @@ def table(data, versions):
                 + f" | {ratio(aggs['kraftwerk'], aggs['java'])} | {ratio(aggs['kraftwerk'], aggs['zookeeper'])} |"
             )
     vers = ", ".join(f"{LABEL[s]} {versions[s]}" for s in SYSTEMS if s in versions)
+    loads = [v for (s, p, m, md), vs in data.items() if m == "load_avg_1m_at_start" for v in vs]
+    if loads:
+        vers += f". 1-minute load average at the start of the runs: {min(loads):.1f}–{max(loads):.1f}"
     return "\n".join(lines), vers
 
 

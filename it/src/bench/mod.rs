@@ -147,6 +147,17 @@ pub fn run(env: &Env) -> Result<()> {
         cfg.modes,
         cfg.csv.display()
     ));
+    // Others share this machine: the load when the run started goes into the CSV.
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
+        .unwrap_or(-1.0);
+    let version = match cfg.system.as_str() {
+        "zookeeper" => cfg.zk_kafka_version.clone(),
+        "java" => env.kafka().version.clone(),
+        _ => format!("kraftwerk-{}", std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())),
+    };
+    Recorder::new(env, &cfg, &version).record("-", 0, "load_avg_1m_at_start", load, "load")?;
     match cfg.system.as_str() {
         "zookeeper" => zk::run(env, &cfg),
         _ => kraft::run(env, &cfg),

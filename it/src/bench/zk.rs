@@ -175,14 +175,47 @@ impl System {
     }
 
     /// Waits until every broker is registered and all of them name the controller that
-    /// `/controller` in ZooKeeper names.
+    /// `/controller` in ZooKeeper names. A broker process that exits ends the wait with an error.
     fn wait_brokers(&mut self, timeout: Duration) -> Result<i32> {
         let zk_addr = self.zk[0].addr();
-        util::wait_until("every broker to register and agree with /controller", timeout, Duration::from_millis(250), || {
-            let Some(b) = self.agreed_controller()? else { return Ok(None) };
-            let z = super::zkclient::ZkSession::connect(&zk_addr)?.controller_id()?;
-            Ok((z == Some(b)).then_some(b))
-        })
+        let start = Instant::now();
+        let mut last = String::new();
+        loop {
+            util::check_interrupted()?;
+            self.check_alive()?;
+            let r = (|| -> Result<Option<i32>> {
+                let Some(b) = self.agreed_controller()? else { return Ok(None) };
+                let z = super::zkclient::ZkSession::connect(&zk_addr)?.controller_id()?;
+                Ok((z == Some(b)).then_some(b))
+            })();
+            match r {
+                Ok(Some(c)) => return Ok(c),
+                Ok(None) => {}
+                Err(e) => last = format!("{e:#}"),
+            }
+            if start.elapsed() > timeout {
+                bail!("timed out after {timeout:?} waiting for every broker to register and agree with /controller (last: {last})");
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// Waits until broker `id` is listed as live by a broker that answers Metadata.
+    fn wait_registered(&mut self, id: i32, timeout: Duration) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            util::check_interrupted()?;
+            self.check_alive()?;
+            if let Ok((_, live)) = self.controller() {
+                if live.contains(&id) {
+                    return Ok(());
+                }
+            }
+            if start.elapsed() > timeout {
+                bail!("broker {id} did not register within {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     fn check_alive(&mut self) -> Result<()> {
@@ -299,8 +332,11 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
             _ => None,
         })
     })?;
+    // One at a time: a JVM starved of CPU for the 2 s ZooKeeper session while it starts up
+    // exits (its session expires during startup, which is fatal), and 2 cores start ~10 JVMs.
     for id in ids.iter().skip(1) {
         sys.start_broker(*id, env)?;
+        sys.wait_registered(*id, Duration::from_secs(120))?;
     }
     let ctl = sys.wait_brokers(Duration::from_secs(180))?;
     env.step(&format!("{} brokers registered ({} hosting partitions); controller is broker {ctl}", ids.len(), n_data));
@@ -347,7 +383,11 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
             let others = sys.live_broker_addrs(ctl);
             let t0 = Instant::now();
             sys.brokers[i].proc.as_ref().context("controller process")?.signal(signal)?;
-            let p = measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(300))?;
+            // The controller broker accepts the request as soon as it holds the role and then
+            // waits for the partition's leader, i.e. for the end of its failover work: give it
+            // the whole deadline, so that no retry answered TOPIC_ALREADY_EXISTS ends the probe
+            // early.
+            let p = measure::probe_create(&others, &topic, 290_000, t0, Duration::from_secs(300))?;
             rec.record("zookeeper", rep, &format!("failover_{name}_ms"), p.elapsed.as_secs_f64() * 1000.0, "ms")?;
             env.step(&format!(
                 "{name} failover: controller broker {ctl} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
