@@ -1,0 +1,576 @@
+//! Tests of `format.rs`.
+use super::*;
+use clap::Parser;
+use kraftwerk_log::bootstrap::BOOTSTRAP_FILE;
+use kraftwerk_log::meta_properties::{
+    JavaProperties, MetaPropertiesVersion, META_PROPERTIES_FILE,
+};
+use kraftwerk_records::metadata::MetadataRecord;
+
+const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
+
+struct Node {
+    _root: tempfile::TempDir,
+    meta: PathBuf,
+    data: PathBuf,
+    config_path: PathBuf,
+}
+
+/// A controller with a separate metadata dir and one data dir; `extra` is appended to
+/// the properties.
+fn node(extra: &str) -> Node {
+    let root = tempfile::tempdir().unwrap();
+    let meta = root.path().join("meta");
+    let data = root.path().join("data");
+    let config_path = root.path().join("controller.properties");
+    fs::write(
+        &config_path,
+        format!(
+            "process.roles=controller\nnode.id=1\n\
+             controller.quorum.voters=1@localhost:9093\n\
+             listeners=CONTROLLER://localhost:9093\ncontroller.listener.names=CONTROLLER\n\
+             log.dirs={}\nmetadata.log.dir={}\n{extra}",
+            data.display(),
+            meta.display()
+        ),
+    )
+    .unwrap();
+    Node {
+        _root: root,
+        meta,
+        data,
+        config_path,
+    }
+}
+
+fn args(node: &Node, more: &[&str]) -> FormatArgs {
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        format: FormatArgs,
+    }
+    let config = node.config_path.to_str().unwrap();
+    let mut argv = vec!["kraftwerk", "-c", config, "-t", CLUSTER_ID];
+    argv.extend_from_slice(more);
+    Cli::try_parse_from(argv).unwrap().format
+}
+
+fn run(node: &Node, more: &[&str]) -> Result<FormatReport, FormatError> {
+    format(&args(node, more).to_options()?)
+}
+
+fn read_meta(dir: &Path) -> MetaProperties {
+    MetaProperties::read(dir).unwrap().unwrap()
+}
+
+#[test]
+fn formats_metadata_and_data_dirs() {
+    let node = node("");
+    let report = run(&node, &[]).unwrap();
+    assert_eq!(report.metadata_version, MetadataVersion::LATEST_PRODUCTION);
+    let kinds: Vec<(&Path, DirectoryKind)> = report
+        .formatted
+        .iter()
+        .map(|d| (d.path.as_path(), d.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (node.data.as_path(), DirectoryKind::Data),
+            (node.meta.as_path(), DirectoryKind::Metadata)
+        ]
+    );
+    for dir in &report.formatted {
+        let meta = read_meta(&dir.path);
+        assert_eq!(meta, MetaProperties::v1(CLUSTER_ID, 1, dir.directory_id));
+        assert!(dir.path.join(BOOTSTRAP_FILE).exists());
+    }
+    assert_ne!(
+        report.formatted[0].directory_id,
+        report.formatted[1].directory_id
+    );
+    let loaded = load_formatted_node(&NodeConfig::load(&node.config_path).unwrap()).unwrap();
+    assert_eq!(loaded.cluster_id, CLUSTER_ID);
+    assert_eq!(loaded.node_id, 1);
+    assert_eq!(loaded.directory_id, report.formatted[1].directory_id);
+    assert_eq!(loaded.bootstrap.metadata_version, MetadataVersion::V4_1_IV1);
+    assert_eq!(loaded.bootstrap.feature_level("group.version"), 1);
+    assert!(
+        !node.meta.join("__cluster_metadata-0").exists(),
+        "static quorum: no bootstrap snapshot"
+    );
+}
+
+#[test]
+fn refuses_formatted_dirs_unless_ignore_formatted() {
+    let node = node("");
+    let first = run(&node, &[]).unwrap();
+    let err = run(&node, &[]).unwrap_err();
+    assert!(
+        matches!(&err, FormatError::AlreadyFormatted { dir } if *dir == node.data),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--ignore-formatted"), "{err}");
+    let again = run(&node, &["--ignore-formatted"]).unwrap();
+    assert!(again.formatted.is_empty());
+    assert_eq!(
+        again.already_formatted,
+        vec![node.data.clone(), node.meta.clone()]
+    );
+    // Nothing was rewritten.
+    assert_eq!(
+        read_meta(&node.meta).directory_id,
+        Some(first.formatted[1].directory_id)
+    );
+    // A new, empty directory is formatted alongside the existing ones.
+    fs::remove_dir_all(&node.data).unwrap();
+    let partial = run(&node, &["-g"]).unwrap();
+    assert_eq!(partial.formatted.len(), 1);
+    assert_eq!(partial.formatted[0].path, node.data);
+    assert_ne!(
+        partial.formatted[0].directory_id,
+        first.formatted[1].directory_id
+    );
+}
+
+#[test]
+fn existing_dirs_must_match_cluster_and_node() {
+    let node = node("");
+    fs::create_dir_all(&node.meta).unwrap();
+    MetaProperties::v1("AAAAAAAAAAAAAAAAAAAAAA", 1, random_directory_id(&[]))
+        .write(&node.meta)
+        .unwrap();
+    let err = run(&node, &["-g"]).unwrap_err();
+    assert!(err.to_string().contains("Invalid cluster.id"), "{err}");
+    MetaProperties::v1(CLUSTER_ID, 2, random_directory_id(&[]))
+        .write(&node.meta)
+        .unwrap();
+    let err = run(&node, &["-g"]).unwrap_err();
+    assert!(err.to_string().contains("Stored node id 2"), "{err}");
+    fs::write(
+        node.meta.join(META_PROPERTIES_FILE),
+        "version=1\nnode.id=x\n",
+    )
+    .unwrap();
+    let err = run(&node, &["-g"]).unwrap_err();
+    assert!(err.to_string().contains("node.id"), "{err}");
+    assert!(!node.data.exists(), "nothing is written when a check fails");
+}
+
+#[test]
+fn cluster_id_must_be_a_kafka_uuid() {
+    let node = node("");
+    for bad in [
+        "not a uuid!",
+        "MkU3OEVBNTcwNTJENDM2Q",
+        "AAAAAAAAAAAAAAAAAAAAAR",
+        "MkU3OEVBNTcwNTJENDM2Qg==",
+    ] {
+        let mut a = args(&node, &[]);
+        a.cluster_id = bad.to_owned();
+        let err = format(&a.to_options().unwrap()).unwrap_err();
+        assert!(
+            matches!(err, FormatError::InvalidClusterId { .. }),
+            "{bad}: {err}"
+        );
+        assert!(err.to_string().contains(bad), "{err}");
+    }
+    assert!(!node.meta.exists());
+}
+
+#[test]
+fn release_version_and_features_follow_kafka_storage() {
+    let levels = |report: &FormatReport| -> Vec<(String, i16)> {
+        report
+            .feature_levels
+            .iter()
+            .map(|(f, l)| (f.name().to_owned(), *l))
+            .collect()
+    };
+    let node1 = node("");
+    let report = run(&node1, &["--release-version", "3.9"]).unwrap();
+    assert_eq!(report.metadata_version, MetadataVersion::V3_9_IV0);
+    assert!(
+        levels(&report).iter().all(|(_, l)| *l == 0),
+        "{:?}",
+        levels(&report)
+    );
+    let b = BootstrapMetadata::read_dir(&node1.meta).unwrap();
+    assert_eq!(b.records.len(), 1);
+
+    let node2 = node("");
+    let report = run(
+        &node2,
+        &[
+            "-r",
+            "4.0",
+            "-f",
+            "group.version=0",
+            "--feature",
+            "transaction.version=1",
+        ],
+    )
+    .unwrap();
+    assert_eq!(report.metadata_version, MetadataVersion::V4_0_IV3);
+    let b = BootstrapMetadata::read_dir(&node2.meta).unwrap();
+    assert_eq!(b.feature_level("group.version"), 0);
+    assert_eq!(b.feature_level("transaction.version"), 1);
+
+    let node3 = node("");
+    let report = run(&node3, &["-f", "metadata.version=23"]).unwrap();
+    assert_eq!(report.metadata_version, MetadataVersion::V4_0_IV1);
+
+    let cases: &[(&[&str], &str)] = &[
+        (&["-r", "4.2"], "Version 4.2 is not a valid version"),
+        (
+            &["-r", "4.2-IV0"],
+            "metadata.version 4.2-IV0 is not yet stable.",
+        ),
+        (&["-r", "3.2"], "minimum version is 3.3-IV3"),
+        (&["-r", "4.4"], "newer than this controller supports"),
+        (
+            &["-r", "4.1", "-f", "metadata.version=27"],
+            "avoid ambiguity",
+        ),
+        (&["-f", "kraft.version=1"], "KIP-853"),
+        (
+            &["-f", "bogus.version=1"],
+            "Unsupported feature: bogus.version",
+        ),
+        (&["-f", "group.version"], "equals sign not found"),
+        (&["-f", "group.version=x"], "unable to parse x as a short"),
+        (&["-f", "group.version=2"], "group.version"),
+        (&["-f", "streams.version=1"], "streams.version"),
+        (
+            &["-r", "4.0-IV0", "-f", "eligible.leader.replicas.version=1"],
+            "depends on metadata.version",
+        ),
+    ];
+    for (more, expected) in cases {
+        let node = node("");
+        let err = run(&node, more).unwrap_err();
+        assert!(err.to_string().contains(expected), "{more:?}: {err}");
+        assert!(!node.meta.exists(), "{more:?} wrote something");
+    }
+}
+
+#[test]
+fn unstable_versions_need_the_config_switch() {
+    let node = node("unstable.feature.versions.enable=true\n");
+    let report = run(&node, &[]).unwrap();
+    assert_eq!(report.metadata_version, MetadataVersion::LATEST_TESTING);
+    let b = BootstrapMetadata::read_dir(&node.meta).unwrap();
+    assert_eq!(b.feature_level("share.version"), 1);
+    assert_eq!(b.feature_level("streams.version"), 1);
+}
+
+#[test]
+fn dynamic_quorum_configs_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("c.properties");
+    fs::write(
+        &path,
+        format!(
+            "process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=localhost:9093\n\
+             listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\nlog.dirs={}\n",
+            root.path().join("d").display()
+        ),
+    )
+    .unwrap();
+    let a = FormatArgs {
+        config: path,
+        cluster_id: CLUSTER_ID.into(),
+        release_version: None,
+        features: vec![],
+        ignore_formatted: false,
+    };
+    let err = format(&a.to_options().unwrap()).unwrap_err();
+    assert!(
+        matches!(err, FormatError::DynamicQuorumUnsupported),
+        "{err}"
+    );
+}
+
+#[test]
+fn load_reports_unformatted_and_inconsistent_dirs() {
+    let node = node("");
+    let config = NodeConfig::load(&node.config_path).unwrap();
+    let err = load_formatted_node(&config).unwrap_err();
+    assert!(matches!(&err, LoadError::NotFormatted { .. }), "{err}");
+    assert!(err.to_string().contains("format"), "{err}");
+    run(&node, &[]).unwrap();
+
+    // A data dir of another cluster.
+    let data_meta = read_meta(&node.data);
+    let foreign = MetaProperties {
+        cluster_id: Some("AAAAAAAAAAAAAAAAAAAAAA".into()),
+        ..data_meta.clone()
+    };
+    foreign.write(&node.data).unwrap();
+    let err = load_formatted_node(&config).unwrap_err();
+    assert!(matches!(err, LoadError::ClusterIdMismatch { .. }), "{err}");
+
+    // Both dirs of another node.
+    for dir in [&node.data, &node.meta] {
+        let m = read_meta(dir);
+        MetaProperties {
+            node_id: Some(7),
+            cluster_id: Some(CLUSTER_ID.into()),
+            ..m
+        }
+        .write(dir)
+        .unwrap();
+    }
+    let err = load_formatted_node(&config).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Stored node id 7 doesn't match previous node id 1"),
+        "{err}"
+    );
+    assert_eq!(load_formatted_dir(&node.meta).unwrap().node_id, 7);
+
+    // Duplicate directory ids.
+    let meta_id = read_meta(&node.meta).directory_id;
+    for dir in [&node.data, &node.meta] {
+        MetaProperties::v1(CLUSTER_ID, 1, meta_id.unwrap())
+            .write(dir)
+            .unwrap();
+    }
+    let err = load_formatted_node(&config).unwrap_err();
+    assert!(
+        matches!(err, LoadError::DuplicateDirectoryId { .. }),
+        "{err}"
+    );
+
+    // The metadata partition outside metadata.log.dir.
+    MetaProperties::v1(CLUSTER_ID, 1, random_directory_id(&[meta_id.unwrap()]))
+        .write(&node.data)
+        .unwrap();
+    fs::create_dir(node.data.join("__cluster_metadata-0")).unwrap();
+    let err = load_formatted_node(&config).unwrap_err();
+    assert!(
+        matches!(err, LoadError::MisplacedMetadataPartition { .. }),
+        "{err}"
+    );
+    fs::remove_dir(node.data.join("__cluster_metadata-0")).unwrap();
+    assert!(load_formatted_node(&config).is_ok());
+}
+
+#[test]
+fn load_assigns_missing_directory_ids_like_kafka() {
+    let node = node("");
+    run(&node, &[]).unwrap();
+    // An old-style v1 file without directory.id, and a v0 file with broker.id.
+    fs::write(
+        node.meta.join(META_PROPERTIES_FILE),
+        format!("version=1\nnode.id=1\ncluster.id={CLUSTER_ID}\n"),
+    )
+    .unwrap();
+    fs::write(
+        node.data.join(META_PROPERTIES_FILE),
+        format!("broker.id=1\ncluster.id={CLUSTER_ID}\n"),
+    )
+    .unwrap();
+    let config = NodeConfig::load(&node.config_path).unwrap();
+    let loaded = load_formatted_node(&config).unwrap();
+    assert_eq!(
+        read_meta(&node.meta).directory_id,
+        Some(loaded.directory_id)
+    );
+    let data = read_meta(&node.data);
+    assert!(data.directory_id.is_some() && data.directory_id != Some(loaded.directory_id));
+    assert_eq!(
+        data.version,
+        MetaPropertiesVersion::V0,
+        "the version is kept on rewrite"
+    );
+    // A v0 file without node id is rejected.
+    fs::write(
+        node.data.join(META_PROPERTIES_FILE),
+        format!("cluster.id={CLUSTER_ID}\n"),
+    )
+    .unwrap();
+    let err = load_formatted_node(&config).unwrap_err();
+    assert!(err.to_string().contains("node.id not found"), "{err}");
+}
+
+#[test]
+fn random_uuids_are_valid_cluster_ids() {
+    let ids: Vec<String> = (0..500).map(|_| random_uuid()).collect();
+    for id in &ids {
+        validate_cluster_id(id).unwrap();
+        assert!(!id.starts_with('-'));
+    }
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len());
+}
+
+// ---- Cross-checks with Kafka's own Java classes. Run with
+// `cargo test -p kraftwerk cli::format -- --ignored` on a machine with Java 17 and the
+// Kafka 4.1.2 jars in $KAFKA_LIBS (default /tmp/kfetch/libs).
+
+fn kafka_classpath() -> String {
+    let libs = std::env::var("KAFKA_LIBS").unwrap_or_else(|_| "/tmp/kfetch/libs".to_owned());
+    assert!(
+        Path::new(&libs).is_dir(),
+        "Kafka jars not found in {libs}; set KAFKA_LIBS"
+    );
+    format!("{libs}/*")
+}
+
+/// Our own Java program: loads directories with Kafka's MetaPropertiesEnsemble (the checks
+/// a Kafka node runs at start-up) and BootstrapDirectory, and prints what it found.
+const JAVA_CHECK: &str = r#"
+import java.util.*;
+import org.apache.kafka.metadata.properties.*;
+import org.apache.kafka.metadata.bootstrap.*;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+public class CheckFormatted {
+public static void main(String[] args) throws Exception {
+    String metadataDir = args[0];
+    int nodeId = Integer.parseInt(args[1]);
+    MetaPropertiesEnsemble.Loader loader = new MetaPropertiesEnsemble.Loader().addMetadataLogDir(metadataDir);
+    loader.addLogDirs(Arrays.asList(args).subList(2, args.length));
+    MetaPropertiesEnsemble ensemble = loader.load();
+    ensemble.verify(Optional.empty(), OptionalInt.of(nodeId), EnumSet.of(
+        MetaPropertiesEnsemble.VerificationFlag.REQUIRE_AT_LEAST_ONE_VALID,
+        MetaPropertiesEnsemble.VerificationFlag.REQUIRE_METADATA_LOG_DIR));
+    if (!ensemble.errorLogDirs().isEmpty() || !ensemble.emptyLogDirs().isEmpty()) throw new RuntimeException(ensemble.toString());
+    System.out.println("cluster.id=" + ensemble.clusterId().get());
+    System.out.println("node.id=" + ensemble.nodeId().getAsInt());
+    for (Map.Entry<String, MetaProperties> e : ensemble.logDirProps().entrySet())
+        System.out.println("directory.id " + e.getKey() + "=" + e.getValue().directoryId().get());
+    BootstrapMetadata bootstrap = new BootstrapDirectory(metadataDir).read();
+    System.out.println("metadata.version=" + bootstrap.metadataVersion());
+    for (ApiMessageAndVersion r : bootstrap.records()) System.out.println("record " + r);
+}
+}
+"#;
+
+fn java(args: &[&str]) -> String {
+    let out = std::process::Command::new("java")
+        .args(args)
+        .output()
+        .expect("java on PATH");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "java {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+#[ignore = "needs Java 17 and the Kafka 4.1.2 jars"]
+fn kafka_reads_our_formatted_dirs() {
+    let cp = kafka_classpath();
+    let node = node("");
+    let report = run(&node, &[]).unwrap();
+    let program = node._root.path().join("CheckFormatted.java");
+    fs::write(&program, JAVA_CHECK).unwrap();
+    let meta = node.meta.to_str().unwrap();
+    let out = java(&[
+        "-cp",
+        &cp,
+        program.to_str().unwrap(),
+        meta,
+        "1",
+        node.data.to_str().unwrap(),
+    ]);
+    assert!(out.contains(&format!("cluster.id={CLUSTER_ID}\n")), "{out}");
+    assert!(out.contains("node.id=1\n"), "{out}");
+    for dir in &report.formatted {
+        let line = format!(
+            "directory.id {}={}\n",
+            dir.path.display(),
+            kafka_uuid_to_string(dir.directory_id)
+        );
+        assert!(out.contains(&line), "{line} not in {out}");
+    }
+    assert!(out.contains("metadata.version=4.1-IV1\n"), "{out}");
+    let records: Vec<&str> = out.lines().filter(|l| l.starts_with("record ")).collect();
+    assert_eq!(records.len(), 4, "{out}");
+    assert!(
+        records[0].contains("name='metadata.version', featureLevel=27"),
+        "{out}"
+    );
+    assert!(
+        records[1].contains("name='eligible.leader.replicas.version', featureLevel=1"),
+        "{out}"
+    );
+    assert!(
+        records[2].contains("name='group.version', featureLevel=1"),
+        "{out}"
+    );
+    assert!(
+        records[3].contains("name='transaction.version', featureLevel=2"),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs Java 17 and the Kafka 4.1.2 jars"]
+fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
+    let cp = kafka_classpath();
+    let node = node("");
+    let config = node.config_path.to_str().unwrap();
+    for release in ["4.1", "3.3", "4.0-IV1"] {
+        let _ = fs::remove_dir_all(&node.meta);
+        let _ = fs::remove_dir_all(&node.data);
+        java(&[
+            "-cp",
+            &cp,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            CLUSTER_ID,
+            "-c",
+            config,
+            "-r",
+            release,
+        ]);
+        let config = NodeConfig::load(&node.config_path).unwrap();
+        let loaded = load_formatted_node(&config).unwrap();
+        assert_eq!(
+            (loaded.cluster_id.as_str(), loaded.node_id),
+            (CLUSTER_ID, 1)
+        );
+        let mv = MetadataVersion::from_version_string(release).unwrap();
+        assert_eq!(loaded.bootstrap.metadata_version, mv);
+
+        // bootstrap.checkpoint: our bytes for the same release equal Kafka's, timestamps aside.
+        let kafka_bytes = fs::read(node.meta.join(BOOTSTRAP_FILE)).unwrap();
+        let stamps: Vec<i64> = kraftwerk_records::batch::batches(&kafka_bytes)
+            .map(|b| b.unwrap().0.base_timestamp)
+            .collect();
+        let opts = FormatOptions {
+            config: config.clone(),
+            cluster_id: CLUSTER_ID.into(),
+            release_version: Some(release.into()),
+            features: vec![],
+            ignore_formatted: false,
+        };
+        let (mv, levels) = effective_levels(&opts).unwrap();
+        let ours = BootstrapMetadata::from_versions(mv, &levels, "format command")
+            .encode_checkpoint(stamps[0], stamps[1], stamps[2])
+            .unwrap();
+        assert_eq!(ours, kafka_bytes, "bootstrap.checkpoint for {release}");
+
+        // meta.properties: same text apart from directory.id and the date line.
+        let kafka_text = fs::read_to_string(node.meta.join(META_PROPERTIES_FILE)).unwrap();
+        let kafka_props = JavaProperties::parse(kafka_text.as_bytes()).unwrap();
+        let ours = MetaProperties::v1(CLUSTER_ID, 1, loaded.directory_id).to_properties();
+        let kafka_keys: Vec<(&str, &str)> = kafka_props.iter().collect();
+        let our_keys: Vec<(&str, &str)> = ours.iter().collect();
+        assert_eq!(our_keys, kafka_keys);
+        assert!(kafka_text.starts_with("#\n#"), "{kafka_text}");
+        if let Some(MetadataRecord::FeatureLevel(f)) =
+            loaded.bootstrap.records.first().map(|r| &r.record)
+        {
+            assert_eq!(f.name, "metadata.version");
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Tests of `config.rs`.
+use super::*;
+
+fn props(text: &str) -> JavaProperties {
+    JavaProperties::parse(text.as_bytes()).unwrap()
+}
+
+fn parse(text: &str) -> Result<NodeConfig, ConfigError> {
+    NodeConfig::from_properties(&props(text))
+}
+
+const MINIMAL: &str = "process.roles=controller\nnode.id=1\n\
+                       controller.quorum.voters=1@localhost:9093\n\
+                       listeners=CONTROLLER://localhost:9093\ncontroller.listener.names=CONTROLLER\n";
+
+/// Shaped like the controller.properties Kafka ships (static voters instead of bootstrap
+/// servers), with the broker-side keys a copied file typically keeps.
+const KAFKA_STYLE_CONTROLLER: &str = r#"
+############################# Server Basics #############################
+# This node is a KRaft controller only.
+process.roles=controller
+node.id=2
+controller.quorum.voters=1@ctrl-1.example.com:9093,2@ctrl-2.example.com:9093,3@[::1]:9093
+
+############################# Socket Server Settings #############################
+listeners=CONTROLLER://:9093
+advertised.listeners=CONTROLLER://ctrl-2.example.com:9093
+controller.listener.names=CONTROLLER
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+
+############################# Log Basics #############################
+log.dirs=/var/lib/kafka/controller-data
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+
+############################# Log Retention Policy #############################
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+"#;
+
+#[test]
+fn reads_a_kafka_controller_config() {
+    let config = parse(KAFKA_STYLE_CONTROLLER).unwrap();
+    assert_eq!(config.node_id, 2);
+    let voters: Vec<(i32, &str, u16)> = config
+        .quorum_voters
+        .iter()
+        .map(|v| (v.id, v.host.as_str(), v.port))
+        .collect();
+    assert_eq!(
+        voters,
+        vec![
+            (1, "ctrl-1.example.com", 9093),
+            (2, "ctrl-2.example.com", 9093),
+            (3, "::1", 9093)
+        ]
+    );
+    assert_eq!(config.controller_listener().host, "");
+    assert_eq!(config.controller_listener().port, 9093);
+    assert_eq!(
+        config.controller_listener().security_protocol,
+        SecurityProtocol::Plaintext
+    );
+    assert_eq!(
+        config.advertised_controller_listeners[0].host,
+        "ctrl-2.example.com"
+    );
+    assert_eq!(
+        config.metadata_log_dir,
+        PathBuf::from("/var/lib/kafka/controller-data")
+    );
+    assert_eq!(config.offsets_topic_replication_factor, 1);
+    assert_eq!(config.local_voter().unwrap().host, "ctrl-2.example.com");
+    assert_eq!(
+        config.ignored_keys,
+        [
+            "log.retention.check.interval.ms",
+            "log.retention.hours",
+            "log.segment.bytes",
+            "num.io.threads",
+            "num.network.threads",
+            "num.recovery.threads.per.data.dir",
+            "socket.receive.buffer.bytes",
+            "socket.send.buffer.bytes",
+            "transaction.state.log.min.isr",
+            "transaction.state.log.replication.factor",
+        ]
+    );
+}
+
+#[test]
+fn defaults_are_kafkas() {
+    // Defaults printed from Kafka 4.1.2's AbstractKafkaConfig.CONFIG_DEF.
+    let c = parse(MINIMAL).unwrap();
+    assert_eq!(c.quorum_election_timeout_ms, 1000);
+    assert_eq!(c.quorum_fetch_timeout_ms, 2000);
+    assert_eq!(c.quorum_election_backoff_max_ms, 1000);
+    assert_eq!(c.quorum_request_timeout_ms, 2000);
+    assert_eq!(c.quorum_retry_backoff_ms, 20);
+    assert_eq!(c.quorum_append_linger_ms, 25);
+    assert_eq!(c.metadata_max_idle_interval_ms, 500);
+    assert_eq!(c.broker_session_timeout_ms, 9000);
+    assert_eq!(c.broker_heartbeat_interval_ms, 2000);
+    assert_eq!(c.metadata_log_segment_bytes, 1_073_741_824);
+    assert_eq!(c.metadata_log_segment_ms, 604_800_000);
+    assert_eq!(c.metadata_snapshot_max_new_record_bytes, 20_971_520);
+    assert_eq!(c.metadata_snapshot_max_interval_ms, 3_600_000);
+    assert_eq!(c.metadata_max_retention_bytes, 104_857_600);
+    assert_eq!(c.metadata_max_retention_ms, 604_800_000);
+    assert_eq!(c.socket_request_max_bytes, 104_857_600);
+    assert_eq!(c.default_replication_factor, 1);
+    assert_eq!(c.num_partitions, 1);
+    assert_eq!(c.offsets_topic_replication_factor, 3);
+    assert_eq!(c.offsets_topic_num_partitions, 50);
+    assert_eq!(c.initial_broker_registration_timeout_ms, 60_000);
+    assert!(!c.unstable_feature_versions_enable);
+    assert_eq!(c.metrics_listener, None);
+    assert_eq!(c.log_dirs, vec![PathBuf::from("/tmp/kafka-logs")]);
+    assert_eq!(c.metadata_log_dir, PathBuf::from("/tmp/kafka-logs"));
+    assert!(c.ignored_keys.is_empty());
+}
+
+#[test]
+fn directories_fall_back_like_kafka() {
+    let c = parse(&format!("{MINIMAL}log.dir=/a\n")).unwrap();
+    assert_eq!(
+        (c.metadata_log_dir.as_path(), c.log_dirs.len()),
+        (Path::new("/a"), 1)
+    );
+    let c = parse(&format!("{MINIMAL}log.dir=/a\nlog.dirs=/b , /c\n")).unwrap();
+    assert_eq!(c.metadata_log_dir, PathBuf::from("/b"));
+    assert_eq!(c.log_dirs, vec![PathBuf::from("/b"), PathBuf::from("/c")]);
+    let c = parse(&format!("{MINIMAL}log.dirs=/c,/b\nmetadata.log.dir=/m\n")).unwrap();
+    assert_eq!(c.metadata_log_dir, PathBuf::from("/m"));
+    assert_eq!(
+        c.all_log_dirs(),
+        vec![
+            PathBuf::from("/b"),
+            PathBuf::from("/c"),
+            PathBuf::from("/m")
+        ]
+    );
+}
+
+#[test]
+fn tiny_segments_need_kafkas_internal_keys() {
+    let err = parse(&format!("{MINIMAL}metadata.log.segment.bytes=4096\n")).unwrap_err();
+    assert!(err.to_string().contains("metadata.log.segment.bytes"), "{err}");
+    let c = parse(&format!("{MINIMAL}metadata.log.segment.min.bytes=1024\nmetadata.log.segment.bytes=4096\n")).unwrap();
+    assert_eq!((c.metadata_log_segment_bytes, c.metadata_log_segment_min_bytes), (4096, 1024));
+    let c = parse(&format!("{MINIMAL}internal.metadata.log.segment.bytes=2048\n")).unwrap();
+    assert_eq!((c.metadata_log_segment_bytes, c.metadata_log_segment_min_bytes), (2048, 1));
+}
+
+#[test]
+fn overrides_and_kraftwerk_keys_are_read() {
+    let c = parse(&format!(
+        "{MINIMAL}controller.quorum.election.timeout.ms = 1500\nbroker.session.timeout.ms: 18000\n\
+         metadata.log.segment.bytes 8388608\nkraftwerk.metrics.listener=0.0.0.0:9100\n\
+         unstable.feature.versions.enable=TRUE\nnum.partitions=\\\n  3\n"
+    ))
+    .unwrap();
+    assert_eq!(c.quorum_election_timeout_ms, 1500);
+    assert_eq!(c.broker_session_timeout_ms, 18000);
+    assert_eq!(c.metadata_log_segment_bytes, 8 << 20);
+    assert_eq!(
+        c.metrics_listener,
+        Some(HostPort {
+            host: "0.0.0.0".into(),
+            port: 9100
+        })
+    );
+    assert!(c.unstable_feature_versions_enable);
+    assert_eq!(c.num_partitions, 3);
+}
+
+#[test]
+fn every_malformed_value_names_its_key_and_value() {
+    let cases: &[(&str, &str)] = &[
+        ("node.id", "x"),
+        ("node.id", "-1"),
+        ("controller.quorum.voters", "1@localhost"),
+        ("controller.quorum.voters", "one@localhost:9093"),
+        ("controller.quorum.voters", "1@0.0.0.0:9093"),
+        ("controller.quorum.voters", "1@localhost:9093,1@other:9093"),
+        ("controller.quorum.bootstrap.servers", "localhost"),
+        ("listeners", "CONTROLLER:/localhost:9093"),
+        ("listeners", "CONTROLLER://localhost:port"),
+        (
+            "listeners",
+            "CONTROLLER://localhost:9093,CONTROLLER://localhost:9094",
+        ),
+        ("listener.security.protocol.map", "CONTROLLER"),
+        ("listener.security.protocol.map", "CONTROLLER:TLS"),
+        ("listener.security.protocol.map", "CONTROLLER:SSL"),
+        ("advertised.listeners", "CONTROLLER://0.0.0.0:9093"),
+        ("controller.quorum.election.timeout.ms", "-5"),
+        ("controller.quorum.fetch.timeout.ms", "2s"),
+        ("controller.quorum.election.backoff.max.ms", "1.5"),
+        ("controller.quorum.request.timeout.ms", "99999999999"),
+        ("controller.quorum.retry.backoff.ms", "-1"),
+        ("controller.quorum.append.linger.ms", "x"),
+        ("metadata.max.idle.interval.ms", "-1"),
+        ("broker.session.timeout.ms", "0"),
+        ("broker.heartbeat.interval.ms", "soon"),
+        ("metadata.log.segment.bytes", "1024"),
+        ("metadata.log.segment.ms", "x"),
+        ("metadata.log.max.record.bytes.between.snapshots", "0"),
+        ("metadata.log.max.snapshot.interval.ms", "-1"),
+        ("metadata.max.retention.bytes", "lots"),
+        ("metadata.max.retention.ms", "1e9"),
+        ("socket.request.max.bytes", "0"),
+        ("default.replication.factor", "x"),
+        ("num.partitions", "0"),
+        ("offsets.topic.replication.factor", "40000"),
+        ("offsets.topic.num.partitions", "0"),
+        ("initial.broker.registration.timeout.ms", "x"),
+        ("unstable.feature.versions.enable", "yes"),
+        ("kraftwerk.metrics.listener", "localhost"),
+        ("process.roles", "broker,controller"),
+        ("process.roles", "broker"),
+    ];
+    for (key, value) in cases {
+        let text = format!("{MINIMAL}{key}={value}\n");
+        let err = parse(&text).expect_err(&format!("{key}={value} must be rejected"));
+        let message = err.to_string();
+        assert!(message.contains(key), "{key}={value}: {message}");
+        assert!(message.contains(value), "{key}={value}: {message}");
+    }
+}
+
+#[test]
+fn missing_required_keys_are_named() {
+    for key in ["process.roles", "node.id", "controller.listener.names"] {
+        let text: String = MINIMAL
+            .lines()
+            .filter(|l| !l.starts_with(key))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let err = parse(&text).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::Missing { key: k } if k == key),
+            "{key}: {err}"
+        );
+    }
+    let err = parse("process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\n")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("controller.quorum.voters"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cross_key_validation_follows_kafka_config() {
+    // node.id must be a voter.
+    let err = parse(&MINIMAL.replace("node.id=1", "node.id=4")).unwrap_err();
+    assert!(
+        err.to_string().contains("node id 4 must be included"),
+        "{err}"
+    );
+    // Controller listener must be in listeners.
+    let err = parse(&format!(
+        "{MINIMAL}controller.listener.names=CONTROLLER,OTHER\n\
+         listener.security.protocol.map=CONTROLLER:PLAINTEXT,OTHER:PLAINTEXT\n"
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("`OTHER` is not in listeners"),
+        "{err}"
+    );
+    // Kafka fails the same way when the only controller name is not a listener: the
+    // listener then has no security protocol.
+    let err = parse(&MINIMAL.replace("names=CONTROLLER", "names=CTRL")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("No security protocol defined for listener CONTROLLER"),
+        "{err}"
+    );
+    // A controller has only controller listeners.
+    let err = parse(&format!(
+        "{MINIMAL}listeners=CONTROLLER://:9093,PLAINTEXT://:9092\n"
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("must only contain KRaft controller listeners"),
+        "{err}"
+    );
+    // broker.id must agree with node.id.
+    assert!(parse(&format!("{MINIMAL}broker.id=2\n")).is_err());
+    assert!(parse(&format!("{MINIMAL}broker.id=1\n")).is_ok());
+    // Bootstrap servers alone are accepted (dynamic quorum), voters are then empty.
+    let c = parse(
+        "process.roles=controller\nnode.id=9\ncontroller.quorum.bootstrap.servers=a:1,b:2\n\
+         listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\n",
+    )
+    .unwrap();
+    assert!(c.quorum_voters.is_empty() && c.quorum_bootstrap_servers.len() == 2);
+}
+
+#[test]
+fn security_protocol_map_defaults_like_kraft() {
+    // Absent map: controller listener names become PLAINTEXT (KafkaConfig's KRaft default).
+    let c = parse(MINIMAL).unwrap();
+    assert_eq!(
+        c.controller_listener().security_protocol,
+        SecurityProtocol::Plaintext
+    );
+    // An explicit map must name the controller listener.
+    let err = parse(&format!(
+        "{MINIMAL}listener.security.protocol.map=PLAINTEXT:PLAINTEXT\n"
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("No security protocol defined for listener CONTROLLER"),
+        "{err}"
+    );
+    let c = parse(&format!(
+        "{MINIMAL}listener.security.protocol.map=controller:plaintext\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.controller_listener().security_protocol,
+        SecurityProtocol::Plaintext
+    );
+    // Names are upper-cased, so a lower-case listener matches an upper-case controller name.
+    let c = parse(&MINIMAL.replace("listeners=CONTROLLER", "listeners=controller")).unwrap();
+    assert_eq!(c.controller_listener().listener_name, "CONTROLLER");
+}
+
+#[test]
+fn listeners_may_share_a_port_only_across_ip_families() {
+    let two = "controller.listener.names=A,B\nlisteners=A://127.0.0.1:9093,B://[::1]:9093\n";
+    let map = "listener.security.protocol.map=A:PLAINTEXT,B:PLAINTEXT\n";
+    let base =
+        "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:9093\n";
+    let c = parse(&format!("{base}{two}{map}")).unwrap();
+    assert_eq!(c.listeners.len(), 2);
+    let same_family = two.replace("[::1]", "127.0.0.2");
+    assert!(parse(&format!("{base}{same_family}{map}")).is_err());
+}
+
+#[test]
+fn load_reports_missing_file_and_syntax_errors_with_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.properties");
+    let err = NodeConfig::load(&path).unwrap_err();
+    assert!(err.to_string().contains("server.properties"), "{err}");
+    fs::write(&path, format!("{MINIMAL}bad=\\uZZZZ\n")).unwrap();
+    let err = NodeConfig::load(&path).unwrap_err();
+    assert!(
+        matches!(err, ConfigError::Syntax { .. }) && err.to_string().contains("line 6"),
+        "{err}"
+    );
+    fs::write(&path, MINIMAL).unwrap();
+    assert_eq!(NodeConfig::load(&path).unwrap().node_id, 1);
+}
