@@ -18,6 +18,7 @@ pub mod failover;
 pub mod mixed;
 pub mod rf3;
 pub mod rolling;
+pub mod snapshot;
 
 /// A runnable scenario.
 pub struct Scenario {
@@ -46,6 +47,14 @@ pub const SCENARIOS: &[Scenario] = &[
                 AlterPartition, leaders move, acks=all keeps working, restarted broker rejoins the ISR",
         deadline: Duration::from_secs(600),
         run: rf3::run,
+    },
+    Scenario {
+        name: "snapshot-catchup",
+        about: "3 controllers with tiny snapshot/segment/retention settings, 3 brokers: an empty broker and one down \
+                across two snapshots catch up through FetchSnapshot, a restarted controller loads its snapshot and \
+                replays the tail, kafka-metadata-shell and kafka-dump-log read the .checkpoint files",
+        deadline: Duration::from_secs(600),
+        run: snapshot::run,
     },
     Scenario {
         name: "mixed-1rust-2java",
