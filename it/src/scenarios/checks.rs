@@ -572,6 +572,14 @@ pub fn assert_images_agree(
         for (offset, epoch, path) in chosen {
             let (offset, epoch) = (*offset, *epoch);
             let who = writer(path).label();
+            // The logs were read at `upto`; a snapshot written since needs a fresh read.
+            if !full_logs.iter().any(|(_, b)| end_offset(b) >= offset) {
+                for (name, batches) in full_logs.iter_mut() {
+                    if let Some(m) = c.controllers.iter().find(|m| m.label() == *name) {
+                        *batches = read_batches(&partition_dir(&m.data_dir()))?;
+                    }
+                }
+            }
             let Some((log_name, batches)) = full_logs.iter().find(|(_, b)| end_offset(b) >= offset)
             else {
                 env.step(&format!(
