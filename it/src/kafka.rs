@@ -293,8 +293,21 @@ impl Tools {
         stdin: Option<&Path>,
         timeout: Duration,
     ) -> Result<Captured> {
+        self.run_in(&self.kafka, tool, args, stdin, timeout)
+    }
+
+    /// Like [`Tools::run`], with the tool taken from `kafka` (another cached version, for a
+    /// tool this version does not publish).
+    pub fn run_in(
+        &self,
+        kafka: &Kafka,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
         let n = self.seq.fetch_add(1, Ordering::SeqCst);
-        let cmd = self.kafka.tool_command(tool, args)?;
+        let cmd = kafka.tool_command(tool, args)?;
         let base = self.work.join("tools").join(format!("{n:04}-{tool}"));
         let out = base.with_extension("out");
         let err = base.with_extension("err");
@@ -310,8 +323,13 @@ impl Tools {
                     .unwrap_or_else(|| "signal".into())
             )
         };
+        let other = if kafka.version != self.kafka.version {
+            format!(" (Kafka {})", kafka.version)
+        } else {
+            String::new()
+        };
         let line = format!(
-            "[+{:>7.1}s] #{n:04} {tool} {} -> {status} in {:.2}s{}\n",
+            "[+{:>7.1}s] #{n:04} {tool}{other} {} -> {status} in {:.2}s{}\n",
             at.as_secs_f64(),
             args.join(" "),
             r.elapsed.as_secs_f64(),

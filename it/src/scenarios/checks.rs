@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use crate::cluster::{Cluster, Node};
 use crate::env::{ControllerKind, Env};
-use crate::kafka::args;
+use crate::kafka::{args, Kafka};
 use crate::util;
 
 /// Log lines of a Java controller or broker that mean it stopped or its metadata went wrong:
@@ -371,14 +371,30 @@ pub fn image_tree(env: &Env, file: &Path) -> Result<String> {
         .find(|b| !b.control)
         .map(|b| b.last_offset)
         .with_context(|| format!("{} holds no data batch", file.display()))?;
+    let fallback = shell_kafka(env)?;
     let mut last_seen = None;
     for _ in 0..8 {
-        let r = env.tool_ok(
-            "kafka-metadata-shell",
-            &args(&["--snapshot", &file.to_string_lossy(), "tree", "/image"]),
-            None,
-            Duration::from_secs(120),
-        )?;
+        let a = args(&["--snapshot", &file.to_string_lossy(), "tree", "/image"]);
+        let timeout = Duration::from_secs(30);
+        let r = match fallback {
+            Some(k) => env
+                .tools
+                .run_in(k, "kafka-metadata-shell", &a, None, timeout)?,
+            None => env.tool("kafka-metadata-shell", &a, None, timeout)?,
+        };
+        if r.timed_out {
+            // Seen with 4.0.2's shell: it can hang after printing nothing; a rerun works.
+            last_seen = None;
+            continue;
+        }
+        if !r.ok() {
+            bail!(
+                "kafka-metadata-shell --snapshot {} failed (exit {:?}): {}",
+                file.display(),
+                r.code,
+                util::one_line(&r.stderr, 600)
+            );
+        }
         // The shell reads a snapshot like a log and says so for its header and footer
         // ("Ignoring control record with type SNAPSHOT_HEADER"); anything else is a problem.
         let problems: Vec<&str> = r
@@ -404,6 +420,52 @@ pub fn image_tree(env: &Env, file: &Path) -> Result<String> {
         "kafka-metadata-shell never printed the whole image of {} (provenance offset {last_seen:?}, last data batch ends at {want})",
         file.display()
     )
+}
+
+static SHELL_FALLBACK: std::sync::OnceLock<Option<Kafka>> = std::sync::OnceLock::new();
+
+/// The Kafka whose `kafka-metadata-shell` reads metadata files when the Kafka under test does
+/// not publish the shell (Maven Central has no `kafka-shell` for 4.4.0): the newest other
+/// cached version that has it. `None` means the version under test has its own shell.
+pub fn shell_kafka(env: &Env) -> Result<Option<&'static Kafka>> {
+    if env.kafka().tool_class("kafka-metadata-shell").is_ok() {
+        return Ok(None);
+    }
+    let found = SHELL_FALLBACK.get_or_init(|| {
+        let root = crate::kafka::cache_dir().join("kafka");
+        let mut versions: Vec<(Vec<u32>, String)> = std::fs::read_dir(&root)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .filter(|v| {
+                        v != &env.kafka().version
+                            && root.join(v).join(".complete").exists()
+                            && root
+                                .join(v)
+                                .join("libs")
+                                .join(format!("kafka-shell-{v}.jar"))
+                                .exists()
+                    })
+                    .map(|v| (v.split('.').map(|x| x.parse().unwrap_or(0)).collect(), v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        versions.sort();
+        let (_, v) = versions.pop()?;
+        let k = Kafka::locate(&v, &env.work.join(format!("conf-{v}"))).ok()?;
+        env.step(&format!(
+            "Kafka {} publishes no kafka-metadata-shell: images are read with Kafka {v}'s",
+            env.kafka().version
+        ));
+        Some(k)
+    });
+    match found {
+        Some(k) => Ok(Some(k)),
+        None => bail!(
+            "Kafka {} has no kafka-metadata-shell and no other cached Kafka version has one (run scripts/kafka-fetch 4.1.2)",
+            env.kafka().version
+        ),
+    }
 }
 
 /// The offset in the `provenance` entry of a `tree /image` listing (`offset 492, epoch 13, ...`).

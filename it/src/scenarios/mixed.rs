@@ -376,8 +376,10 @@ pub struct Traffic {
 impl Traffic {
     /// One round: create a topic with a config (TopicRecord, PartitionRecords, ConfigRecord),
     /// alter a config of it (IncrementalAlterConfigs), grow the previous topic
-    /// (CreatePartitions), delete the one before (RemoveTopicRecord), produce 200 messages with
-    /// an idempotent producer (AllocateProducerIds) and consume them back.
+    /// (CreatePartitions), delete the one before (RemoveTopicRecord); if a Java controller
+    /// leads, add a SCRAM credential and a client quota (UserScramCredentialRecord,
+    /// ClientQuotaRecord); produce 200 messages with an idempotent producer
+    /// (AllocateProducerIds) and consume them back.
     pub fn round(&mut self, env: &Env, c: &Cluster, why: &str) -> Result<()> {
         let n = self.topics.len();
         let topic = format!("t{n:02}");
@@ -459,6 +461,48 @@ impl Traffic {
             )?;
         }
         env.step("altered a topic config, grew the previous topic to 3 partitions, deleted the one before");
+        // Records only a Java controller writes (kraftwerk does not serve
+        // AlterUserScramCredentials or AlterClientQuotas): kraftwerk replays them and must keep
+        // them in the snapshots it writes.
+        let st = leader_status(c)?;
+        if c.controller_kind(st.leader_id) == Some(ControllerKind::Java) {
+            env.tool_ok(
+                "kafka-configs",
+                &args(&[
+                    "--bootstrap-server",
+                    &boot,
+                    "--alter",
+                    "--entity-type",
+                    "users",
+                    "--entity-name",
+                    &format!("user{n}"),
+                    "--add-config",
+                    &format!("SCRAM-SHA-256=[iterations=4096,password=pw{n}]"),
+                ]),
+                None,
+                Duration::from_secs(60),
+            )?;
+            env.tool_ok(
+                "kafka-configs",
+                &args(&[
+                    "--bootstrap-server",
+                    &boot,
+                    "--alter",
+                    "--entity-type",
+                    "clients",
+                    "--entity-name",
+                    &format!("client{n}"),
+                    "--add-config",
+                    &format!("producer_byte_rate={}", 1_048_576 + n),
+                ]),
+                None,
+                Duration::from_secs(60),
+            )?;
+            env.step(&format!(
+                "Java leader {} wrote a SCRAM credential (user{n}) and a client quota (client{n})",
+                label(c, st.leader_id)
+            ));
+        }
         let sent = messages(&topic, 200);
         produce(
             env,
