@@ -79,6 +79,14 @@ pub const SCENARIOS: &[Scenario] = &[
         run: rolling::run,
     },
     Scenario {
+        name: "interchange",
+        about: "directory interchange, the mirror of rolling-replace: 3 kraftwerk controllers formatted by `kraftwerk \
+                format` replaced one at a time by Java (meta.properties, bootstrap.checkpoint, quorum-state, segments, \
+                snapshots written by kraftwerk), then back (stale kraftwerk indexes); acked writes all read back",
+        deadline: Duration::from_secs(1500),
+        run: rolling::run_interchange,
+    },
+    Scenario {
         name: "failover",
         about: "e2e's failover part alone (3 controllers + 1 broker, SIGKILL the active controller, time to the next \
                 successful topic creation); used by scripts/measure-failover",

@@ -4,7 +4,8 @@
 //! time by kraftwerk on the same `node.id`, properties file and `metadata.log.dir`, then one at
 //! a time back by Java, then controller 1 once more to kraftwerk and back (its kraftwerk index
 //! is stale by then: Java appended to the directory, and may have rolled segments). Nothing is
-//! ever re-formatted.
+//! ever re-formatted. `interchange` is the mirror image: kraftwerk controllers formatted by
+//! `kraftwerk format` replaced by Java and back.
 //!
 //! At each step: the stopped process exited cleanly after SIGTERM; the new process opened the
 //! directory without losing or changing a batch (kraftwerk's "metadata log opened" report names
@@ -30,11 +31,24 @@ use crate::util;
 
 const TOPIC: &str = "acked";
 
-/// The scenario body.
+/// `rolling-replace`: Java controllers formatted by `kafka-storage format`, replaced by
+/// kraftwerk and back.
 pub fn run(env: &Env) -> Result<()> {
-    let java = ControllerKind::Java;
-    let kraftwerk = ControllerKind::Kraftwerk;
-    let mut c = mixed::start_cluster(env, &[java, java, java], 2)?;
+    run_rolling(env, ControllerKind::Java, ControllerKind::Kraftwerk)
+}
+
+/// `interchange`: the mirror image. kraftwerk controllers formatted by `kraftwerk format` are
+/// replaced by Java (which then opens kraftwerk's `meta.properties`, `bootstrap.checkpoint`,
+/// `quorum-state`, segments and snapshots) and back (kraftwerk's index is then stale in every
+/// directory), then controller 1 once more.
+pub fn run_interchange(env: &Env) -> Result<()> {
+    run_rolling(env, ControllerKind::Kraftwerk, ControllerKind::Java)
+}
+
+/// Starts three `first` controllers (formatted by `first`'s tool), replaces them one at a time
+/// by `second`, then back by `first`, then controller 1 by `second` and back again.
+fn run_rolling(env: &Env, first: ControllerKind, second: ControllerKind) -> Result<()> {
+    let mut c = mixed::start_cluster(env, &[first, first, first], 2)?;
     let boot = c.broker_bootstrap();
     env.tool_ok(
         "kafka-topics",
@@ -55,18 +69,17 @@ pub fn run(env: &Env) -> Result<()> {
     let mut producer = AckProducer::start(env, &boot, TOPIC)?;
     producer.wait_acks_beyond(env, 0, Duration::from_secs(60))?;
     let mut traffic = Traffic::default();
-    traffic.round(env, &c, "three Java controllers")?;
+    traffic.round(env, &c, &format!("three {} controllers", first.label()))?;
 
     let mut steps: Vec<(i32, ControllerKind)> = Vec::new();
-    steps.extend((1..=3).map(|id| (id, kraftwerk)));
-    steps.extend((1..=3).map(|id| (id, java)));
-    steps.push((1, kraftwerk));
-    steps.push((1, java));
+    steps.extend((1..=3).map(|id| (id, second)));
+    steps.extend((1..=3).map(|id| (id, first)));
+    steps.push((1, second));
+    steps.push((1, first));
     let mut leaders: BTreeSet<String> = BTreeSet::new();
     let mut writers = checks::SnapshotWriters::new();
     for (i, (id, kind)) in steps.iter().enumerate() {
-        let stale_index = i == 6;
-        replace(env, &mut c, *id, *kind, stale_index, &mut writers)?;
+        replace(env, &mut c, *id, *kind, &mut writers)?;
         producer.check_alive()?;
         let before = producer.acked()?.acked.len();
         traffic.round(
@@ -134,14 +147,12 @@ pub fn run(env: &Env) -> Result<()> {
 }
 
 /// Stops controller `id` (SIGTERM, must exit cleanly), starts `kind` on the same directory and
-/// checks it opened the log whole and caught up. `stale_index`: kraftwerk must find its index
-/// out of date (Java wrote to the directory since kraftwerk last ran there) and say so.
+/// checks it opened the log whole and caught up.
 fn replace(
     env: &Env,
     c: &mut Cluster,
     id: i32,
     kind: ControllerKind,
-    stale_index: bool,
     writers: &mut checks::SnapshotWriters,
 ) -> Result<()> {
     let old = mixed::label(c, id);
@@ -167,6 +178,8 @@ fn replace(
         ),
         &files,
     );
+    // kraftwerk ran here before and Java wrote to the directory since: its index is stale.
+    let stale_index = kind == ControllerKind::Kraftwerk && part.join("kraftwerk-index").exists();
     c.set_controller_kind(id, kind)?;
     let log_lines_before = count_lines(&c.node(id)?.log);
     c.start(id)?;
