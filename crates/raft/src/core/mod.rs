@@ -675,6 +675,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 }
                 Ok(())
             }
+            Role::Resigned(r) if self.shutting_down && failure == SendFailure::Disconnected => {
+                // A voter that refuses connections is gone (stopping with us, say): waiting for
+                // its EndQuorumEpoch acknowledgement would only hold up our shutdown.
+                r.unacked.remove(&destination);
+                Ok(())
+            }
             Role::Prospective(_) if failure == SendFailure::UnsupportedVersion => {
                 info!(epoch = self.epoch, destination, "a voter cannot pre-vote (Vote < v2): running the election directly");
                 self.transition_to_candidate(now_ms)

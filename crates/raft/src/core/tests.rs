@@ -519,3 +519,15 @@ fn update_raft_voter_sent_to_a_follower_names_the_leader() {
     assert_eq!((r.current_leader.leader_id.0, r.current_leader.leader_epoch), (2, 5));
     assert_eq!((r.current_leader.host.as_str(), r.current_leader.port), ("c2", 9092));
 }
+
+#[test]
+fn a_shutting_down_leader_does_not_wait_for_voters_that_refuse_connections() {
+    let mut c = leader();
+    c.resign(2_100, true).unwrap();
+    let ends: Vec<_> = sends(&mut c).into_iter().filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_))).collect();
+    assert!(!c.shutdown_may_complete());
+    for (id, _, _) in ends {
+        c.handle(2_101, Input::SendFailed { id, failure: SendFailure::Disconnected }).unwrap();
+    }
+    assert!(c.shutdown_may_complete());
+}
