@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::*;
 use crate::config::{Endpoint, METADATA_TOPIC_ID, METADATA_TOPIC_NAME};
 use crate::io::{InboundId, OutboundId};
-use crate::storage::OffsetAndEpoch;
+use crate::storage::{ElectionState, OffsetAndEpoch};
 use crate::testing::{MemLog, MemQuorumStateStore};
 
 type Core = RaftCore<MemLog, MemQuorumStateStore>;
