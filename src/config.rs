@@ -820,10 +820,18 @@ impl NodeConfig {
                 2000,
                 Some(1),
             )?,
-            metadata_log_segment_min_bytes: if internal_segment_bytes.is_some() { 1 } else { segment_min_bytes },
+            metadata_log_segment_min_bytes: if internal_segment_bytes.is_some() {
+                1
+            } else {
+                segment_min_bytes
+            },
             metadata_log_segment_bytes: match internal_segment_bytes {
                 Some(bytes) => bytes,
-                None => r.int(keys::METADATA_LOG_SEGMENT_BYTES, 1 << 30, Some(segment_min_bytes))?,
+                None => r.int(
+                    keys::METADATA_LOG_SEGMENT_BYTES,
+                    1 << 30,
+                    Some(segment_min_bytes),
+                )?,
             },
             metadata_log_segment_ms: r.long(
                 keys::METADATA_LOG_SEGMENT_MS,

@@ -153,11 +153,32 @@ fn directories_fall_back_like_kafka() {
 #[test]
 fn tiny_segments_need_kafkas_internal_keys() {
     let err = parse(&format!("{MINIMAL}metadata.log.segment.bytes=4096\n")).unwrap_err();
-    assert!(err.to_string().contains("metadata.log.segment.bytes"), "{err}");
-    let c = parse(&format!("{MINIMAL}metadata.log.segment.min.bytes=1024\nmetadata.log.segment.bytes=4096\n")).unwrap();
-    assert_eq!((c.metadata_log_segment_bytes, c.metadata_log_segment_min_bytes), (4096, 1024));
-    let c = parse(&format!("{MINIMAL}internal.metadata.log.segment.bytes=2048\n")).unwrap();
-    assert_eq!((c.metadata_log_segment_bytes, c.metadata_log_segment_min_bytes), (2048, 1));
+    assert!(
+        err.to_string().contains("metadata.log.segment.bytes"),
+        "{err}"
+    );
+    let c = parse(&format!(
+        "{MINIMAL}metadata.log.segment.min.bytes=1024\nmetadata.log.segment.bytes=4096\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        (
+            c.metadata_log_segment_bytes,
+            c.metadata_log_segment_min_bytes
+        ),
+        (4096, 1024)
+    );
+    let c = parse(&format!(
+        "{MINIMAL}internal.metadata.log.segment.bytes=2048\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        (
+            c.metadata_log_segment_bytes,
+            c.metadata_log_segment_min_bytes
+        ),
+        (2048, 1)
+    );
 }
 
 #[test]
@@ -342,8 +363,7 @@ fn security_protocol_map_defaults_like_kraft() {
 fn listeners_may_share_a_port_only_across_ip_families() {
     let two = "controller.listener.names=A,B\nlisteners=A://127.0.0.1:9093,B://[::1]:9093\n";
     let map = "listener.security.protocol.map=A:PLAINTEXT,B:PLAINTEXT\n";
-    let base =
-        "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:9093\n";
+    let base = "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:9093\n";
     let c = parse(&format!("{base}{two}{map}")).unwrap();
     assert_eq!(c.listeners.len(), 2);
     let same_family = two.replace("[::1]", "127.0.0.2");

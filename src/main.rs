@@ -34,11 +34,16 @@ enum Command {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KRAFTWERK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }
 
 fn run(config_path: PathBuf) -> anyhow::Result<bool> {
-    let config = NodeConfig::load(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
+    let config = NodeConfig::load(&config_path)
+        .with_context(|| format!("reading {}", config_path.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("kraftwerk-net")
@@ -58,7 +63,9 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run { config } => run(config),
-        Command::Format(args) => kraftwerk::cli::run_format(&args).map(|_| true).map_err(anyhow::Error::from),
+        Command::Format(args) => kraftwerk::cli::run_format(&args)
+            .map(|_| true)
+            .map_err(anyhow::Error::from),
         Command::RandomUuid(args) => {
             kraftwerk::cli::run_random_uuid(&args);
             Ok(true)

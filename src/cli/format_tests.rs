@@ -2,9 +2,7 @@
 use super::*;
 use clap::Parser;
 use kraftwerk_log::bootstrap::BOOTSTRAP_FILE;
-use kraftwerk_log::meta_properties::{
-    JavaProperties, MetaPropertiesVersion, META_PROPERTIES_FILE,
-};
+use kraftwerk_log::meta_properties::{JavaProperties, MetaPropertiesVersion, META_PROPERTIES_FILE};
 use kraftwerk_records::metadata::MetadataRecord;
 
 const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";

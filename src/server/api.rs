@@ -37,6 +37,20 @@ pub const SERVED_APIS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::UpdateFeatures, 0, 1),
     (ApiKey::UpdateRaftVoter, 0, 0),
+    (ApiKey::DescribeAcls, 1, 3),
+    (ApiKey::CreateAcls, 1, 3),
+    (ApiKey::DeleteAcls, 1, 3),
+    (ApiKey::DescribeConfigs, 1, 4),
+    (ApiKey::AlterConfigs, 0, 2),
+    (ApiKey::CreateDelegationToken, 1, 3),
+    (ApiKey::RenewDelegationToken, 1, 2),
+    (ApiKey::ExpireDelegationToken, 1, 2),
+    (ApiKey::AlterPartitionReassignments, 0, 1),
+    (ApiKey::ListPartitionReassignments, 0, 0),
+    (ApiKey::AlterClientQuotas, 0, 1),
+    (ApiKey::AlterUserScramCredentials, 0, 0),
+    (ApiKey::AddRaftVoter, 0, 0),
+    (ApiKey::RemoveRaftVoter, 0, 0),
 ];
 
 /// The table advertised by the listener and used by the peer client.
@@ -62,21 +76,83 @@ pub fn route(request: RequestKind) -> Option<Routed> {
         RequestKind::FetchSnapshot(r) => Routed::Raft(RaftRequest::FetchSnapshot(r)),
         RequestKind::DescribeQuorum(r) => Routed::Raft(RaftRequest::DescribeQuorum(r)),
         RequestKind::UpdateRaftVoter(r) => Routed::Raft(RaftRequest::UpdateRaftVoter(r)),
-        RequestKind::BrokerRegistration(r) => Routed::Controller(ControllerRequest::BrokerRegistration(r)),
-        RequestKind::BrokerHeartbeat(r) => Routed::Controller(ControllerRequest::BrokerHeartbeat(r)),
+        RequestKind::BrokerRegistration(r) => {
+            Routed::Controller(ControllerRequest::BrokerRegistration(r))
+        }
+        RequestKind::BrokerHeartbeat(r) => {
+            Routed::Controller(ControllerRequest::BrokerHeartbeat(r))
+        }
         RequestKind::CreateTopics(r) => Routed::Controller(ControllerRequest::CreateTopics(r)),
         RequestKind::DeleteTopics(r) => Routed::Controller(ControllerRequest::DeleteTopics(r)),
-        RequestKind::AllocateProducerIds(r) => Routed::Controller(ControllerRequest::AllocateProducerIds(r)),
+        RequestKind::AllocateProducerIds(r) => {
+            Routed::Controller(ControllerRequest::AllocateProducerIds(r))
+        }
         RequestKind::AlterPartition(r) => Routed::Controller(ControllerRequest::AlterPartition(r)),
-        RequestKind::AssignReplicasToDirs(r) => Routed::Controller(ControllerRequest::AssignReplicasToDirs(r)),
-        RequestKind::ControllerRegistration(r) => Routed::Controller(ControllerRequest::ControllerRegistration(r)),
-        RequestKind::DescribeCluster(r) => Routed::Controller(ControllerRequest::DescribeCluster(r)),
-        RequestKind::UnregisterBroker(r) => Routed::Controller(ControllerRequest::UnregisterBroker(r)),
-        RequestKind::CreatePartitions(r) => Routed::Controller(ControllerRequest::Admin(AdminRequest::CreatePartitions(r))),
-        RequestKind::ElectLeaders(r) => Routed::Controller(ControllerRequest::Admin(AdminRequest::ElectLeaders(r))),
-        RequestKind::UpdateFeatures(r) => Routed::Controller(ControllerRequest::Admin(AdminRequest::UpdateFeatures(r))),
-        RequestKind::IncrementalAlterConfigs(r) => {
-            Routed::Controller(ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(r)))
+        RequestKind::AssignReplicasToDirs(r) => {
+            Routed::Controller(ControllerRequest::AssignReplicasToDirs(r))
+        }
+        RequestKind::ControllerRegistration(r) => {
+            Routed::Controller(ControllerRequest::ControllerRegistration(r))
+        }
+        RequestKind::DescribeCluster(r) => {
+            Routed::Controller(ControllerRequest::DescribeCluster(r))
+        }
+        RequestKind::UnregisterBroker(r) => {
+            Routed::Controller(ControllerRequest::UnregisterBroker(r))
+        }
+        RequestKind::CreatePartitions(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::CreatePartitions(r)))
+        }
+        RequestKind::ElectLeaders(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::ElectLeaders(r)))
+        }
+        RequestKind::UpdateFeatures(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::UpdateFeatures(r)))
+        }
+        RequestKind::IncrementalAlterConfigs(r) => Routed::Controller(ControllerRequest::Admin(
+            AdminRequest::IncrementalAlterConfigs(r),
+        )),
+        RequestKind::DescribeAcls(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::DescribeAcls(r)))
+        }
+        RequestKind::CreateAcls(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::CreateAcls(r)))
+        }
+        RequestKind::DeleteAcls(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::DeleteAcls(r)))
+        }
+        RequestKind::DescribeConfigs(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::DescribeConfigs(r)))
+        }
+        RequestKind::AlterConfigs(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::AlterConfigs(r)))
+        }
+        RequestKind::CreateDelegationToken(r) => Routed::Controller(ControllerRequest::Admin(
+            AdminRequest::CreateDelegationToken(r),
+        )),
+        RequestKind::RenewDelegationToken(r) => Routed::Controller(ControllerRequest::Admin(
+            AdminRequest::RenewDelegationToken(r),
+        )),
+        RequestKind::ExpireDelegationToken(r) => Routed::Controller(ControllerRequest::Admin(
+            AdminRequest::ExpireDelegationToken(r),
+        )),
+        RequestKind::AlterPartitionReassignments(r) => Routed::Controller(
+            ControllerRequest::Admin(AdminRequest::AlterPartitionReassignments(r)),
+        ),
+        RequestKind::ListPartitionReassignments(r) => Routed::Controller(ControllerRequest::Admin(
+            AdminRequest::ListPartitionReassignments(r),
+        )),
+        RequestKind::AlterClientQuotas(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::AlterClientQuotas(r)))
+        }
+        RequestKind::AlterUserScramCredentials(r) => Routed::Controller(ControllerRequest::Admin(
+            AdminRequest::AlterUserScramCredentials(r),
+        )),
+        RequestKind::AddRaftVoter(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::AddRaftVoter(r)))
+        }
+        RequestKind::RemoveRaftVoter(r) => {
+            Routed::Controller(ControllerRequest::Admin(AdminRequest::RemoveRaftVoter(r)))
         }
         _ => return None,
     })
@@ -86,12 +162,16 @@ pub fn route(request: RequestKind) -> Option<Routed> {
 pub fn raft_request_kind(request: RaftRequest) -> (ApiKey, RequestKind) {
     match request {
         RaftRequest::Vote(r) => (ApiKey::Vote, RequestKind::Vote(r)),
-        RaftRequest::BeginQuorumEpoch(r) => (ApiKey::BeginQuorumEpoch, RequestKind::BeginQuorumEpoch(r)),
+        RaftRequest::BeginQuorumEpoch(r) => {
+            (ApiKey::BeginQuorumEpoch, RequestKind::BeginQuorumEpoch(r))
+        }
         RaftRequest::EndQuorumEpoch(r) => (ApiKey::EndQuorumEpoch, RequestKind::EndQuorumEpoch(r)),
         RaftRequest::Fetch(r) => (ApiKey::Fetch, RequestKind::Fetch(r)),
         RaftRequest::FetchSnapshot(r) => (ApiKey::FetchSnapshot, RequestKind::FetchSnapshot(r)),
         RaftRequest::DescribeQuorum(r) => (ApiKey::DescribeQuorum, RequestKind::DescribeQuorum(r)),
-        RaftRequest::UpdateRaftVoter(r) => (ApiKey::UpdateRaftVoter, RequestKind::UpdateRaftVoter(r)),
+        RaftRequest::UpdateRaftVoter(r) => {
+            (ApiKey::UpdateRaftVoter, RequestKind::UpdateRaftVoter(r))
+        }
     }
 }
 
@@ -135,10 +215,48 @@ pub fn controller_response_kind(response: ControllerResponse) -> ResponseKind {
         ControllerResponse::ControllerRegistration(r) => ResponseKind::ControllerRegistration(r),
         ControllerResponse::DescribeCluster(r) => ResponseKind::DescribeCluster(r),
         ControllerResponse::UnregisterBroker(r) => ResponseKind::UnregisterBroker(r),
-        ControllerResponse::Admin(AdminResponse::CreatePartitions(r)) => ResponseKind::CreatePartitions(r),
+        ControllerResponse::Admin(AdminResponse::CreatePartitions(r)) => {
+            ResponseKind::CreatePartitions(r)
+        }
         ControllerResponse::Admin(AdminResponse::ElectLeaders(r)) => ResponseKind::ElectLeaders(r),
-        ControllerResponse::Admin(AdminResponse::UpdateFeatures(r)) => ResponseKind::UpdateFeatures(r),
-        ControllerResponse::Admin(AdminResponse::IncrementalAlterConfigs(r)) => ResponseKind::IncrementalAlterConfigs(r),
+        ControllerResponse::Admin(AdminResponse::UpdateFeatures(r)) => {
+            ResponseKind::UpdateFeatures(r)
+        }
+        ControllerResponse::Admin(AdminResponse::IncrementalAlterConfigs(r)) => {
+            ResponseKind::IncrementalAlterConfigs(r)
+        }
+        ControllerResponse::Admin(AdminResponse::AlterPartitionReassignments(r)) => {
+            ResponseKind::AlterPartitionReassignments(r)
+        }
+        ControllerResponse::Admin(AdminResponse::ListPartitionReassignments(r)) => {
+            ResponseKind::ListPartitionReassignments(r)
+        }
+        ControllerResponse::Admin(AdminResponse::DescribeConfigs(r)) => {
+            ResponseKind::DescribeConfigs(r)
+        }
+        ControllerResponse::Admin(AdminResponse::AlterConfigs(r)) => ResponseKind::AlterConfigs(r),
+        ControllerResponse::Admin(AdminResponse::AlterClientQuotas(r)) => {
+            ResponseKind::AlterClientQuotas(r)
+        }
+        ControllerResponse::Admin(AdminResponse::AlterUserScramCredentials(r)) => {
+            ResponseKind::AlterUserScramCredentials(r)
+        }
+        ControllerResponse::Admin(AdminResponse::DescribeAcls(r)) => ResponseKind::DescribeAcls(r),
+        ControllerResponse::Admin(AdminResponse::CreateAcls(r)) => ResponseKind::CreateAcls(r),
+        ControllerResponse::Admin(AdminResponse::DeleteAcls(r)) => ResponseKind::DeleteAcls(r),
+        ControllerResponse::Admin(AdminResponse::CreateDelegationToken(r)) => {
+            ResponseKind::CreateDelegationToken(r)
+        }
+        ControllerResponse::Admin(AdminResponse::RenewDelegationToken(r)) => {
+            ResponseKind::RenewDelegationToken(r)
+        }
+        ControllerResponse::Admin(AdminResponse::ExpireDelegationToken(r)) => {
+            ResponseKind::ExpireDelegationToken(r)
+        }
+        ControllerResponse::Admin(AdminResponse::AddRaftVoter(r)) => ResponseKind::AddRaftVoter(r),
+        ControllerResponse::Admin(AdminResponse::RemoveRaftVoter(r)) => {
+            ResponseKind::RemoveRaftVoter(r)
+        }
     }
 }
 
@@ -153,23 +271,77 @@ mod tests {
             ApiKey::CreateTopics => RequestKind::CreateTopics(CreateTopicsRequest::default()),
             ApiKey::DeleteTopics => RequestKind::DeleteTopics(DeleteTopicsRequest::default()),
             ApiKey::Vote => RequestKind::Vote(VoteRequest::default()),
-            ApiKey::BeginQuorumEpoch => RequestKind::BeginQuorumEpoch(BeginQuorumEpochRequest::default()),
+            ApiKey::BeginQuorumEpoch => {
+                RequestKind::BeginQuorumEpoch(BeginQuorumEpochRequest::default())
+            }
             ApiKey::EndQuorumEpoch => RequestKind::EndQuorumEpoch(EndQuorumEpochRequest::default()),
             ApiKey::DescribeQuorum => RequestKind::DescribeQuorum(DescribeQuorumRequest::default()),
             ApiKey::AlterPartition => RequestKind::AlterPartition(AlterPartitionRequest::default()),
             ApiKey::FetchSnapshot => RequestKind::FetchSnapshot(FetchSnapshotRequest::default()),
-            ApiKey::DescribeCluster => RequestKind::DescribeCluster(DescribeClusterRequest::default()),
-            ApiKey::BrokerRegistration => RequestKind::BrokerRegistration(BrokerRegistrationRequest::default()),
-            ApiKey::BrokerHeartbeat => RequestKind::BrokerHeartbeat(BrokerHeartbeatRequest::default()),
-            ApiKey::UnregisterBroker => RequestKind::UnregisterBroker(UnregisterBrokerRequest::default()),
-            ApiKey::AllocateProducerIds => RequestKind::AllocateProducerIds(AllocateProducerIdsRequest::default()),
-            ApiKey::ControllerRegistration => RequestKind::ControllerRegistration(ControllerRegistrationRequest::default()),
-            ApiKey::AssignReplicasToDirs => RequestKind::AssignReplicasToDirs(AssignReplicasToDirsRequest::default()),
-            ApiKey::CreatePartitions => RequestKind::CreatePartitions(CreatePartitionsRequest::default()),
+            ApiKey::DescribeCluster => {
+                RequestKind::DescribeCluster(DescribeClusterRequest::default())
+            }
+            ApiKey::BrokerRegistration => {
+                RequestKind::BrokerRegistration(BrokerRegistrationRequest::default())
+            }
+            ApiKey::BrokerHeartbeat => {
+                RequestKind::BrokerHeartbeat(BrokerHeartbeatRequest::default())
+            }
+            ApiKey::UnregisterBroker => {
+                RequestKind::UnregisterBroker(UnregisterBrokerRequest::default())
+            }
+            ApiKey::AllocateProducerIds => {
+                RequestKind::AllocateProducerIds(AllocateProducerIdsRequest::default())
+            }
+            ApiKey::ControllerRegistration => {
+                RequestKind::ControllerRegistration(ControllerRegistrationRequest::default())
+            }
+            ApiKey::AssignReplicasToDirs => {
+                RequestKind::AssignReplicasToDirs(AssignReplicasToDirsRequest::default())
+            }
+            ApiKey::CreatePartitions => {
+                RequestKind::CreatePartitions(CreatePartitionsRequest::default())
+            }
             ApiKey::ElectLeaders => RequestKind::ElectLeaders(ElectLeadersRequest::default()),
-            ApiKey::IncrementalAlterConfigs => RequestKind::IncrementalAlterConfigs(IncrementalAlterConfigsRequest::default()),
+            ApiKey::IncrementalAlterConfigs => {
+                RequestKind::IncrementalAlterConfigs(IncrementalAlterConfigsRequest::default())
+            }
             ApiKey::UpdateFeatures => RequestKind::UpdateFeatures(UpdateFeaturesRequest::default()),
-            ApiKey::UpdateRaftVoter => RequestKind::UpdateRaftVoter(UpdateRaftVoterRequest::default()),
+            ApiKey::UpdateRaftVoter => {
+                RequestKind::UpdateRaftVoter(UpdateRaftVoterRequest::default())
+            }
+            ApiKey::DescribeAcls => RequestKind::DescribeAcls(DescribeAclsRequest::default()),
+            ApiKey::CreateAcls => RequestKind::CreateAcls(CreateAclsRequest::default()),
+            ApiKey::DeleteAcls => RequestKind::DeleteAcls(DeleteAclsRequest::default()),
+            ApiKey::DescribeConfigs => {
+                RequestKind::DescribeConfigs(DescribeConfigsRequest::default())
+            }
+            ApiKey::AlterConfigs => RequestKind::AlterConfigs(AlterConfigsRequest::default()),
+            ApiKey::CreateDelegationToken => {
+                RequestKind::CreateDelegationToken(CreateDelegationTokenRequest::default())
+            }
+            ApiKey::RenewDelegationToken => {
+                RequestKind::RenewDelegationToken(RenewDelegationTokenRequest::default())
+            }
+            ApiKey::ExpireDelegationToken => {
+                RequestKind::ExpireDelegationToken(ExpireDelegationTokenRequest::default())
+            }
+            ApiKey::AlterPartitionReassignments => RequestKind::AlterPartitionReassignments(
+                AlterPartitionReassignmentsRequest::default(),
+            ),
+            ApiKey::ListPartitionReassignments => {
+                RequestKind::ListPartitionReassignments(ListPartitionReassignmentsRequest::default())
+            }
+            ApiKey::AlterClientQuotas => {
+                RequestKind::AlterClientQuotas(AlterClientQuotasRequest::default())
+            }
+            ApiKey::AlterUserScramCredentials => {
+                RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest::default())
+            }
+            ApiKey::AddRaftVoter => RequestKind::AddRaftVoter(AddRaftVoterRequest::default()),
+            ApiKey::RemoveRaftVoter => {
+                RequestKind::RemoveRaftVoter(RemoveRaftVoterRequest::default())
+            }
             other => panic!("{other:?} is advertised: add it here and give it a route"),
         }
     }
@@ -180,12 +352,66 @@ mod tests {
             if matches!(api, ApiKey::ApiVersions | ApiKey::Envelope) {
                 continue;
             }
-            assert!(route(default_request(api)).is_some(), "{api:?} is advertised but has no handler");
+            assert!(
+                route(default_request(api)).is_some(),
+                "{api:?} is advertised but has no handler"
+            );
+        }
+    }
+
+    /// Every api a broker may forward in an Envelope is served: a broker that has not learnt our
+    /// ApiVersions yet forwards any of them, and an unserved one would reach the client as an
+    /// error Java's controllers never give.
+    #[test]
+    fn every_forwardable_api_is_served() {
+        for api in crate::wire::envelope::FORWARDABLE_APIS {
+            assert!(
+                served_api_table().range(api).is_some(),
+                "forwardable {api:?} is not served"
+            );
+        }
+    }
+
+    /// The versions match what a Kafka 4.1.2 controller advertises for the admin apis
+    /// (`validVersions` of the 4.1.2 message specs listing the controller listener).
+    #[test]
+    fn admin_api_versions_match_kafka_4_1() {
+        let table = served_api_table();
+        let range = |api| table.range(api).map(|r| (r.min_version, r.max_version));
+        for (api, min, max) in [
+            (ApiKey::DescribeAcls, 1, 3),
+            (ApiKey::CreateAcls, 1, 3),
+            (ApiKey::DeleteAcls, 1, 3),
+            (ApiKey::DescribeConfigs, 1, 4),
+            (ApiKey::AlterConfigs, 0, 2),
+            (ApiKey::CreateDelegationToken, 1, 3),
+            (ApiKey::RenewDelegationToken, 1, 2),
+            (ApiKey::ExpireDelegationToken, 1, 2),
+            (ApiKey::AlterPartitionReassignments, 0, 1),
+            (ApiKey::ListPartitionReassignments, 0, 0),
+            (ApiKey::AlterClientQuotas, 0, 1),
+            (ApiKey::AlterUserScramCredentials, 0, 0),
+            (ApiKey::AddRaftVoter, 0, 0),
+            (ApiKey::RemoveRaftVoter, 0, 0),
+        ] {
+            assert_eq!(range(api), Some((min, max)), "{api:?}");
+        }
+        // Advertised by Java but without a handler in ControllerApis: not advertised here.
+        for api in [
+            ApiKey::DescribeUserScramCredentials,
+            ApiKey::DescribeDelegationToken,
+        ] {
+            assert_eq!(range(api), None, "{api:?}");
         }
     }
 
     #[test]
     fn pre_vote_is_advertised() {
-        assert_eq!(served_api_table().range(ApiKey::Vote).map(|r| r.max_version), Some(2));
+        assert_eq!(
+            served_api_table()
+                .range(ApiKey::Vote)
+                .map(|r| r.max_version),
+            Some(2)
+        );
     }
 }

@@ -72,8 +72,19 @@ pub struct Server {
 }
 
 fn raft_config(config: &NodeConfig, formatted: &FormattedDir) -> RaftConfig {
-    let voters: BTreeMap<i32, Endpoint> =
-        config.quorum_voters.iter().map(|v| (v.id, Endpoint { host: v.host.clone(), port: v.port })).collect();
+    let voters: BTreeMap<i32, Endpoint> = config
+        .quorum_voters
+        .iter()
+        .map(|v| {
+            (
+                v.id,
+                Endpoint {
+                    host: v.host.clone(),
+                    port: v.port,
+                },
+            )
+        })
+        .collect();
     let mut raft = RaftConfig::new(
         config.node_id,
         formatted.cluster_id.clone(),
@@ -91,7 +102,11 @@ fn raft_config(config: &NodeConfig, formatted: &FormattedDir) -> RaftConfig {
 }
 
 fn controller_config(config: &NodeConfig, formatted: &FormattedDir) -> ControllerConfig {
-    let mut c = ControllerConfig::new(config.node_id, formatted.cluster_id.clone(), formatted.bootstrap.records.clone());
+    let mut c = ControllerConfig::new(
+        config.node_id,
+        formatted.cluster_id.clone(),
+        formatted.bootstrap.records.clone(),
+    );
     c.session_timeout_ms = config.broker_session_timeout_ms as u64;
     c.heartbeat_interval_ms = config.broker_heartbeat_interval_ms as u64;
     c.noop_interval_ms = config.metadata_max_idle_interval_ms as u64;
@@ -104,10 +119,17 @@ fn controller_config(config: &NodeConfig, formatted: &FormattedDir) -> Controlle
     c
 }
 
-fn features_fn(status: watch::Receiver<kraftwerk_controller::node::NodeStatus>, unstable: bool) -> FeaturesFn {
+fn features_fn(
+    status: watch::Receiver<kraftwerk_controller::node::NodeStatus>,
+    unstable: bool,
+) -> FeaturesFn {
     let supported: Vec<SupportedFeature> = controller_supported_features(unstable)
         .into_iter()
-        .map(|f| SupportedFeature { name: f.name.to_owned(), min_version: f.min_level, max_version: f.max_level })
+        .map(|f| SupportedFeature {
+            name: f.name.to_owned(),
+            min_version: f.min_level,
+            max_version: f.max_level,
+        })
         .collect();
     Arc::new(move || {
         let s = status.borrow();
@@ -115,7 +137,10 @@ fn features_fn(status: watch::Receiver<kraftwerk_controller::node::NodeStatus>, 
             epoch: s.replayed_end_offset - 1,
             levels: s.finalized_features.clone(),
         });
-        ApiVersionsFeatures { supported: supported.clone(), finalized }
+        ApiVersionsFeatures {
+            supported: supported.clone(),
+            finalized,
+        }
     })
 }
 
@@ -123,29 +148,39 @@ impl Server {
     /// Opens the metadata directory, starts the node thread and the listener.
     pub async fn start(config: NodeConfig) -> Result<Server, ServerError> {
         let clock = node_thread::NodeClock::start();
-        let formatted = load_formatted_node(&config).map_err(|e| ServerError::Format(e.to_string()))?;
+        let formatted =
+            load_formatted_node(&config).map_err(|e| ServerError::Format(e.to_string()))?;
         let log_config = LogConfig {
             segment_bytes: config.metadata_log_segment_bytes as u64,
             segment_min_bytes: config.metadata_log_segment_min_bytes as u64,
             retention_bytes: config.metadata_max_retention_bytes,
             retention_ms: config.metadata_max_retention_ms,
         };
-        let log = SegmentLog::open(&config.metadata_log_dir, log_config).map_err(|e| ServerError::Log {
-            dir: config.metadata_log_dir.display().to_string(),
-            reason: e.to_string(),
+        let log = SegmentLog::open(&config.metadata_log_dir, log_config).map_err(|e| {
+            ServerError::Log {
+                dir: config.metadata_log_dir.display().to_string(),
+                reason: e.to_string(),
+            }
         })?;
         let report = log.recovery_report().clone();
         info!(?report, "metadata log opened");
         let store = FileQuorumStateStore::new(log.partition_dir().join("quorum-state"));
         let raft_config = raft_config(&config, &formatted);
-        let raft = RaftCore::new(raft_config, log, store, rand::random(), clock.now_ms()).map_err(|e| ServerError::Raft(e.to_string()))?;
+        let raft = RaftCore::new(raft_config, log, store, rand::random(), clock.now_ms())
+            .map_err(|e| ServerError::Raft(e.to_string()))?;
         let policy = SnapshotPolicy {
-            max_bytes_between_snapshots: config.metadata_snapshot_max_new_record_bytes.max(1) as u64,
+            max_bytes_between_snapshots: config.metadata_snapshot_max_new_record_bytes.max(1)
+                as u64,
             max_interval_ms: config.metadata_snapshot_max_interval_ms.max(0) as u64,
             clean_interval_ms: 60_000,
         };
-        let node = Node::with_snapshot_policy(raft, Controller::new(controller_config(&config, &formatted)), policy, clock.now_ms())
-            .map_err(|e| ServerError::Raft(e.to_string()))?;
+        let node = Node::with_snapshot_policy(
+            raft,
+            Controller::new(controller_config(&config, &formatted)),
+            policy,
+            clock.now_ms(),
+        )
+        .map_err(|e| ServerError::Raft(e.to_string()))?;
         let (status_tx, status_rx) = watch::channel(node.status());
         let (handle, events) = node_thread::channel();
         let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
@@ -160,18 +195,28 @@ impl Server {
         let api_table = Arc::new(api::served_api_table());
         let peers = Arc::new(peers::Peers::new(
             config.node_id,
-            config.quorum_voters.iter().map(|v| (v.id, v.host.clone(), v.port)),
+            config
+                .quorum_voters
+                .iter()
+                .map(|v| (v.id, v.host.clone(), v.port)),
             api_table.clone(),
             config.quorum_request_timeout_ms as u64,
         ));
         tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
 
         let listener_endpoint = config.controller_listener().clone();
-        let host = if listener_endpoint.host.is_empty() { "0.0.0.0".to_owned() } else { listener_endpoint.host.clone() };
+        let host = if listener_endpoint.host.is_empty() {
+            "0.0.0.0".to_owned()
+        } else {
+            listener_endpoint.host.clone()
+        };
         let addr_text = format!("{host}:{}", listener_endpoint.port);
         let addr: SocketAddr = addr_text
             .to_socket_addrs()
-            .map_err(|source| ServerError::Bind { addr: addr_text.clone(), source })?
+            .map_err(|source| ServerError::Bind {
+                addr: addr_text.clone(),
+                source,
+            })?
             .next()
             .ok_or_else(|| ServerError::Bind {
                 addr: addr_text.clone(),
@@ -190,7 +235,10 @@ impl Server {
             handler::NodeRequestHandler::new(handle.clone()),
         )
         .await
-        .map_err(|source| ServerError::Bind { addr: addr_text, source })?;
+        .map_err(|source| ServerError::Bind {
+            addr: addr_text,
+            source,
+        })?;
 
         let local_voter = config.local_voter().cloned();
         if let Some(voter) = local_voter {
@@ -202,7 +250,12 @@ impl Server {
                 port: voter.port,
                 unstable_features: config.unstable_feature_versions_enable,
             };
-            tokio::spawn(registration::run(registration, handle.clone(), peers, status_rx.clone()));
+            tokio::spawn(registration::run(
+                registration,
+                handle.clone(),
+                peers,
+                status_rx.clone(),
+            ));
         }
         if let Some(m) = &config.metrics_listener {
             let text = format!("{}:{}", m.host, m.port);
@@ -210,13 +263,21 @@ impl Server {
                 .to_socket_addrs()
                 .ok()
                 .and_then(|mut a| a.next())
-                .ok_or_else(|| ServerError::Bind { addr: text.clone(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address") })?;
+                .ok_or_else(|| ServerError::Bind {
+                    addr: text.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
+                })?;
             metrics::serve(addr, config.node_id, status_rx.clone())
                 .await
                 .map_err(|source| ServerError::Bind { addr: text, source })?;
         }
         info!(node_id = config.node_id, listener = %listener.local_addr(), "kraftwerk controller started");
-        Ok(Server { listener, node: handle, node_thread, status: status_rx })
+        Ok(Server {
+            listener,
+            node: handle,
+            node_thread,
+            status: status_rx,
+        })
     }
 
     /// The bound controller listener address.
@@ -227,10 +288,16 @@ impl Server {
     /// Serves until SIGTERM/SIGINT (graceful shutdown) or a fatal node error. Returns whether
     /// the node stopped cleanly.
     pub async fn run_until_signal(self) -> bool {
-        let Server { listener, node, node_thread, status: _status } = self;
+        let Server {
+            listener,
+            node,
+            node_thread,
+            status: _status,
+        } = self;
         let node_thread = tokio::task::spawn_blocking(move || node_thread.join());
         tokio::pin!(node_thread);
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
         let exit = tokio::select! {
             _ = term.recv() => None,
             _ = tokio::signal::ctrl_c() => None,

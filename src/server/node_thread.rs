@@ -14,7 +14,9 @@ use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, NodeStatus, Reques
 use kraftwerk_controller::snapshot::SnapshotDone;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
 use kraftwerk_log::{FileQuorumStateStore, SegmentLog};
-use kraftwerk_raft::{InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure};
+use kraftwerk_raft::{
+    InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,
+};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{error, info, warn};
 
@@ -138,8 +140,13 @@ pub struct NodeClock {
 impl NodeClock {
     /// A clock reading the current wall-clock time now.
     pub fn start() -> NodeClock {
-        let wall_start_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_millis() as u64);
-        NodeClock { start: Instant::now(), wall_start_ms }
+        let wall_start_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| d.as_millis() as u64);
+        NodeClock {
+            start: Instant::now(),
+            wall_start_ms,
+        }
     }
 
     /// Current time in ms since the Unix epoch (as of the start), never decreasing.
@@ -160,12 +167,15 @@ pub fn run(
 ) -> NodeExit {
     let now_ms = || clock.now_ms();
     let mut raft_replies: HashMap<InboundId, oneshot::Sender<RaftResponse>> = HashMap::new();
-    let mut controller_replies: HashMap<RequestToken, oneshot::Sender<ControllerResponse>> = HashMap::new();
+    let mut controller_replies: HashMap<RequestToken, oneshot::Sender<ControllerResponse>> =
+        HashMap::new();
     let mut next_id: u64 = 0;
     let mut shutdown_deadline: Option<u64> = None;
     loop {
         let now = now_ms();
-        let deadline = node.next_deadline_ms().min(shutdown_deadline.unwrap_or(u64::MAX));
+        let deadline = node
+            .next_deadline_ms()
+            .min(shutdown_deadline.unwrap_or(u64::MAX));
         let wait = Duration::from_millis(deadline.saturating_sub(now).min(1_000));
         let first = match events.recv_timeout(wait) {
             Ok(event) => Some(event),
@@ -188,17 +198,43 @@ pub fn run(
         for event in batch {
             next_id += 1;
             result = match event {
-                NodeEvent::RaftRequest { api_version, request, reply } => {
+                NodeEvent::RaftRequest {
+                    api_version,
+                    request,
+                    reply,
+                } => {
                     let id = InboundId(next_id);
                     raft_replies.insert(id, reply);
-                    node.handle(now, NodeInput::Raft(Input::Request { id, api_version, request }))
+                    node.handle(
+                        now,
+                        NodeInput::Raft(Input::Request {
+                            id,
+                            api_version,
+                            request,
+                        }),
+                    )
                 }
-                NodeEvent::RaftResponse { id, response } => node.handle(now, NodeInput::Raft(Input::Response { id, response })),
-                NodeEvent::RaftSendFailed { id, failure } => node.handle(now, NodeInput::Raft(Input::SendFailed { id, failure })),
-                NodeEvent::ControllerRequest { ctx, request, reply } => {
+                NodeEvent::RaftResponse { id, response } => {
+                    node.handle(now, NodeInput::Raft(Input::Response { id, response }))
+                }
+                NodeEvent::RaftSendFailed { id, failure } => {
+                    node.handle(now, NodeInput::Raft(Input::SendFailed { id, failure }))
+                }
+                NodeEvent::ControllerRequest {
+                    ctx,
+                    request,
+                    reply,
+                } => {
                     let token = RequestToken(next_id);
                     controller_replies.insert(token, reply);
-                    node.handle(now, NodeInput::Controller { token, ctx, request })
+                    node.handle(
+                        now,
+                        NodeInput::Controller {
+                            token,
+                            ctx,
+                            request,
+                        },
+                    )
                 }
                 NodeEvent::SnapshotDone(done) => node.handle(now, NodeInput::SnapshotDone(done)),
                 NodeEvent::Shutdown => {
@@ -220,8 +256,19 @@ pub fn run(
         }
         for output in node.take_outputs() {
             match output {
-                NodeOutput::Raft(Output::Send { id, destination, request }) => {
-                    if outbound.send(OutboundRaft { id, destination, request }).is_err() {
+                NodeOutput::Raft(Output::Send {
+                    id,
+                    destination,
+                    request,
+                }) => {
+                    if outbound
+                        .send(OutboundRaft {
+                            id,
+                            destination,
+                            request,
+                        })
+                        .is_err()
+                    {
                         warn!("peer dispatcher stopped");
                     }
                 }
@@ -238,21 +285,23 @@ pub fn run(
                 NodeOutput::WriteSnapshot(job) => {
                     // Off this thread: a large snapshot must never stall Raft or the controller.
                     let handle = self_handle.clone();
-                    let spawned = std::thread::Builder::new().name("kraftwerk-snapshot".into()).spawn(move || {
-                        let done = job.run();
-                        // The queue may be full for a moment; the result must not be lost.
-                        let mut event = NodeEvent::SnapshotDone(done);
-                        loop {
-                            match handle.tx.try_send(event) {
-                                Ok(()) => break,
-                                Err(TrySendError::Full(e)) => {
-                                    event = e;
-                                    std::thread::sleep(Duration::from_millis(10));
+                    let spawned = std::thread::Builder::new()
+                        .name("kraftwerk-snapshot".into())
+                        .spawn(move || {
+                            let done = job.run();
+                            // The queue may be full for a moment; the result must not be lost.
+                            let mut event = NodeEvent::SnapshotDone(done);
+                            loop {
+                                match handle.tx.try_send(event) {
+                                    Ok(()) => break,
+                                    Err(TrySendError::Full(e)) => {
+                                        event = e;
+                                        std::thread::sleep(Duration::from_millis(10));
+                                    }
+                                    Err(TrySendError::Disconnected(_)) => break,
                                 }
-                                Err(TrySendError::Disconnected(_)) => break,
                             }
-                        }
-                    });
+                        });
                     if let Err(e) = spawned {
                         error!(error = %e, "cannot start the snapshot writer thread");
                     }
@@ -296,9 +345,15 @@ mod tests {
     #[test]
     fn node_clock_reads_wall_clock_ms_and_never_goes_back() {
         let clock = NodeClock::start();
-        let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
         let a = clock.now_ms();
-        assert!(a.abs_diff(wall) < 5_000, "node clock {a} vs wall clock {wall}");
+        assert!(
+            a.abs_diff(wall) < 5_000,
+            "node clock {a} vs wall clock {wall}"
+        );
         std::thread::sleep(Duration::from_millis(5));
         let b = clock.now_ms();
         assert!(b >= a + 5, "{a} then {b}");

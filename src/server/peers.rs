@@ -35,16 +35,32 @@ impl Peers {
         let mut control_config = config.clone();
         control_config.client_id = format!("kraftwerk-controller-{local_id}");
         control_config.request_timeout_ms = request_timeout_ms.max(5_000);
-        let voters: Vec<(i32, String, u16)> = voters.into_iter().filter(|(id, _, _)| *id != local_id).collect();
+        let voters: Vec<(i32, String, u16)> = voters
+            .into_iter()
+            .filter(|(id, _, _)| *id != local_id)
+            .collect();
         let connect = |config: &PeerClientConfig| -> BTreeMap<i32, PeerClient> {
             voters
                 .iter()
                 .map(|(node_id, host, port)| {
-                    (*node_id, PeerClient::new(PeerNode { node_id: *node_id, host: host.clone(), port: *port }, config.clone()))
+                    (
+                        *node_id,
+                        PeerClient::new(
+                            PeerNode {
+                                node_id: *node_id,
+                                host: host.clone(),
+                                port: *port,
+                            },
+                            config.clone(),
+                        ),
+                    )
                 })
                 .collect()
         };
-        Self { clients: connect(&config), control: connect(&control_config) }
+        Self {
+            clients: connect(&config),
+            control: connect(&control_config),
+        }
     }
 
     /// The controller-RPC client for `node_id`, if it is a voter.
@@ -53,10 +69,22 @@ impl Peers {
     }
 
     /// Sends every outbound request on its own task and reports the result to the node.
-    pub async fn dispatch(self: Arc<Self>, mut outbound: mpsc::UnboundedReceiver<OutboundRaft>, node: NodeHandle) {
-        while let Some(OutboundRaft { id, destination, request }) = outbound.recv().await {
+    pub async fn dispatch(
+        self: Arc<Self>,
+        mut outbound: mpsc::UnboundedReceiver<OutboundRaft>,
+        node: NodeHandle,
+    ) {
+        while let Some(OutboundRaft {
+            id,
+            destination,
+            request,
+        }) = outbound.recv().await
+        {
             let Some(client) = self.clients.get(&destination).cloned() else {
-                let _ = node.submit(NodeEvent::RaftSendFailed { id, failure: SendFailure::Disconnected });
+                let _ = node.submit(NodeEvent::RaftSendFailed {
+                    id,
+                    failure: SendFailure::Disconnected,
+                });
                 continue;
             };
             let node = node.clone();
@@ -65,13 +93,18 @@ impl Peers {
                 let event = match client.send(api, move |_version| kind).await {
                     Ok((_, response)) => match raft_response(response) {
                         Some(response) => NodeEvent::RaftResponse { id, response },
-                        None => NodeEvent::RaftSendFailed { id, failure: SendFailure::Disconnected },
+                        None => NodeEvent::RaftSendFailed {
+                            id,
+                            failure: SendFailure::Disconnected,
+                        },
                     },
                     Err(e) => {
                         debug!(destination, api = ?api, error = %e, "raft request failed");
                         let failure = match e {
                             PeerError::Timeout { .. } => SendFailure::Timeout,
-                            PeerError::UnsupportedVersion { .. } | PeerError::Encode { .. } => SendFailure::UnsupportedVersion,
+                            PeerError::UnsupportedVersion { .. } | PeerError::Encode { .. } => {
+                                SendFailure::UnsupportedVersion
+                            }
                             _ => SendFailure::Disconnected,
                         };
                         NodeEvent::RaftSendFailed { id, failure }

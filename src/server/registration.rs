@@ -11,7 +11,9 @@ use kafka_protocol::messages::{ApiKey, ControllerRegistrationRequest, RequestKin
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_controller::node::NodeStatus;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
-use kraftwerk_records::metadata_version::{controller_supported_features, MetadataVersion, METADATA_VERSION_FEATURE_NAME};
+use kraftwerk_records::metadata_version::{
+    controller_supported_features, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
+};
 use tokio::sync::{oneshot, watch};
 use tracing::{info, warn};
 use uuid::Uuid;
@@ -72,7 +74,12 @@ fn registration_supported(status: &NodeStatus) -> bool {
 
 /// Registers this controller, retrying every second until it succeeds; registers again after a
 /// leader change if the new leader's image has not got it (cheap, and it keeps endpoints fresh).
-pub async fn run(registration: Registration, node: NodeHandle, peers: Arc<Peers>, mut status: watch::Receiver<NodeStatus>) {
+pub async fn run(
+    registration: Registration,
+    node: NodeHandle,
+    peers: Arc<Peers>,
+    mut status: watch::Receiver<NodeStatus>,
+) {
     let mut registered_with: Option<(i32, i32)> = None;
     loop {
         let current = status.borrow_and_update().clone();
@@ -80,7 +87,11 @@ pub async fn run(registration: Registration, node: NodeHandle, peers: Arc<Peers>
         if leader.is_some() && leader != registered_with && registration_supported(&current) {
             let (leader_id, epoch) = leader.expect("checked");
             let ok = if leader_id == registration.node_id {
-                if current.active { register_locally(&registration, &node).await } else { false }
+                if current.active {
+                    register_locally(&registration, &node).await
+                } else {
+                    false
+                }
             } else {
                 register_remotely(&registration, &peers, leader_id).await
             };
@@ -98,9 +109,20 @@ pub async fn run(registration: Registration, node: NodeHandle, peers: Arc<Peers>
 
 async fn register_locally(registration: &Registration, node: &NodeHandle) -> bool {
     let (reply, answer) = oneshot::channel();
-    let ctx = RequestContext { api_version: 0, listener_name: registration.listener_name.clone(), ..Default::default() };
+    let ctx = RequestContext {
+        api_version: 0,
+        listener_name: registration.listener_name.clone(),
+        ..Default::default()
+    };
     let request = ControllerRequest::ControllerRegistration(registration.request());
-    if node.submit(NodeEvent::ControllerRequest { ctx, request, reply }).is_err() {
+    if node
+        .submit(NodeEvent::ControllerRequest {
+            ctx,
+            request,
+            reply,
+        })
+        .is_err()
+    {
         return false;
     }
     match answer.await {
@@ -114,9 +136,16 @@ async fn register_locally(registration: &Registration, node: &NodeHandle) -> boo
 }
 
 async fn register_remotely(registration: &Registration, peers: &Peers, leader_id: i32) -> bool {
-    let Some(client) = peers.control_client(leader_id) else { return false };
+    let Some(client) = peers.control_client(leader_id) else {
+        return false;
+    };
     let request = registration.request();
-    match client.send(ApiKey::ControllerRegistration, move |_| RequestKind::ControllerRegistration(request)).await {
+    match client
+        .send(ApiKey::ControllerRegistration, move |_| {
+            RequestKind::ControllerRegistration(request)
+        })
+        .await
+    {
         Ok((_, ResponseKind::ControllerRegistration(r))) if r.error_code == 0 => true,
         Ok((_, other)) => {
             warn!(leader_id, response = ?other, "controller registration refused");

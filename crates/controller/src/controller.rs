@@ -263,8 +263,15 @@ impl Controller {
     ///
     /// # Errors
     /// A [`ReplayError`] if a record cannot be applied (fatal: the snapshot is corrupt).
-    pub fn load_snapshot(&mut self, records: &[ApiMessageAndVersion], last_contained_offset: i64) -> Result<(), ReplayError> {
-        assert!(self.active.is_none(), "the active controller never loads a snapshot");
+    pub fn load_snapshot(
+        &mut self,
+        records: &[ApiMessageAndVersion],
+        last_contained_offset: i64,
+    ) -> Result<(), ReplayError> {
+        assert!(
+            self.active.is_none(),
+            "the active controller never loads a snapshot"
+        );
         let mut image = MetadataImage::empty();
         for record in records {
             replay(&mut image, record, last_contained_offset)?;
@@ -360,11 +367,19 @@ impl Controller {
             let response = self.describe_cluster(ctx, r);
             return ControllerResult::of(Vec::new(), ControllerResponse::DescribeCluster(response));
         }
+        if let ControllerRequest::Admin(admin) = &request {
+            if admin.is_answered_locally(ctx) {
+                let response = self.answer_locally(ctx, admin);
+                return ControllerResult::of(Vec::new(), ControllerResponse::Admin(response));
+            }
+        }
         if self.active.is_none() {
             return ControllerResult::of(Vec::new(), Self::not_controller_response(&request));
         }
         let request = match request {
-            ControllerRequest::Admin(admin) => return self.handle_admin(ctx, admin).map(ControllerResponse::Admin),
+            ControllerRequest::Admin(admin) => {
+                return self.handle_admin(ctx, admin).map(ControllerResponse::Admin)
+            }
             other => other,
         };
         self.check_replayed();
@@ -408,7 +423,9 @@ impl Controller {
                 handlers::cluster::unregister_broker(&image, config, &mut active.heartbeats, r)
                     .map(ControllerResponse::UnregisterBroker)
             }
-            ControllerRequest::DescribeCluster(_) | ControllerRequest::Admin(_) => unreachable!("answered above"),
+            ControllerRequest::DescribeCluster(_) | ControllerRequest::Admin(_) => {
+                unreachable!("answered above")
+            }
         };
         self.expect(ctx.next_offset, &result);
         result
@@ -421,6 +438,9 @@ impl Controller {
         ctx: &RequestContext,
         request: AdminRequest,
     ) -> ControllerResult<AdminResponse> {
+        if request.is_answered_locally(ctx) {
+            return ControllerResult::of(Vec::new(), self.answer_locally(ctx, &request));
+        }
         if self.active.is_none() {
             return ControllerResult::of(Vec::new(), Self::not_controller_admin_response(&request));
         }
@@ -440,12 +460,96 @@ impl Controller {
                     .map(AdminResponse::UpdateFeatures)
             }
             AdminRequest::IncrementalAlterConfigs(r) => {
-                handlers::admin::incremental_alter_configs(&image, config, r)
+                handlers::configs::incremental_alter_configs(&image, config, r)
                     .map(AdminResponse::IncrementalAlterConfigs)
             }
+            AdminRequest::AlterConfigs(r) => {
+                handlers::configs::legacy_alter_configs(&image, config, r)
+                    .map(AdminResponse::AlterConfigs)
+            }
+            AdminRequest::AlterPartitionReassignments(r) => {
+                handlers::reassignment::alter_partition_reassignments(&image, config, r)
+                    .map(AdminResponse::AlterPartitionReassignments)
+            }
+            AdminRequest::AlterClientQuotas(r) => handlers::quotas::alter_client_quotas(&image, r)
+                .map(AdminResponse::AlterClientQuotas),
+            AdminRequest::AlterUserScramCredentials(r) => {
+                handlers::scram::alter_user_scram_credentials(&image, r)
+                    .map(AdminResponse::AlterUserScramCredentials)
+            }
+            AdminRequest::CreateDelegationToken(r) => ControllerResult::of(
+                Vec::new(),
+                AdminResponse::CreateDelegationToken(handlers::disabled::create_delegation_token(
+                    ctx, r,
+                )),
+            ),
+            AdminRequest::RenewDelegationToken(_) => ControllerResult::of(
+                Vec::new(),
+                AdminResponse::RenewDelegationToken(handlers::disabled::renew_delegation_token(
+                    ctx,
+                )),
+            ),
+            AdminRequest::ExpireDelegationToken(_) => ControllerResult::of(
+                Vec::new(),
+                AdminResponse::ExpireDelegationToken(handlers::disabled::expire_delegation_token(
+                    ctx,
+                )),
+            ),
+            AdminRequest::ListPartitionReassignments(_)
+            | AdminRequest::DescribeConfigs(_)
+            | AdminRequest::DescribeAcls(_)
+            | AdminRequest::CreateAcls(_)
+            | AdminRequest::DeleteAcls(_)
+            | AdminRequest::AddRaftVoter(_)
+            | AdminRequest::RemoveRaftVoter(_) => unreachable!("answered locally above"),
         };
         self.expect(ctx.next_offset, &result);
         result
+    }
+
+    /// Answers an admin request that any controller, active or standby, answers itself
+    /// ([`AdminRequest::is_answered_locally`]): reads of the committed image and this
+    /// controller's configuration, refusals of disabled features, and the Raft voter changes
+    /// (a static quorum refuses them; `ctx.leader_id` tells whether this node leads).
+    pub fn answer_locally(&self, ctx: &RequestContext, request: &AdminRequest) -> AdminResponse {
+        use handlers::disabled::{self, QuorumRole};
+        let role = if ctx.leader_id != self.config.node_id {
+            QuorumRole::NotLeader
+        } else if self.active.is_some() {
+            QuorumRole::Leader
+        } else {
+            QuorumRole::LeaderCatchingUp
+        };
+        let image = &self.committed;
+        match request {
+            AdminRequest::ListPartitionReassignments(r) => {
+                AdminResponse::ListPartitionReassignments(
+                    handlers::reassignment::list_partition_reassignments(image, r),
+                )
+            }
+            AdminRequest::DescribeConfigs(r) => AdminResponse::DescribeConfigs(
+                handlers::describe_configs::describe_configs(image, &self.config, r),
+            ),
+            AdminRequest::DescribeAcls(_) => AdminResponse::DescribeAcls(disabled::describe_acls()),
+            AdminRequest::CreateAcls(r) => AdminResponse::CreateAcls(disabled::create_acls(r)),
+            AdminRequest::DeleteAcls(r) => AdminResponse::DeleteAcls(disabled::delete_acls(r)),
+            AdminRequest::AddRaftVoter(r) => {
+                AdminResponse::AddRaftVoter(disabled::add_raft_voter(&self.config, ctx, role, r))
+            }
+            AdminRequest::RemoveRaftVoter(r) => {
+                AdminResponse::RemoveRaftVoter(disabled::remove_raft_voter(&self.config, role, r))
+            }
+            AdminRequest::CreateDelegationToken(r) => {
+                AdminResponse::CreateDelegationToken(disabled::create_delegation_token(ctx, r))
+            }
+            AdminRequest::RenewDelegationToken(_) => {
+                AdminResponse::RenewDelegationToken(disabled::renew_delegation_token(ctx))
+            }
+            AdminRequest::ExpireDelegationToken(_) => {
+                AdminResponse::ExpireDelegationToken(disabled::expire_delegation_token(ctx))
+            }
+            other => panic!("api {} is not answered locally", other.api_key()),
+        }
     }
 
     /// NOT_CONTROLLER (41) for an admin request: per topic (CreatePartitions), top level

@@ -41,6 +41,7 @@
 //!   `java.util.Random`, so records (ELR lists, config order) and replica placement come out as
 //!   Kafka's would; `testdata/` holds vectors generated with Kafka 4.1.2's own classes.
 
+pub mod broker_configs;
 pub mod controller;
 pub mod error;
 pub mod handlers;
@@ -53,8 +54,8 @@ pub mod node;
 pub mod partition_change;
 pub mod placement;
 pub mod replay;
-pub mod snapshot;
 pub mod request;
+pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]
@@ -64,8 +65,8 @@ pub mod topic_name;
 pub mod write;
 
 pub use controller::{
-    Controller, ControllerConfig, ControllerRequest, ControllerResponse, ControllerResult, RequestContext,
-    MAX_RECORDS_PER_BATCH,
+    Controller, ControllerConfig, ControllerRequest, ControllerResponse, ControllerResult,
+    RequestContext, MAX_RECORDS_PER_BATCH,
 };
 pub use error::{ApiError, ReplayError};
 pub use image::MetadataImage;

@@ -19,18 +19,19 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use kraftwerk_raft::{
-    AppendError, Input, LeaderAndEpoch, OffsetAndEpoch, Output, QuorumStateStore, RaftCore, RaftError, RaftMetrics,
-    ReplicatedLog, RoleKind,
+    AppendError, Input, LeaderAndEpoch, OffsetAndEpoch, Output, QuorumStateStore, RaftCore,
+    RaftError, RaftMetrics, ReplicatedLog, RoleKind,
 };
 use kraftwerk_records::batch::{batches, decode_records, MAX_BATCH_BYTES};
 use kraftwerk_records::metadata::ApiMessageAndVersion;
 use tracing::{info, warn};
 
 use crate::controller::{
-    Controller, ControllerRequest, ControllerResponse, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
+    Controller, ControllerRequest, ControllerResponse, ControllerResult, RequestContext,
+    MAX_RECORDS_PER_BATCH,
 };
-use crate::request::{AdminRequest, AdminResponse};
 use crate::error::ReplayError;
+use crate::request::{AdminRequest, AdminResponse};
 use crate::snapshot::{decode_snapshot, SnapshotDone, SnapshotJob, SnapshotReadError};
 
 /// Caller-chosen id of a controller request, echoed with its response.
@@ -87,7 +88,11 @@ pub struct SnapshotPolicy {
 
 impl Default for SnapshotPolicy {
     fn default() -> Self {
-        Self { max_bytes_between_snapshots: 20 * 1024 * 1024, max_interval_ms: 3_600_000, clean_interval_ms: 60_000 }
+        Self {
+            max_bytes_between_snapshots: 20 * 1024 * 1024,
+            max_interval_ms: 3_600_000,
+            clean_interval_ms: 60_000,
+        }
     }
 }
 
@@ -274,7 +279,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         let size = log.snapshot_size_bytes(id).map_err(RaftError::from)?;
         let mut bytes = Vec::with_capacity(size as usize);
         while (bytes.len() as u64) < size {
-            let chunk = log.read_snapshot(id, bytes.len() as u64, MAX_BATCH_BYTES).map_err(RaftError::from)?;
+            let chunk = log
+                .read_snapshot(id, bytes.len() as u64, MAX_BATCH_BYTES)
+                .map_err(RaftError::from)?;
             if chunk.is_empty() {
                 break;
             }
@@ -286,7 +293,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         }
         self.controller
             .load_snapshot(&records, id.offset - 1)
-            .map_err(|source| NodeError::Replay { offset: id.offset - 1, source })?;
+            .map_err(|source| NodeError::Replay {
+                offset: id.offset - 1,
+                source,
+            })?;
         self.replayed_end_offset = id.offset;
         self.bytes_since_snapshot = 0;
         self.last_snapshot_ms = now_ms;
@@ -369,7 +379,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 let features = &self.controller.image().features;
                 features
                     .metadata_version()
-                    .map(|mv| (kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME.to_owned(), mv.feature_level()))
+                    .map(|mv| {
+                        (
+                            kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME
+                                .to_owned(),
+                            mv.feature_level(),
+                        )
+                    })
                     .into_iter()
                     .chain(features.finalized().map(|(n, l)| (n.clone(), *l)))
                     .collect()
@@ -379,14 +395,23 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
 
     /// Messages and responses to deliver, in order.
     pub fn take_outputs(&mut self) -> Vec<NodeOutput> {
-        let mut out: Vec<NodeOutput> = self.raft.take_outputs().into_iter().map(NodeOutput::Raft).collect();
+        let mut out: Vec<NodeOutput> = self
+            .raft
+            .take_outputs()
+            .into_iter()
+            .map(NodeOutput::Raft)
+            .collect();
         out.append(&mut self.outputs);
         out
     }
 
     /// Earliest time [`poll`](Self::poll) has work to do, in ms.
     pub fn next_deadline_ms(&self) -> u64 {
-        let c = if self.controller.is_active() { self.controller.next_deadline_ms() } else { None };
+        let c = if self.controller.is_active() {
+            self.controller.next_deadline_ms()
+        } else {
+            None
+        };
         let snapshot = (self.bytes_since_snapshot > 0 && self.snapshot_policy.max_interval_ms > 0)
             .then(|| self.last_snapshot_ms + self.snapshot_policy.max_interval_ms);
         self.raft
@@ -400,7 +425,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     pub fn handle(&mut self, now_ms: u64, input: NodeInput) -> Result<(), NodeError> {
         match input {
             NodeInput::Raft(input) => self.raft.handle(now_ms, input)?,
-            NodeInput::Controller { token, ctx, request } => self.handle_controller_request(now_ms, token, ctx, request)?,
+            NodeInput::Controller {
+                token,
+                ctx,
+                request,
+            } => self.handle_controller_request(now_ms, token, ctx, request)?,
             NodeInput::SnapshotDone(done) => self.on_snapshot_done(now_ms, done)?,
         }
         self.settle(now_ms)
@@ -451,45 +480,80 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 ControllerRequest::DescribeCluster(r) => {
                     ControllerResponse::DescribeCluster(self.controller.describe_cluster(&ctx, r))
                 }
+                // Reads and refusals any controller answers itself (DescribeConfigs,
+                // ListPartitionReassignments, ACLs, Raft voter changes, ...).
+                ControllerRequest::Admin(r) if r.is_answered_locally(&ctx) => {
+                    ControllerResponse::Admin(self.controller.answer_locally(&ctx, r))
+                }
                 other => Controller::not_controller_response(other),
             };
-            self.outputs.push(NodeOutput::Controller { token, response });
+            self.outputs
+                .push(NodeOutput::Controller { token, response });
             return Ok(());
         }
         let kind = request_kind(&request);
         let summary = summarize(&request);
         let result = self.controller.handle(&ctx, request);
         if !result.records.is_empty() {
-            info!(request = kind, client_id = ctx.client_id.as_deref().unwrap_or(""), records = result.records.len(), "{summary}");
+            info!(
+                request = kind,
+                client_id = ctx.client_id.as_deref().unwrap_or(""),
+                records = result.records.len(),
+                "{summary}"
+            );
         }
         self.write(now_ms, result, Some((token, kind)))
     }
 
     /// Appends a controller result and replays it speculatively; queues the response until the
     /// records commit.
-    fn write(&mut self, now_ms: u64, result: ControllerResult<ControllerResponse>, token: Option<(RequestToken, &'static str)>) -> Result<(), NodeError> {
+    fn write(
+        &mut self,
+        now_ms: u64,
+        result: ControllerResult<ControllerResponse>,
+        token: Option<(RequestToken, &'static str)>,
+    ) -> Result<(), NodeError> {
         let _epoch = self.active_epoch.unwrap_or(-1);
-        let ControllerResult { records, atomic, response } = result;
+        let ControllerResult {
+            records,
+            atomic,
+            response,
+        } = result;
         if records.is_empty() {
             if let Some((token, kind)) = token {
                 let wait_offset = self.raft.next_offset().unwrap_or(self.replayed_end_offset);
-                self.pending.push_back(Pending { wait_offset, token, response, wrote: false, request_kind: kind });
+                self.pending.push_back(Pending {
+                    wait_offset,
+                    token,
+                    response,
+                    wrote: false,
+                    request_kind: kind,
+                });
             }
             return Ok(());
         }
-        let chunk = if atomic { records.len() } else { MAX_RECORDS_PER_BATCH };
+        let chunk = if atomic {
+            records.len()
+        } else {
+            MAX_RECORDS_PER_BATCH
+        };
         let mut last_offset = -1;
         for part in records.chunks(chunk.max(1)) {
             let values: Vec<Bytes> = part
                 .iter()
-                .map(|r| r.encode().unwrap_or_else(|e| panic!("controller produced an unencodable record {r:?}: {e}")))
+                .map(|r| {
+                    r.encode().unwrap_or_else(|e| {
+                        panic!("controller produced an unencodable record {r:?}: {e}")
+                    })
+                })
                 .collect();
             let first = match self.raft.append(now_ms, values) {
                 Ok(first) => first,
                 Err(AppendError::NotLeader) => {
                     if let Some((token, _)) = token {
                         let response = self.not_controller_for(&response);
-                        self.outputs.push(NodeOutput::Controller { token, response });
+                        self.outputs
+                            .push(NodeOutput::Controller { token, response });
                     }
                     return Ok(());
                 }
@@ -498,15 +562,28 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                     panic!("controller result does not fit a batch: {e}");
                 }
             };
-            let with_offsets: Vec<(i64, ApiMessageAndVersion)> =
-                part.iter().cloned().enumerate().map(|(i, r)| (first + i as i64, r)).collect();
+            let with_offsets: Vec<(i64, ApiMessageAndVersion)> = part
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, r)| (first + i as i64, r))
+                .collect();
             last_offset = first + part.len() as i64 - 1;
             self.controller
                 .replay_uncommitted(&with_offsets)
-                .map_err(|source| NodeError::Replay { offset: first, source })?;
+                .map_err(|source| NodeError::Replay {
+                    offset: first,
+                    source,
+                })?;
         }
         if let Some((token, kind)) = token {
-            self.pending.push_back(Pending { wait_offset: last_offset + 1, token, response, wrote: true, request_kind: kind });
+            self.pending.push_back(Pending {
+                wait_offset: last_offset + 1,
+                token,
+                response,
+                wrote: true,
+                request_kind: kind,
+            });
         }
         Ok(())
     }
@@ -518,7 +595,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         }
         self.snapshot_in_progress = None;
         match done.result {
-            Ok(_) if self.latest_snapshot.is_some_and(|l| l.offset >= done.id.offset) => {
+            Ok(_)
+                if self
+                    .latest_snapshot
+                    .is_some_and(|l| l.offset >= done.id.offset) =>
+            {
                 // A newer snapshot arrived from the leader meanwhile (and truncating to it
                 // removed older ones): this one is superseded.
                 info!(id = ?done.id, latest = ?self.latest_snapshot, "snapshot superseded before it was registered");
@@ -526,7 +607,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             Ok(size) => {
                 match self.raft.register_snapshot(done.id) {
                     Ok(()) => {}
-                    Err(RaftError::Storage(kraftwerk_raft::LogError::SnapshotNotFound { .. })) => {
+                    Err(RaftError::Storage(kraftwerk_raft::LogError::SnapshotNotFound {
+                        ..
+                    })) => {
                         warn!(id = ?done.id, "written snapshot vanished before registration (log truncated meanwhile)");
                         return Ok(());
                     }
@@ -536,7 +619,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 self.stats.snapshots_written += 1;
                 self.stats.last_snapshot_bytes = size;
                 self.stats.last_snapshot_write_ms = done.duration_ms;
-                info!(offset = done.id.offset, epoch = done.id.epoch, size_bytes = size, records = done.records, write_ms = done.duration_ms, "snapshot written");
+                info!(
+                    offset = done.id.offset,
+                    epoch = done.id.epoch,
+                    size_bytes = size,
+                    records = done.records,
+                    write_ms = done.duration_ms,
+                    "snapshot written"
+                );
                 self.raft.maybe_clean_log(now_ms)?;
             }
             Err(e) => {
@@ -554,19 +644,27 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         if self.snapshot_in_progress.is_some() || self.bytes_since_snapshot == 0 {
             return Ok(());
         }
-        let by_bytes = self.bytes_since_snapshot >= self.snapshot_policy.max_bytes_between_snapshots;
+        let by_bytes =
+            self.bytes_since_snapshot >= self.snapshot_policy.max_bytes_between_snapshots;
         let by_time = self.snapshot_policy.max_interval_ms > 0
             && now_ms.saturating_sub(self.last_snapshot_ms) >= self.snapshot_policy.max_interval_ms;
         if !(by_bytes || by_time) || self.controller.image().transaction.is_some() {
             return Ok(());
         }
-        let Some((epoch, last_timestamp_ms)) = self.last_replayed_batch else { return Ok(()) };
+        let Some((epoch, last_timestamp_ms)) = self.last_replayed_batch else {
+            return Ok(());
+        };
         let id = OffsetAndEpoch::new(self.replayed_end_offset, epoch);
         if self.latest_snapshot.is_some_and(|s| s.offset >= id.offset) {
             return Ok(());
         }
         let sink = self.raft.create_snapshot(id)?;
-        info!(offset = id.offset, epoch, bytes_since_snapshot = self.bytes_since_snapshot, "starting a snapshot");
+        info!(
+            offset = id.offset,
+            epoch,
+            bytes_since_snapshot = self.bytes_since_snapshot,
+            "starting a snapshot"
+        );
         self.snapshot_in_progress = Some(id);
         self.bytes_since_snapshot = 0;
         self.last_snapshot_ms = now_ms;
@@ -597,14 +695,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 self.raft.maybe_clean_log(now_ms)?;
             }
             let leader = self.raft.is_leader();
-            if self.controller.is_active() && (!leader || self.active_epoch != Some(self.raft.epoch())) {
+            if self.controller.is_active()
+                && (!leader || self.active_epoch != Some(self.raft.epoch()))
+            {
                 self.deactivate();
             }
             if leader && !self.controller.is_active() {
-                let start = self.raft.epoch_start_offset().expect("leader has an epoch start");
+                let start = self
+                    .raft
+                    .epoch_start_offset()
+                    .expect("leader has an epoch start");
                 if self.replayed_end_offset > start {
                     let epoch = self.raft.epoch();
-                    info!(epoch, epoch_start_offset = start, replayed = self.replayed_end_offset, "activating the controller");
+                    info!(
+                        epoch,
+                        epoch_start_offset = start,
+                        replayed = self.replayed_end_offset,
+                        "activating the controller"
+                    );
                     self.controller.activate(epoch, now_ms);
                     self.active_epoch = Some(epoch);
                     self.stats.activations += 1;
@@ -613,8 +721,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             let mut wrote = false;
             if self.controller.is_active() {
                 while let Some(next) = self.raft.next_offset() {
-                    let Some(result) = self.controller.poll(now_ms, next) else { break };
-                    let result = ControllerResult { records: result.records, atomic: result.atomic, response: () };
+                    let Some(result) = self.controller.poll(now_ms, next) else {
+                        break;
+                    };
+                    let result = ControllerResult {
+                        records: result.records,
+                        atomic: result.atomic,
+                        response: (),
+                    };
                     self.write_internal(now_ms, result)?;
                     wrote = true;
                     if !self.raft.is_leader() {
@@ -630,23 +744,42 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         }
     }
 
-    fn write_internal(&mut self, now_ms: u64, result: ControllerResult<()>) -> Result<(), NodeError> {
-        let chunk = if result.atomic { result.records.len() } else { MAX_RECORDS_PER_BATCH };
+    fn write_internal(
+        &mut self,
+        now_ms: u64,
+        result: ControllerResult<()>,
+    ) -> Result<(), NodeError> {
+        let chunk = if result.atomic {
+            result.records.len()
+        } else {
+            MAX_RECORDS_PER_BATCH
+        };
         for part in result.records.chunks(chunk.max(1)) {
             let values: Vec<Bytes> = part
                 .iter()
-                .map(|r| r.encode().unwrap_or_else(|e| panic!("controller produced an unencodable record {r:?}: {e}")))
+                .map(|r| {
+                    r.encode().unwrap_or_else(|e| {
+                        panic!("controller produced an unencodable record {r:?}: {e}")
+                    })
+                })
                 .collect();
             let first = match self.raft.append(now_ms, values) {
                 Ok(first) => first,
                 Err(AppendError::NotLeader) => return Ok(()),
                 Err(e) => panic!("internal controller write does not fit a batch: {e}"),
             };
-            let with_offsets: Vec<(i64, ApiMessageAndVersion)> =
-                part.iter().cloned().enumerate().map(|(i, r)| (first + i as i64, r)).collect();
+            let with_offsets: Vec<(i64, ApiMessageAndVersion)> = part
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, r)| (first + i as i64, r))
+                .collect();
             self.controller
                 .replay_uncommitted(&with_offsets)
-                .map_err(|source| NodeError::Replay { offset: first, source })?;
+                .map_err(|source| NodeError::Replay {
+                    offset: first,
+                    source,
+                })?;
         }
         Ok(())
     }
@@ -661,9 +794,16 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         while let Some(p) = self.pending.pop_front() {
             let response = self.not_controller_for(&p.response);
             if p.wrote {
-                warn!(request = p.request_kind, wait_offset = p.wait_offset, "request's records were not committed before leadership was lost");
+                warn!(
+                    request = p.request_kind,
+                    wait_offset = p.wait_offset,
+                    "request's records were not committed before leadership was lost"
+                );
             }
-            self.outputs.push(NodeOutput::Controller { token: p.token, response });
+            self.outputs.push(NodeOutput::Controller {
+                token: p.token,
+                response,
+            });
         }
     }
 
@@ -673,50 +813,78 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 break;
             }
             let p = self.pending.pop_front().expect("front exists");
-            self.outputs.push(NodeOutput::Controller { token: p.token, response: p.response });
+            self.outputs.push(NodeOutput::Controller {
+                token: p.token,
+                response: p.response,
+            });
         }
     }
 
     /// Replays committed batches below the high watermark that were not replayed yet.
     fn replay_committed(&mut self) -> Result<(), NodeError> {
-        let Some(hw) = self.raft.high_watermark() else { return Ok(()) };
+        let Some(hw) = self.raft.high_watermark() else {
+            return Ok(());
+        };
         while self.replayed_end_offset < hw {
             let offset = self.replayed_end_offset;
-            let bytes = self.raft.log().read(offset, MAX_BATCH_BYTES).map_err(RaftError::from)?;
+            let bytes = self
+                .raft
+                .log()
+                .read(offset, MAX_BATCH_BYTES)
+                .map_err(RaftError::from)?;
             if bytes.is_empty() {
                 return Err(NodeError::MissingCommittedData { offset });
             }
             let mut progressed = false;
             for item in batches(&bytes) {
-                let (header, batch) = item.map_err(|e| NodeError::Decode { offset, reason: e.to_string() })?;
+                let (header, batch) = item.map_err(|e| NodeError::Decode {
+                    offset,
+                    reason: e.to_string(),
+                })?;
                 if header.base_offset >= hw {
                     break;
                 }
                 if header.next_offset() > hw {
                     // The high watermark always sits on a batch boundary; a batch straddling it
                     // would mean a broken log.
-                    return Err(NodeError::Decode { offset: header.base_offset, reason: format!("batch ends at {} beyond the high watermark {hw}", header.next_offset()) });
+                    return Err(NodeError::Decode {
+                        offset: header.base_offset,
+                        reason: format!(
+                            "batch ends at {} beyond the high watermark {hw}",
+                            header.next_offset()
+                        ),
+                    });
                 }
                 if header.next_offset() <= self.replayed_end_offset {
                     continue;
                 }
                 if !header.is_control() {
-                    let records = decode_records(batch)
-                        .map_err(|e| NodeError::Decode { offset: header.base_offset, reason: e.to_string() })?;
+                    let records = decode_records(batch).map_err(|e| NodeError::Decode {
+                        offset: header.base_offset,
+                        reason: e.to_string(),
+                    })?;
                     let mut decoded = Vec::with_capacity(records.len());
                     for r in records {
                         let value = r.value.unwrap_or_default();
-                        let record = ApiMessageAndVersion::decode(&value)
-                            .map_err(|e| NodeError::Decode { offset: r.offset, reason: e.to_string() })?;
+                        let record = ApiMessageAndVersion::decode(&value).map_err(|e| {
+                            NodeError::Decode {
+                                offset: r.offset,
+                                reason: e.to_string(),
+                            }
+                        })?;
                         decoded.push((r.offset, record));
                     }
                     self.controller
                         .replay_committed(&decoded)
-                        .map_err(|source| NodeError::Replay { offset: header.base_offset, source })?;
+                        .map_err(|source| NodeError::Replay {
+                            offset: header.base_offset,
+                            source,
+                        })?;
                 }
                 self.replayed_end_offset = header.next_offset();
                 self.bytes_since_snapshot += header.size_bytes() as u64;
-                self.last_replayed_batch = Some((header.partition_leader_epoch, header.max_timestamp));
+                self.last_replayed_batch =
+                    Some((header.partition_leader_epoch, header.max_timestamp));
                 progressed = true;
             }
             if !progressed {
@@ -778,7 +946,29 @@ fn request_kind(request: &ControllerRequest) -> &'static str {
         ControllerRequest::Admin(AdminRequest::CreatePartitions(_)) => "CreatePartitions",
         ControllerRequest::Admin(AdminRequest::ElectLeaders(_)) => "ElectLeaders",
         ControllerRequest::Admin(AdminRequest::UpdateFeatures(_)) => "UpdateFeatures",
-        ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(_)) => "IncrementalAlterConfigs",
+        ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(_)) => {
+            "IncrementalAlterConfigs"
+        }
+        ControllerRequest::Admin(AdminRequest::AlterPartitionReassignments(_)) => {
+            "AlterPartitionReassignments"
+        }
+        ControllerRequest::Admin(AdminRequest::ListPartitionReassignments(_)) => {
+            "ListPartitionReassignments"
+        }
+        ControllerRequest::Admin(AdminRequest::DescribeConfigs(_)) => "DescribeConfigs",
+        ControllerRequest::Admin(AdminRequest::AlterConfigs(_)) => "AlterConfigs",
+        ControllerRequest::Admin(AdminRequest::AlterClientQuotas(_)) => "AlterClientQuotas",
+        ControllerRequest::Admin(AdminRequest::AlterUserScramCredentials(_)) => {
+            "AlterUserScramCredentials"
+        }
+        ControllerRequest::Admin(AdminRequest::DescribeAcls(_)) => "DescribeAcls",
+        ControllerRequest::Admin(AdminRequest::CreateAcls(_)) => "CreateAcls",
+        ControllerRequest::Admin(AdminRequest::DeleteAcls(_)) => "DeleteAcls",
+        ControllerRequest::Admin(AdminRequest::CreateDelegationToken(_)) => "CreateDelegationToken",
+        ControllerRequest::Admin(AdminRequest::RenewDelegationToken(_)) => "RenewDelegationToken",
+        ControllerRequest::Admin(AdminRequest::ExpireDelegationToken(_)) => "ExpireDelegationToken",
+        ControllerRequest::Admin(AdminRequest::AddRaftVoter(_)) => "AddRaftVoter",
+        ControllerRequest::Admin(AdminRequest::RemoveRaftVoter(_)) => "RemoveRaftVoter",
     }
 }
 
@@ -805,16 +995,87 @@ fn not_controller_like(response: &ControllerResponse) -> ControllerResponse {
         ControllerResponse::ControllerRegistration(x) => x.error_code = NOT_CONTROLLER,
         ControllerResponse::DescribeCluster(x) => x.error_code = NOT_CONTROLLER,
         ControllerResponse::UnregisterBroker(x) => x.error_code = NOT_CONTROLLER,
-        ControllerResponse::Admin(AdminResponse::CreatePartitions(x)) => x.results.iter_mut().for_each(|t| {
-            t.error_code = NOT_CONTROLLER;
-            t.error_message = None;
-        }),
+        ControllerResponse::Admin(AdminResponse::CreatePartitions(x)) => {
+            x.results.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
         ControllerResponse::Admin(AdminResponse::ElectLeaders(x)) => x.error_code = NOT_CONTROLLER,
-        ControllerResponse::Admin(AdminResponse::UpdateFeatures(x)) => x.error_code = NOT_CONTROLLER,
-        ControllerResponse::Admin(AdminResponse::IncrementalAlterConfigs(x)) => x.responses.iter_mut().for_each(|t| {
-            t.error_code = NOT_CONTROLLER;
-            t.error_message = None;
-        }),
+        ControllerResponse::Admin(AdminResponse::UpdateFeatures(x)) => {
+            x.error_code = NOT_CONTROLLER
+        }
+        ControllerResponse::Admin(AdminResponse::IncrementalAlterConfigs(x)) => {
+            x.responses.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::AlterPartitionReassignments(x)) => {
+            x.error_code = NOT_CONTROLLER;
+            x.error_message = None;
+            x.responses
+                .iter_mut()
+                .flat_map(|t| t.partitions.iter_mut())
+                .for_each(|p| {
+                    p.error_code = NOT_CONTROLLER;
+                    p.error_message = None;
+                });
+        }
+        ControllerResponse::Admin(AdminResponse::ListPartitionReassignments(x)) => {
+            x.error_code = NOT_CONTROLLER
+        }
+        ControllerResponse::Admin(AdminResponse::DescribeConfigs(x)) => {
+            x.results.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+                t.configs.clear();
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::AlterConfigs(x)) => {
+            x.responses.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::AlterClientQuotas(x)) => {
+            x.entries.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::AlterUserScramCredentials(x)) => {
+            x.results.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::DescribeAcls(x)) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::Admin(AdminResponse::CreateAcls(x)) => {
+            x.results.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::DeleteAcls(x)) => {
+            x.filter_results.iter_mut().for_each(|t| {
+                t.error_code = NOT_CONTROLLER;
+                t.error_message = None;
+            })
+        }
+        ControllerResponse::Admin(AdminResponse::CreateDelegationToken(x)) => {
+            x.error_code = NOT_CONTROLLER
+        }
+        ControllerResponse::Admin(AdminResponse::RenewDelegationToken(x)) => {
+            x.error_code = NOT_CONTROLLER
+        }
+        ControllerResponse::Admin(AdminResponse::ExpireDelegationToken(x)) => {
+            x.error_code = NOT_CONTROLLER
+        }
+        ControllerResponse::Admin(AdminResponse::AddRaftVoter(x)) => x.error_code = NOT_CONTROLLER,
+        ControllerResponse::Admin(AdminResponse::RemoveRaftVoter(x)) => {
+            x.error_code = NOT_CONTROLLER
+        }
     }
     r
 }

@@ -5,15 +5,24 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{
-    AllocateProducerIdsRequest, AllocateProducerIdsResponse, AlterPartitionRequest,
-    AlterPartitionResponse, AssignReplicasToDirsRequest, AssignReplicasToDirsResponse,
-    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
-    BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
+    AddRaftVoterRequest, AddRaftVoterResponse, AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse, AlterClientQuotasRequest, AlterClientQuotasResponse,
+    AlterConfigsRequest, AlterConfigsResponse, AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse, AlterPartitionRequest, AlterPartitionResponse,
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+    AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse, BrokerRegistrationRequest, BrokerRegistrationResponse,
+    ControllerRegistrationRequest, ControllerRegistrationResponse, CreateAclsRequest,
+    CreateAclsResponse, CreateDelegationTokenRequest, CreateDelegationTokenResponse,
     CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
-    ElectLeadersRequest, ElectLeadersResponse, IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
-    UpdateFeaturesRequest, UpdateFeaturesResponse,
+    DeleteAclsRequest, DeleteAclsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
+    DescribeAclsRequest, DescribeAclsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, ElectLeadersRequest, ElectLeadersResponse,
+    ExpireDelegationTokenRequest, ExpireDelegationTokenResponse, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse, ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    RenewDelegationTokenRequest, RenewDelegationTokenResponse, UnregisterBrokerRequest,
+    UnregisterBrokerResponse, UpdateFeaturesRequest, UpdateFeaturesResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::ApiMessageAndVersion;
@@ -38,6 +47,34 @@ pub struct RequestContext {
     pub client_id: Option<String>,
     /// Listener the request arrived on (DescribeCluster lists controller endpoints on it).
     pub listener_name: String,
+    /// Who the request runs as: the client's principal for a forwarded request, else the
+    /// connection's (`User:ANONYMOUS` on a PLAINTEXT listener).
+    pub principal: Principal,
+    /// True if the request arrived inside an Envelope (`RequestChannel.Request.isForwarded`).
+    pub forwarded: bool,
+}
+
+/// A Kafka principal (`KafkaPrincipal`): type, name, and whether it authenticated with a
+/// delegation token. The default is `User:ANONYMOUS`, the principal of every PLAINTEXT
+/// connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    /// Principal type, e.g. `User`.
+    pub principal_type: String,
+    /// Principal name, e.g. `ANONYMOUS`.
+    pub name: String,
+    /// Whether the client authenticated with a delegation token.
+    pub token_authenticated: bool,
+}
+
+impl Default for Principal {
+    fn default() -> Self {
+        Principal {
+            principal_type: "User".to_owned(),
+            name: "ANONYMOUS".to_owned(),
+            token_authenticated: false,
+        }
+    }
 }
 
 /// A handler's output: records to append and the response to send once they commit
@@ -141,11 +178,12 @@ pub enum ControllerResponse {
     Admin(AdminResponse),
 }
 
-/// Admin requests the controller also serves (CreatePartitions, ElectLeaders, UpdateFeatures,
-/// IncrementalAlterConfigs). Kept apart from [`ControllerRequest`] so that adding them did not
-/// break exhaustive matches elsewhere; route them with
+/// Admin requests the controller also serves: the admin APIs brokers forward and those a
+/// `--bootstrap-controller` admin client sends directly. Kept apart from [`ControllerRequest`]
+/// so that adding them did not break exhaustive matches elsewhere; route them with
 /// [`Controller::handle_admin`](crate::controller::Controller::handle_admin). The same
-/// contract applies (append, replay, answer after commit).
+/// contract applies (append, replay, answer after commit). Some are answered by any
+/// controller, active or not, without records: see [`AdminRequest::is_answered_locally`].
 #[derive(Clone, Debug)]
 pub enum AdminRequest {
     /// CreatePartitions (37).
@@ -156,6 +194,34 @@ pub enum AdminRequest {
     UpdateFeatures(UpdateFeaturesRequest),
     /// IncrementalAlterConfigs (44).
     IncrementalAlterConfigs(IncrementalAlterConfigsRequest),
+    /// AlterPartitionReassignments (45).
+    AlterPartitionReassignments(AlterPartitionReassignmentsRequest),
+    /// ListPartitionReassignments (46).
+    ListPartitionReassignments(ListPartitionReassignmentsRequest),
+    /// DescribeConfigs (32).
+    DescribeConfigs(DescribeConfigsRequest),
+    /// AlterConfigs (33), the legacy whole-resource replacement.
+    AlterConfigs(AlterConfigsRequest),
+    /// AlterClientQuotas (49).
+    AlterClientQuotas(AlterClientQuotasRequest),
+    /// AlterUserScramCredentials (51).
+    AlterUserScramCredentials(AlterUserScramCredentialsRequest),
+    /// DescribeAcls (29).
+    DescribeAcls(DescribeAclsRequest),
+    /// CreateAcls (30).
+    CreateAcls(CreateAclsRequest),
+    /// DeleteAcls (31).
+    DeleteAcls(DeleteAclsRequest),
+    /// CreateDelegationToken (38).
+    CreateDelegationToken(CreateDelegationTokenRequest),
+    /// RenewDelegationToken (39).
+    RenewDelegationToken(RenewDelegationTokenRequest),
+    /// ExpireDelegationToken (40).
+    ExpireDelegationToken(ExpireDelegationTokenRequest),
+    /// AddRaftVoter (80).
+    AddRaftVoter(AddRaftVoterRequest),
+    /// RemoveRaftVoter (81).
+    RemoveRaftVoter(RemoveRaftVoterRequest),
 }
 
 /// The response to an [`AdminRequest`], same variant.
@@ -169,6 +235,92 @@ pub enum AdminResponse {
     UpdateFeatures(UpdateFeaturesResponse),
     /// IncrementalAlterConfigs (44).
     IncrementalAlterConfigs(IncrementalAlterConfigsResponse),
+    /// AlterPartitionReassignments (45).
+    AlterPartitionReassignments(AlterPartitionReassignmentsResponse),
+    /// ListPartitionReassignments (46).
+    ListPartitionReassignments(ListPartitionReassignmentsResponse),
+    /// DescribeConfigs (32).
+    DescribeConfigs(DescribeConfigsResponse),
+    /// AlterConfigs (33).
+    AlterConfigs(AlterConfigsResponse),
+    /// AlterClientQuotas (49).
+    AlterClientQuotas(AlterClientQuotasResponse),
+    /// AlterUserScramCredentials (51).
+    AlterUserScramCredentials(AlterUserScramCredentialsResponse),
+    /// DescribeAcls (29).
+    DescribeAcls(DescribeAclsResponse),
+    /// CreateAcls (30).
+    CreateAcls(CreateAclsResponse),
+    /// DeleteAcls (31).
+    DeleteAcls(DeleteAclsResponse),
+    /// CreateDelegationToken (38).
+    CreateDelegationToken(CreateDelegationTokenResponse),
+    /// RenewDelegationToken (39).
+    RenewDelegationToken(RenewDelegationTokenResponse),
+    /// ExpireDelegationToken (40).
+    ExpireDelegationToken(ExpireDelegationTokenResponse),
+    /// AddRaftVoter (80).
+    AddRaftVoter(AddRaftVoterResponse),
+    /// RemoveRaftVoter (81).
+    RemoveRaftVoter(RemoveRaftVoterResponse),
+}
+
+impl AdminRequest {
+    /// The Kafka API key of the request.
+    pub fn api_key(&self) -> i16 {
+        match self {
+            AdminRequest::CreatePartitions(_) => 37,
+            AdminRequest::ElectLeaders(_) => 43,
+            AdminRequest::UpdateFeatures(_) => 57,
+            AdminRequest::IncrementalAlterConfigs(_) => 44,
+            AdminRequest::AlterPartitionReassignments(_) => 45,
+            AdminRequest::ListPartitionReassignments(_) => 46,
+            AdminRequest::DescribeConfigs(_) => 32,
+            AdminRequest::AlterConfigs(_) => 33,
+            AdminRequest::AlterClientQuotas(_) => 49,
+            AdminRequest::AlterUserScramCredentials(_) => 51,
+            AdminRequest::DescribeAcls(_) => 29,
+            AdminRequest::CreateAcls(_) => 30,
+            AdminRequest::DeleteAcls(_) => 31,
+            AdminRequest::CreateDelegationToken(_) => 38,
+            AdminRequest::RenewDelegationToken(_) => 39,
+            AdminRequest::ExpireDelegationToken(_) => 40,
+            AdminRequest::AddRaftVoter(_) => 80,
+            AdminRequest::RemoveRaftVoter(_) => 81,
+        }
+    }
+
+    /// Whether any controller, active or standby, answers this request itself from its
+    /// committed image and configuration, without writing records (Java answers these in
+    /// `ControllerApis`, `ConfigHelper`, a `QuorumController` read event or the Raft client,
+    /// never with NOT_CONTROLLER): DescribeConfigs, ListPartitionReassignments, the ACL APIs
+    /// (no authorizer), AddRaftVoter/RemoveRaftVoter (the Raft leader check is part of the
+    /// answer), and delegation-token requests refused before they reach the quorum controller
+    /// (`ControllerApis.allowTokenRequests`).
+    pub fn is_answered_locally(&self, ctx: &RequestContext) -> bool {
+        match self {
+            AdminRequest::DescribeConfigs(_)
+            | AdminRequest::ListPartitionReassignments(_)
+            | AdminRequest::DescribeAcls(_)
+            | AdminRequest::CreateAcls(_)
+            | AdminRequest::DeleteAcls(_)
+            | AdminRequest::AddRaftVoter(_)
+            | AdminRequest::RemoveRaftVoter(_) => true,
+            AdminRequest::CreateDelegationToken(_)
+            | AdminRequest::RenewDelegationToken(_)
+            | AdminRequest::ExpireDelegationToken(_) => {
+                !crate::handlers::disabled::allow_token_requests(ctx)
+            }
+            AdminRequest::CreatePartitions(_)
+            | AdminRequest::ElectLeaders(_)
+            | AdminRequest::UpdateFeatures(_)
+            | AdminRequest::IncrementalAlterConfigs(_)
+            | AdminRequest::AlterPartitionReassignments(_)
+            | AdminRequest::AlterConfigs(_)
+            | AdminRequest::AlterClientQuotas(_)
+            | AdminRequest::AlterUserScramCredentials(_) => false,
+        }
+    }
 }
 
 impl ControllerRequest {
@@ -185,10 +337,7 @@ impl ControllerRequest {
             ControllerRequest::ControllerRegistration(_) => 70,
             ControllerRequest::DescribeCluster(_) => 60,
             ControllerRequest::UnregisterBroker(_) => 64,
-            ControllerRequest::Admin(AdminRequest::CreatePartitions(_)) => 37,
-            ControllerRequest::Admin(AdminRequest::ElectLeaders(_)) => 43,
-            ControllerRequest::Admin(AdminRequest::UpdateFeatures(_)) => 57,
-            ControllerRequest::Admin(AdminRequest::IncrementalAlterConfigs(_)) => 44,
+            ControllerRequest::Admin(admin) => admin.api_key(),
         }
     }
 }
@@ -273,10 +422,26 @@ pub fn not_controller_response(request: &ControllerRequest) -> ControllerRespons
     }
 }
 
-/// NOT_CONTROLLER (41) for an admin request: per topic (CreatePartitions), top level
-/// (ElectLeaders, UpdateFeatures), per resource (IncrementalAlterConfigs).
+/// NOT_CONTROLLER (41) for an admin request, where Java's `getErrorResponse` puts an error
+/// (and so where brokers and `RequestChannel` look for it): per topic (CreatePartitions), top
+/// level (ElectLeaders, UpdateFeatures, ListPartitionReassignments, DescribeAcls, the
+/// delegation-token and Raft-voter APIs), top level and per partition
+/// (AlterPartitionReassignments), per resource (IncrementalAlterConfigs, AlterConfigs,
+/// DescribeConfigs), per entry (AlterClientQuotas, CreateAcls, DeleteAcls), per user, sorted
+/// and distinct (AlterUserScramCredentials).
 pub fn not_controller_admin_response(request: &AdminRequest) -> AdminResponse {
+    use kafka_protocol::messages::{
+        alter_client_quotas_response as quotas, alter_configs_response as alter_configs,
+        alter_partition_reassignments_response as reassign,
+        alter_user_scram_credentials_response as scram, create_acls_response as create_acls,
+        delete_acls_response as delete_acls, describe_configs_response as describe_configs,
+    };
     let code = ResponseError::NotController.code();
+    let message = || {
+        Some(StrBytes::from_static_str(
+            "This is not the correct controller for this cluster.",
+        ))
+    };
     match request {
         AdminRequest::CreatePartitions(r) => AdminResponse::CreatePartitions(CreatePartitionsResponse::default().with_results(
             r.topics
@@ -305,5 +470,132 @@ pub fn not_controller_admin_response(request: &AdminRequest) -> AdminResponse {
                     .collect(),
             ),
         ),
+        AdminRequest::AlterPartitionReassignments(r) => AdminResponse::AlterPartitionReassignments(
+            AlterPartitionReassignmentsResponse::default()
+                .with_error_code(code)
+                .with_error_message(message())
+                .with_responses(
+                    r.topics
+                        .iter()
+                        .map(|t| {
+                            reassign::ReassignableTopicResponse::default().with_name(t.name.clone()).with_partitions(
+                                t.partitions
+                                    .iter()
+                                    .map(|p| {
+                                        reassign::ReassignablePartitionResponse::default()
+                                            .with_partition_index(p.partition_index)
+                                            .with_error_code(code)
+                                            .with_error_message(message())
+                                    })
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                ),
+        ),
+        AdminRequest::ListPartitionReassignments(_) => AdminResponse::ListPartitionReassignments(
+            ListPartitionReassignmentsResponse::default().with_error_code(code).with_error_message(message()),
+        ),
+        AdminRequest::DescribeConfigs(r) => AdminResponse::DescribeConfigs(
+            DescribeConfigsResponse::default().with_results(
+                r.resources
+                    .iter()
+                    .map(|x| {
+                        describe_configs::DescribeConfigsResult::default()
+                            .with_resource_type(x.resource_type)
+                            .with_resource_name(x.resource_name.clone())
+                            .with_error_code(code)
+                            .with_error_message(message())
+                    })
+                    .collect(),
+            ),
+        ),
+        AdminRequest::AlterConfigs(r) => AdminResponse::AlterConfigs(
+            AlterConfigsResponse::default().with_responses(
+                r.resources
+                    .iter()
+                    .map(|x| {
+                        alter_configs::AlterConfigsResourceResponse::default()
+                            .with_resource_type(x.resource_type)
+                            .with_resource_name(x.resource_name.clone())
+                            .with_error_code(code)
+                            .with_error_message(message())
+                    })
+                    .collect(),
+            ),
+        ),
+        AdminRequest::AlterClientQuotas(r) => AdminResponse::AlterClientQuotas(
+            AlterClientQuotasResponse::default().with_entries(
+                r.entries
+                    .iter()
+                    .map(|e| {
+                        quotas::EntryData::default()
+                            .with_error_code(code)
+                            .with_error_message(message())
+                            .with_entity(
+                                e.entity
+                                    .iter()
+                                    .map(|d| {
+                                        quotas::EntityData::default()
+                                            .with_entity_type(d.entity_type.clone())
+                                            .with_entity_name(d.entity_name.clone())
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            ),
+        ),
+        AdminRequest::AlterUserScramCredentials(r) => {
+            let users: std::collections::BTreeSet<&StrBytes> =
+                r.deletions.iter().map(|d| &d.name).chain(r.upsertions.iter().map(|u| &u.name)).collect();
+            AdminResponse::AlterUserScramCredentials(
+                AlterUserScramCredentialsResponse::default().with_results(
+                    users
+                        .into_iter()
+                        .map(|u| {
+                            scram::AlterUserScramCredentialsResult::default()
+                                .with_user(u.clone())
+                                .with_error_code(code)
+                                .with_error_message(message())
+                        })
+                        .collect(),
+                ),
+            )
+        }
+        AdminRequest::DescribeAcls(_) => {
+            AdminResponse::DescribeAcls(DescribeAclsResponse::default().with_error_code(code).with_error_message(message()))
+        }
+        AdminRequest::CreateAcls(r) => AdminResponse::CreateAcls(
+            CreateAclsResponse::default().with_results(
+                r.creations
+                    .iter()
+                    .map(|_| create_acls::AclCreationResult::default().with_error_code(code).with_error_message(message()))
+                    .collect(),
+            ),
+        ),
+        AdminRequest::DeleteAcls(r) => AdminResponse::DeleteAcls(
+            DeleteAclsResponse::default().with_filter_results(
+                r.filters
+                    .iter()
+                    .map(|_| delete_acls::DeleteAclsFilterResult::default().with_error_code(code).with_error_message(message()))
+                    .collect(),
+            ),
+        ),
+        AdminRequest::CreateDelegationToken(_) => {
+            AdminResponse::CreateDelegationToken(CreateDelegationTokenResponse::default().with_error_code(code))
+        }
+        AdminRequest::RenewDelegationToken(_) => {
+            AdminResponse::RenewDelegationToken(RenewDelegationTokenResponse::default().with_error_code(code))
+        }
+        AdminRequest::ExpireDelegationToken(_) => {
+            AdminResponse::ExpireDelegationToken(ExpireDelegationTokenResponse::default().with_error_code(code))
+        }
+        AdminRequest::AddRaftVoter(_) => {
+            AdminResponse::AddRaftVoter(AddRaftVoterResponse::default().with_error_code(code).with_error_message(message()))
+        }
+        AdminRequest::RemoveRaftVoter(_) => {
+            AdminResponse::RemoveRaftVoter(RemoveRaftVoterResponse::default().with_error_code(code).with_error_message(message()))
+        }
     }
 }

@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use kraftwerk_raft::{LogError, OffsetAndEpoch, SnapshotSink};
-use kraftwerk_records::batch::{batches, decode_records, BatchBuilder, MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH};
+use kraftwerk_records::batch::{
+    batches, decode_records, BatchBuilder, MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH,
+};
 use kraftwerk_records::control::{control_batch, decode_control_batch, ControlRecord};
 use kraftwerk_records::metadata::ApiMessageAndVersion;
 
@@ -46,18 +48,25 @@ pub fn encode_snapshot(
     mut out: impl FnMut(Bytes) -> Result<(), LogError>,
 ) -> Result<(), LogError> {
     let mut offset = 0i64;
-    out(control_batch(offset, id.epoch, now_ms, &[ControlRecord::snapshot_header(last_contained_timestamp_ms)]))?;
+    out(control_batch(
+        offset,
+        id.epoch,
+        now_ms,
+        &[ControlRecord::snapshot_header(last_contained_timestamp_ms)],
+    ))?;
     offset += 1;
     let mut builder = BatchBuilder::new(offset, id.epoch, now_ms);
     for record in records {
-        let value = record
-            .encode()
-            .map_err(|e| LogError::Inconsistent(format!("image record {record:?} cannot be encoded: {e}")))?;
+        let value = record.encode().map_err(|e| {
+            LogError::Inconsistent(format!("image record {record:?} cannot be encoded: {e}"))
+        })?;
         if !builder.is_empty()
             && (builder.len() >= MAX_RECORDS_PER_BATCH || !builder.has_room_for(None, &value))
         {
             let next = builder.next_offset();
-            out(std::mem::replace(&mut builder, BatchBuilder::new(next, id.epoch, now_ms)).build())?;
+            out(
+                std::mem::replace(&mut builder, BatchBuilder::new(next, id.epoch, now_ms)).build(),
+            )?;
         }
         builder.append(None, &value);
     }
@@ -65,13 +74,25 @@ pub fn encode_snapshot(
         offset = builder.next_offset();
         out(builder.build())?;
     }
-    out(control_batch(offset, id.epoch, now_ms, &[ControlRecord::snapshot_footer()]))
+    out(control_batch(
+        offset,
+        id.epoch,
+        now_ms,
+        &[ControlRecord::snapshot_footer()],
+    ))
 }
 
 /// Decodes a whole snapshot: checks the SnapshotHeader comes first and the SnapshotFooter last,
 /// and returns the metadata records in order.
-pub fn decode_snapshot(id: OffsetAndEpoch, bytes: &[u8]) -> Result<Vec<ApiMessageAndVersion>, SnapshotReadError> {
-    let invalid = |reason: String| SnapshotReadError::Invalid { offset: id.offset, epoch: id.epoch, reason };
+pub fn decode_snapshot(
+    id: OffsetAndEpoch,
+    bytes: &[u8],
+) -> Result<Vec<ApiMessageAndVersion>, SnapshotReadError> {
+    let invalid = |reason: String| SnapshotReadError::Invalid {
+        offset: id.offset,
+        epoch: id.epoch,
+        reason,
+    };
     let mut records = Vec::new();
     let mut seen_header = false;
     let mut seen_footer = false;
@@ -89,7 +110,12 @@ pub fn decode_snapshot(id: OffsetAndEpoch, bytes: &[u8]) -> Result<Vec<ApiMessag
                     ControlRecord::SnapshotHeader(_) if !seen_header => seen_header = true,
                     ControlRecord::SnapshotFooter(_) if seen_header => seen_footer = true,
                     ControlRecord::KRaftVersion(_) | ControlRecord::Voters(_) if seen_header => {}
-                    other => return Err(invalid(format!("unexpected control record {:?}", other.record_type()))),
+                    other => {
+                        return Err(invalid(format!(
+                            "unexpected control record {:?}",
+                            other.record_type()
+                        )))
+                    }
                 }
             }
         } else {
@@ -98,12 +124,18 @@ pub fn decode_snapshot(id: OffsetAndEpoch, bytes: &[u8]) -> Result<Vec<ApiMessag
             }
             for r in decode_records(batch).map_err(|e| invalid(e.to_string()))? {
                 let value = r.value.unwrap_or_default();
-                records.push(ApiMessageAndVersion::decode(&value).map_err(|e| invalid(format!("offset {}: {e}", r.offset)))?);
+                records.push(
+                    ApiMessageAndVersion::decode(&value)
+                        .map_err(|e| invalid(format!("offset {}: {e}", r.offset)))?,
+                );
             }
         }
     }
     if consumed != bytes.len() {
-        return Err(invalid(format!("{} trailing bytes", bytes.len() - consumed)));
+        return Err(invalid(format!(
+            "{} trailing bytes",
+            bytes.len() - consumed
+        )));
     }
     if !seen_footer {
         return Err(invalid("no SnapshotFooter".into()));
@@ -128,7 +160,9 @@ pub struct SnapshotJob {
 
 impl std::fmt::Debug for SnapshotJob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SnapshotJob").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("SnapshotJob")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -150,12 +184,25 @@ impl SnapshotJob {
     /// the node only learns about the result through `NodeInput::SnapshotDone`.
     pub fn run(self) -> SnapshotDone {
         let started = Instant::now();
-        let SnapshotJob { id, image, mut sink, last_contained_timestamp_ms, now_ms } = self;
+        let SnapshotJob {
+            id,
+            image,
+            mut sink,
+            last_contained_timestamp_ms,
+            now_ms,
+        } = self;
         let records = image.write_records();
         let count = records.len();
-        let written = encode_snapshot(&records, id, last_contained_timestamp_ms, now_ms, |b| sink.append(&b));
+        let written = encode_snapshot(&records, id, last_contained_timestamp_ms, now_ms, |b| {
+            sink.append(&b)
+        });
         let result = written.and_then(|()| sink.finish());
-        SnapshotDone { id, result, duration_ms: started.elapsed().as_millis() as u64, records: count }
+        SnapshotDone {
+            id,
+            result,
+            duration_ms: started.elapsed().as_millis() as u64,
+            records: count,
+        }
     }
 }
 
@@ -169,12 +216,20 @@ mod tests {
 
     fn sample() -> Vec<ApiMessageAndVersion> {
         let mut records = vec![ApiMessageAndVersion::new(
-            FeatureLevelRecord { name: "metadata.version".into(), feature_level: 27, ..Default::default() },
+            FeatureLevelRecord {
+                name: "metadata.version".into(),
+                feature_level: 27,
+                ..Default::default()
+            },
             0,
         )];
         for i in 0..25_000u64 {
             records.push(ApiMessageAndVersion::new(
-                TopicRecord { name: format!("topic-{i}"), topic_id: uuid::Uuid::from_u64_pair(i + 1, 7), ..Default::default() },
+                TopicRecord {
+                    name: format!("topic-{i}"),
+                    topic_id: uuid::Uuid::from_u64_pair(i + 1, 7),
+                    ..Default::default()
+                },
                 0,
             ));
         }
@@ -198,7 +253,10 @@ mod tests {
         let bytes = encode(&records, id);
         let headers: Vec<_> = batches(&bytes).map(|b| b.unwrap().0).collect();
         assert!(headers.first().unwrap().is_control() && headers.last().unwrap().is_control());
-        assert!(headers.len() >= 5, "25,001 records need three data batches of at most 10,000");
+        assert!(
+            headers.len() >= 5,
+            "25,001 records need three data batches of at most 10,000"
+        );
         assert!(headers.iter().all(|h| h.partition_leader_epoch == 4));
         // Offsets restart at 0 and are contiguous inside the file.
         assert_eq!(headers[0].base_offset, 0);
@@ -214,7 +272,11 @@ mod tests {
         let records = vec![ApiMessageAndVersion::new(NoOpRecord::default(), 0)];
         let bytes = encode(&records, id);
         assert!(decode_snapshot(id, &bytes[..bytes.len() - 3]).is_err());
-        let footer_len = batches(&bytes).map(|b| b.unwrap().0).last().unwrap().size_bytes();
+        let footer_len = batches(&bytes)
+            .map(|b| b.unwrap().0)
+            .last()
+            .unwrap()
+            .size_bytes();
         assert!(decode_snapshot(id, &bytes[..bytes.len() - footer_len]).is_err());
         let mut flipped = bytes.clone();
         flipped[70] ^= 1;

@@ -144,6 +144,7 @@ impl TestNode {
             leader_epoch: self.epoch,
             client_id: None,
             listener_name: "CONTROLLER".to_owned(),
+            ..Default::default()
         }
     }
 

@@ -48,6 +48,14 @@ pub struct TopicConfigDef {
     synonyms: &'static [(&'static str, Unit)],
 }
 
+impl TopicConfigDef {
+    /// The broker-level config this topic config defaults to
+    /// (`ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS`), if any.
+    pub fn broker_synonym(&self) -> Option<&'static str> {
+        self.synonyms.first().map(|(name, _)| *name)
+    }
+}
+
 const fn def(
     name: &'static str,
     default: &'static str,

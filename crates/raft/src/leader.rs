@@ -103,7 +103,10 @@ impl LeaderState {
             check_quorum_deadline_ms: now_ms + check_quorum_timeout_ms,
             fetched_voters: BTreeSet::new(),
             parked: Vec::new(),
-            accumulator: Accumulator { base_offset: epoch_start_offset, ..Default::default() },
+            accumulator: Accumulator {
+                base_offset: epoch_start_offset,
+                ..Default::default()
+            },
             local_id,
         }
     }
@@ -140,7 +143,10 @@ impl LeaderState {
         } else {
             self.observers
                 .entry((replica_id, directory_id))
-                .or_insert_with(|| ReplicaProgress { directory_id, ..Default::default() })
+                .or_insert_with(|| ReplicaProgress {
+                    directory_id,
+                    ..Default::default()
+                })
                 .update_on_fetch(now_ms, fetch_offset, leader_end_offset);
             false
         }
@@ -188,9 +194,13 @@ impl LeaderState {
     /// Observers that fetched within the observer session timeout.
     pub fn live_observers(&mut self, now_ms: u64) -> Vec<(i32, ReplicaProgress)> {
         self.observers.retain(|_, p| {
-            p.last_fetch_ms.is_some_and(|t| now_ms.saturating_sub(t) < OBSERVER_SESSION_TIMEOUT_MS)
+            p.last_fetch_ms
+                .is_some_and(|t| now_ms.saturating_sub(t) < OBSERVER_SESSION_TIMEOUT_MS)
         });
-        self.observers.iter().map(|(&(id, _), p)| (id, p.clone())).collect()
+        self.observers
+            .iter()
+            .map(|(&(id, _), p)| (id, p.clone()))
+            .collect()
     }
 }
 
@@ -206,10 +216,16 @@ mod tests {
     fn case_c01_high_watermark_waits_for_a_record_of_the_new_epoch() {
         // V2 (here node 1) leads epoch 2 with epoch start offset 15, LeaderChange at 15.
         let mut l = leader();
-        assert!(!l.update_local_end_offset(16, 0), "leader alone is not a majority");
+        assert!(
+            !l.update_local_end_offset(16, 0),
+            "leader alone is not a majority"
+        );
         // V3 fetches at 15: it has 10..14 but not the LeaderChange record.
         assert!(!l.update_replica_on_fetch(3, Uuid::nil(), 15, 16, 1));
-        assert_eq!(l.high_watermark, None, "HW must not be exposed at the epoch start offset");
+        assert_eq!(
+            l.high_watermark, None,
+            "HW must not be exposed at the epoch start offset"
+        );
         assert!(l.update_replica_on_fetch(3, Uuid::nil(), 16, 16, 2));
         assert_eq!(l.high_watermark, Some(16));
     }
@@ -239,7 +255,10 @@ mod tests {
     fn check_quorum_needs_a_majority_of_fetches() {
         let mut l = leader();
         l.update_check_quorum(100, 3000);
-        assert_eq!(l.check_quorum_deadline_ms, 3000, "leader alone is not a majority of 3");
+        assert_eq!(
+            l.check_quorum_deadline_ms, 3000,
+            "leader alone is not a majority of 3"
+        );
         l.update_replica_on_fetch(2, Uuid::nil(), 0, 16, 100);
         l.update_check_quorum(100, 3000);
         assert_eq!(l.check_quorum_deadline_ms, 3100);

@@ -21,4 +21,7 @@ pub use config::{Endpoint, RaftConfig};
 pub use io::{InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure};
 pub use leader::ReplicaProgress;
 pub use role::RoleKind;
-pub use storage::{ElectionState, LogAppendInfo, LogError, OffsetAndEpoch, QuorumStateStore, ReplicatedLog, SnapshotSink};
+pub use storage::{
+    ElectionState, LogAppendInfo, LogError, OffsetAndEpoch, QuorumStateStore, ReplicatedLog,
+    SnapshotSink,
+};

@@ -44,7 +44,13 @@ mod tests {
             .iter()
             .flatten()
             .copied()
-            .filter(|&o| offsets.iter().filter(|x| matches!(x, Some(v) if *v >= o)).count() >= majority)
+            .filter(|&o| {
+                offsets
+                    .iter()
+                    .filter(|x| matches!(x, Some(v) if *v >= o))
+                    .count()
+                    >= majority
+            })
             .max()
     }
 
@@ -52,7 +58,10 @@ mod tests {
     fn three_voters() {
         assert_eq!(majority_end_offset(&[Some(10), Some(5), None]), Some(5));
         assert_eq!(majority_end_offset(&[Some(10), None, None]), None);
-        assert_eq!(majority_end_offset(&[Some(10), Some(12), Some(11)]), Some(11));
+        assert_eq!(
+            majority_end_offset(&[Some(10), Some(12), Some(11)]),
+            Some(11)
+        );
     }
 
     #[test]

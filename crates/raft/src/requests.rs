@@ -23,14 +23,23 @@ impl RequestManager {
     /// True if a new request may go to `destination` now.
     pub fn is_ready(&self, destination: i32, now_ms: u64) -> bool {
         !self.in_flight.contains_key(&destination)
-            && self.backoff_until_ms.get(&destination).is_none_or(|&t| now_ms >= t)
+            && self
+                .backoff_until_ms
+                .get(&destination)
+                .is_none_or(|&t| now_ms >= t)
     }
 
     /// Records a request sent to `destination` and returns its id.
     pub fn on_send(&mut self, destination: i32, now_ms: u64, timeout_ms: u64) -> OutboundId {
         self.next_id += 1;
         let id = OutboundId(self.next_id);
-        self.in_flight.insert(destination, InFlight { id, deadline_ms: now_ms + timeout_ms });
+        self.in_flight.insert(
+            destination,
+            InFlight {
+                id,
+                deadline_ms: now_ms + timeout_ms,
+            },
+        );
         self.backoff_until_ms.remove(&destination);
         id
     }
@@ -38,20 +47,29 @@ impl RequestManager {
     /// Matches a response or failure to its destination; `None` if it is no longer expected
     /// (timed out, or the manager was reset by a state transition).
     pub fn complete(&mut self, id: OutboundId) -> Option<i32> {
-        let destination = self.in_flight.iter().find(|(_, f)| f.id == id).map(|(&d, _)| d)?;
+        let destination = self
+            .in_flight
+            .iter()
+            .find(|(_, f)| f.id == id)
+            .map(|(&d, _)| d)?;
         self.in_flight.remove(&destination);
         Some(destination)
     }
 
     /// Starts the retry backoff for `destination`.
     pub fn backoff(&mut self, destination: i32, now_ms: u64, backoff_ms: u64) {
-        self.backoff_until_ms.insert(destination, now_ms + backoff_ms);
+        self.backoff_until_ms
+            .insert(destination, now_ms + backoff_ms);
     }
 
     /// Expires requests whose timeout passed; returns their destinations (now backing off).
     pub fn expire(&mut self, now_ms: u64, backoff_ms: u64) -> Vec<i32> {
-        let expired: Vec<i32> =
-            self.in_flight.iter().filter(|(_, f)| now_ms >= f.deadline_ms).map(|(&d, _)| d).collect();
+        let expired: Vec<i32> = self
+            .in_flight
+            .iter()
+            .filter(|(_, f)| now_ms >= f.deadline_ms)
+            .map(|(&d, _)| d)
+            .collect();
         for d in &expired {
             self.in_flight.remove(d);
             self.backoff_until_ms.insert(*d, now_ms + backoff_ms);

@@ -112,7 +112,13 @@ impl std::fmt::Debug for Follower {
             .field("leader_id", &self.leader_id)
             .field("fetch_deadline_ms", &self.fetch_deadline_ms)
             .field("voted", &self.voted)
-            .field("fetching_snapshot", &self.fetching_snapshot.as_ref().map(|s| (s.id, s.sink.position())))
+            .field(
+                "fetching_snapshot",
+                &self
+                    .fetching_snapshot
+                    .as_ref()
+                    .map(|s| (s.id, s.sink.position())),
+            )
             .finish()
     }
 }

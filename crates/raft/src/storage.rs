@@ -226,7 +226,12 @@ pub trait ReplicatedLog {
     /// empty when `position >= size` (the caller answers `POSITION_OUT_OF_RANGE` itself).
     /// FetchSnapshot serves these raw bytes; chunks need not fall on batch boundaries.
     /// Errors: [`LogError::SnapshotNotFound`], [`LogError::Io`].
-    fn read_snapshot(&self, id: OffsetAndEpoch, position: u64, max_bytes: usize) -> Result<Bytes, LogError>;
+    fn read_snapshot(
+        &self,
+        id: OffsetAndEpoch,
+        position: u64,
+        max_bytes: usize,
+    ) -> Result<Bytes, LogError>;
 
     /// Starts a new snapshot with this id (its `.checkpoint.part` file). Fails with
     /// [`LogError::Inconsistent`] if a complete snapshot with this id exists (registered, or

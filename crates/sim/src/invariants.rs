@@ -75,7 +75,11 @@ impl Invariants {
     }
 
     /// Checks one node after it handled an event.
-    pub fn check_node<L: ReplicatedLog, Q: QuorumStateStore>(&mut self, id: i32, core: &RaftCore<L, Q>) {
+    pub fn check_node<L: ReplicatedLog, Q: QuorumStateStore>(
+        &mut self,
+        id: i32,
+        core: &RaftCore<L, Q>,
+    ) {
         let epoch = core.epoch();
         let role = core.role();
         let hw = core.high_watermark();
@@ -88,19 +92,24 @@ impl Invariants {
         track.last_epoch = epoch;
         if let (Some(prev), Some(now)) = (track.last_high_watermark, hw) {
             if now < prev {
-                self.violation(format!("node {id}: high watermark went back from {prev} to {now}"));
+                self.violation(format!(
+                    "node {id}: high watermark went back from {prev} to {now}"
+                ));
                 return;
             }
         }
         if hw.is_some() {
             track.last_high_watermark = hw;
         }
-        let became_leader = role == RoleKind::Leader && track.role != Some((RoleKind::Leader, epoch));
+        let became_leader =
+            role == RoleKind::Leader && track.role != Some((RoleKind::Leader, epoch));
         track.role = Some((role, epoch));
         if role == RoleKind::Leader {
             match self.leaders.get(&epoch) {
                 Some(&other) if other != id => {
-                    self.violation(format!("two leaders in epoch {epoch}: nodes {other} and {id}"));
+                    self.violation(format!(
+                        "two leaders in epoch {epoch}: nodes {other} and {id}"
+                    ));
                     return;
                 }
                 _ => {
@@ -123,16 +132,26 @@ impl Invariants {
         while offset < hw {
             let bytes = match log.read(offset, 1 << 20) {
                 Ok(b) => b,
-                Err(e) => return self.violation(format!("node {id}: cannot read committed offset {offset}: {e}")),
+                Err(e) => {
+                    return self.violation(format!(
+                        "node {id}: cannot read committed offset {offset}: {e}"
+                    ))
+                }
             };
             if bytes.is_empty() {
-                return self.violation(format!("node {id}: high watermark {hw} beyond its log end at {offset}"));
+                return self.violation(format!(
+                    "node {id}: high watermark {hw} beyond its log end at {offset}"
+                ));
             }
             let mut progressed = false;
             for item in batches(&bytes) {
                 let (header, batch) = match item {
                     Ok(x) => x,
-                    Err(e) => return self.violation(format!("node {id}: corrupt committed batch near {offset}: {e}")),
+                    Err(e) => {
+                        return self.violation(format!(
+                            "node {id}: corrupt committed batch near {offset}: {e}"
+                        ))
+                    }
                 };
                 if header.base_offset >= hw {
                     break;
@@ -173,19 +192,29 @@ impl Invariants {
     }
 
     /// Raft §5.4.1: the leader's log holds every batch committed so far.
-    pub fn check_leader_completeness<L: ReplicatedLog, Q: QuorumStateStore>(&mut self, id: i32, core: &RaftCore<L, Q>) {
+    pub fn check_leader_completeness<L: ReplicatedLog, Q: QuorumStateStore>(
+        &mut self,
+        id: i32,
+        core: &RaftCore<L, Q>,
+    ) {
         let log = core.log();
         if log.end_offset().offset < self.committed_end {
             let leo = log.end_offset().offset;
             let end = self.committed_end;
-            return self.violation(format!("leader {id} of epoch {} lacks committed data: LEO {leo} < committed end {end}", core.epoch()));
+            return self.violation(format!(
+                "leader {id} of epoch {} lacks committed data: LEO {leo} < committed end {end}",
+                core.epoch()
+            ));
         }
         let start = log.start_offset();
         for (&base, known) in self.committed.range(start..) {
             match log.read(base, known.len()) {
                 Ok(bytes) if bytes.len() >= known.len() && bytes[..known.len()] == known[..] => {}
                 _ => {
-                    let text = format!("leader {id} of epoch {}: committed batch at {base} missing or different", core.epoch());
+                    let text = format!(
+                        "leader {id} of epoch {}: committed batch at {base} missing or different",
+                        core.epoch()
+                    );
                     self.violation(text);
                     return;
                 }

@@ -5,8 +5,8 @@
 //! Modelled on Kafka's `RaftEventSimulationTest` and TigerBeetle's VOPR.
 
 pub mod invariants;
-pub mod node_cluster;
 pub mod network;
+pub mod node_cluster;
 pub mod raft_cluster;
 pub mod scheduler;
 pub mod workload;
@@ -17,7 +17,13 @@ pub fn seeds_from_env(default_count: u64) -> Vec<u64> {
     if let Ok(seed) = std::env::var("SIM_SEED") {
         return vec![seed.trim().parse().expect("SIM_SEED must be a number")];
     }
-    let count = std::env::var("SIM_SEEDS").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(default_count);
-    let start = std::env::var("SIM_SEED_START").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(1);
+    let count = std::env::var("SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default_count);
+    let start = std::env::var("SIM_SEED_START")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1);
     (start..start + count).collect()
 }

@@ -19,7 +19,12 @@ pub struct NetworkFaults {
 impl NetworkFaults {
     /// No faults, 1–5 ms latency.
     pub fn calm() -> Self {
-        Self { min_delay_ms: 1, max_delay_ms: 5, drop_percent: 0, duplicate_percent: 0 }
+        Self {
+            min_delay_ms: 1,
+            max_delay_ms: 5,
+            drop_percent: 0,
+            duplicate_percent: 0,
+        }
     }
 
     /// Random faults for a seed: up to 20 % loss, up to 100 ms latency, some duplicates.
@@ -70,7 +75,11 @@ impl Partition {
 
     /// True if `from` can reach `to`.
     pub fn connected(&self, from: i32, to: i32) -> bool {
-        self.groups.is_empty() || self.groups.iter().any(|g| g.contains(&from) && g.contains(&to))
+        self.groups.is_empty()
+            || self
+                .groups
+                .iter()
+                .any(|g| g.contains(&from) && g.contains(&to))
     }
 
     /// A short description for logs.

@@ -14,13 +14,17 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 
-use kraftwerk_controller::controller::{Controller, ControllerConfig, ControllerRequest, ControllerResponse, RequestContext};
+use kraftwerk_controller::controller::{
+    Controller, ControllerConfig, ControllerRequest, ControllerResponse, RequestContext,
+};
 use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, RequestToken, SnapshotPolicy};
 use kraftwerk_controller::snapshot::SnapshotDone;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
 use kraftwerk_raft::{Endpoint, InboundId, Input, OutboundId, Output, RaftConfig, RaftCore};
 use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
-use kraftwerk_records::metadata_version::{default_feature_levels, MetadataVersion, METADATA_VERSION_FEATURE_NAME};
+use kraftwerk_records::metadata_version::{
+    default_feature_levels, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
@@ -29,7 +33,9 @@ use crate::invariants::{Invariants, Violation};
 use crate::network::{Network, NetworkFaults, Partition};
 use crate::raft_cluster::SimOptions;
 use crate::scheduler::Scheduler;
-use crate::workload::{create_topic, delete_topic, is_not_controller, Acknowledged, SimBroker, CLUSTER_ID};
+use crate::workload::{
+    create_topic, delete_topic, is_not_controller, Acknowledged, SimBroker, CLUSTER_ID,
+};
 
 type SimNode = Node<MemLog, MemQuorumStateStore>;
 
@@ -42,14 +48,37 @@ enum Client {
 
 #[derive(Debug)]
 enum Event {
-    Deliver { to: i32, to_incarnation: u64, input: Input, reply_to: Option<(i32, u64, OutboundId)> },
-    ClientRequest { to: i32, to_incarnation: u64, token: u64, request: ControllerRequest },
-    ClientResponse { token: u64, response: ControllerResponse },
-    SnapshotDone { node: i32, incarnation: u64, done: SnapshotDone },
-    Tick { node: i32 },
+    Deliver {
+        to: i32,
+        to_incarnation: u64,
+        input: Input,
+        reply_to: Option<(i32, u64, OutboundId)>,
+    },
+    ClientRequest {
+        to: i32,
+        to_incarnation: u64,
+        token: u64,
+        request: ControllerRequest,
+    },
+    ClientResponse {
+        token: u64,
+        response: ControllerResponse,
+    },
+    SnapshotDone {
+        node: i32,
+        incarnation: u64,
+        done: SnapshotDone,
+    },
+    Tick {
+        node: i32,
+    },
     ClientTick,
-    Crash { node: i32 },
-    Restart { node: i32 },
+    Crash {
+        node: i32,
+    },
+    Restart {
+        node: i32,
+    },
     Repartition,
     EndFaults,
 }
@@ -72,12 +101,20 @@ struct InFlightClient {
 /// Bootstrap records `kraftwerk format` writes for `mv`.
 pub fn bootstrap(mv: MetadataVersion) -> Vec<ApiMessageAndVersion> {
     let mut records = vec![ApiMessageAndVersion::new(
-        FeatureLevelRecord { name: METADATA_VERSION_FEATURE_NAME.to_owned(), feature_level: mv.feature_level(), ..Default::default() },
+        FeatureLevelRecord {
+            name: METADATA_VERSION_FEATURE_NAME.to_owned(),
+            feature_level: mv.feature_level(),
+            ..Default::default()
+        },
         0,
     )];
     for (feature, level) in default_feature_levels(mv) {
         records.push(ApiMessageAndVersion::new(
-            FeatureLevelRecord { name: feature.name().to_owned(), feature_level: level, ..Default::default() },
+            FeatureLevelRecord {
+                name: feature.name().to_owned(),
+                feature_level: level,
+                ..Default::default()
+            },
             0,
         ));
     }
@@ -120,17 +157,36 @@ impl NodeCluster {
     pub fn new(seed: u64, options: SimOptions) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let voters: BTreeMap<i32, Endpoint> = (1..=options.voters as i32)
-            .map(|id| (id, Endpoint { host: "127.0.0.1".into(), port: 9000 + id as u16 }))
+            .map(|id| {
+                (
+                    id,
+                    Endpoint {
+                        host: "127.0.0.1".into(),
+                        port: 9000 + id as u16,
+                    },
+                )
+            })
             .collect();
         let raft_config = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), voters.clone(), "CONTROLLER");
-        let faults = if options.network_faults { NetworkFaults::random(&mut rng) } else { NetworkFaults::calm() };
-        let mv = if rng.gen_bool(0.5) { MetadataVersion::LATEST_PRODUCTION } else { MetadataVersion::MINIMUM };
+        let faults = if options.network_faults {
+            NetworkFaults::random(&mut rng)
+        } else {
+            NetworkFaults::calm()
+        };
+        let mv = if rng.gen_bool(0.5) {
+            MetadataVersion::LATEST_PRODUCTION
+        } else {
+            MetadataVersion::MINIMUM
+        };
         let mut cluster = Self {
             seed,
             options,
             rng,
             scheduler: Scheduler::default(),
-            network: Network { faults, partition: Partition::default() },
+            network: Network {
+                faults,
+                partition: Partition::default(),
+            },
             nodes: BTreeMap::new(),
             raft_config,
             mv,
@@ -151,8 +207,16 @@ impl NodeCluster {
             retired_stats: (0, 0),
             trace: Vec::new(),
         };
-        cluster.snapshot_bytes = if cluster.rng.gen_bool(0.6) { cluster.rng.gen_range(300..3_000) } else { u64::MAX };
-        cluster.log(format!("metadata.version {}, snapshot every {} bytes", mv.name(), cluster.snapshot_bytes));
+        cluster.snapshot_bytes = if cluster.rng.gen_bool(0.6) {
+            cluster.rng.gen_range(300..3_000)
+        } else {
+            u64::MAX
+        };
+        cluster.log(format!(
+            "metadata.version {}, snapshot every {} bytes",
+            mv.name(),
+            cluster.snapshot_bytes
+        ));
         for &id in voters.keys() {
             cluster.nodes.insert(
                 id,
@@ -161,7 +225,9 @@ impl NodeCluster {
                     // Small segments and retention (when snapshots are on) so the log start moves and
                     // lagging or restarted nodes must fetch snapshots.
                     parked_log: Some(if cluster.snapshot_bytes < u64::MAX {
-                        MemLog::new().with_segment_bytes(2_048).with_retention(4_096, 7 * 24 * 3_600_000)
+                        MemLog::new()
+                            .with_segment_bytes(2_048)
+                            .with_retention(4_096, 7 * 24 * 3_600_000)
                     } else {
                         MemLog::new()
                     }),
@@ -180,7 +246,9 @@ impl NodeCluster {
         }
         cluster.schedule_crash();
         if cluster.options.partition_interval_ms > 0 {
-            let at = cluster.rng.gen_range(0..2 * cluster.options.partition_interval_ms);
+            let at = cluster
+                .rng
+                .gen_range(0..2 * cluster.options.partition_interval_ms);
             cluster.scheduler.schedule(at, Event::Repartition);
         }
         let end = cluster.options.fault_phase_ms;
@@ -208,12 +276,18 @@ impl NodeCluster {
         let log = slot.parked_log.take().expect("stopped node has its disk");
         slot.incarnation += 1;
         slot.last_checked_replay = -1;
-        let core = RaftCore::new(raft_config, log, slot.store.clone(), raft_seed, now).expect("start");
-        let policy = SnapshotPolicy { max_bytes_between_snapshots: self.snapshot_bytes, max_interval_ms: 0, clean_interval_ms: 5_000 };
+        let core =
+            RaftCore::new(raft_config, log, slot.store.clone(), raft_seed, now).expect("start");
+        let policy = SnapshotPolicy {
+            max_bytes_between_snapshots: self.snapshot_bytes,
+            max_interval_ms: 0,
+            clean_interval_ms: 5_000,
+        };
         match Node::with_snapshot_policy(core, Controller::new(controller_config), policy, now) {
             Ok(node) => slot.node = Some(node),
             Err(e) => {
-                self.invariants.violation(format!("node {id} failed to start: {e}"));
+                self.invariants
+                    .violation(format!("node {id} failed to start: {e}"));
                 return;
             }
         }
@@ -225,7 +299,8 @@ impl NodeCluster {
 
     fn schedule_crash(&mut self) {
         if self.options.crash_interval_ms > 0 {
-            let at = self.scheduler.now_ms() + self.rng.gen_range(0..2 * self.options.crash_interval_ms);
+            let at =
+                self.scheduler.now_ms() + self.rng.gen_range(0..2 * self.options.crash_interval_ms);
             let node = self.rng.gen_range(1..=self.options.voters as i32);
             self.scheduler.schedule(at, Event::Crash { node });
         }
@@ -258,9 +333,19 @@ impl NodeCluster {
                             producer_id_blocks: self.acked.producer_id_blocks.len(),
                             registrations: self.acked.broker_epochs.len(),
                             leaders_elected: self.invariants.leaders_elected(),
-                            snapshots_written: self.nodes.values().filter_map(|s| s.node.as_ref()).map(|n| n.stats().snapshots_written).sum::<u64>()
+                            snapshots_written: self
+                                .nodes
+                                .values()
+                                .filter_map(|s| s.node.as_ref())
+                                .map(|n| n.stats().snapshots_written)
+                                .sum::<u64>()
                                 + self.retired_stats.0,
-                            snapshots_loaded: self.nodes.values().filter_map(|s| s.node.as_ref()).map(|n| n.stats().snapshots_loaded).sum::<u64>()
+                            snapshots_loaded: self
+                                .nodes
+                                .values()
+                                .filter_map(|s| s.node.as_ref())
+                                .map(|n| n.stats().snapshots_loaded)
+                                .sum::<u64>()
                                 + self.retired_stats.1,
                         });
                     }
@@ -271,11 +356,25 @@ impl NodeCluster {
         let status: Vec<String> = self
             .nodes
             .iter()
-            .filter_map(|(id, s)| s.node.as_ref().map(|n| format!("node {id}: {:?}", n.status())))
+            .filter_map(|(id, s)| {
+                s.node
+                    .as_ref()
+                    .map(|n| format!("node {id}: {:?}", n.status()))
+            })
             .collect();
         self.trace.push(format!("final status: {status:#?}"));
-        self.trace.push(format!("brokers: {:?}", self.brokers.values().map(|b| (b.id, b.epoch, b.fenced, b.target, b.in_flight)).collect::<Vec<_>>()));
-        self.trace.push(format!("acked topics {} deleted {}", self.acked.topics.len(), self.acked.deleted.len()));
+        self.trace.push(format!(
+            "brokers: {:?}",
+            self.brokers
+                .values()
+                .map(|b| (b.id, b.epoch, b.fenced, b.target, b.in_flight))
+                .collect::<Vec<_>>()
+        ));
+        self.trace.push(format!(
+            "acked topics {} deleted {}",
+            self.acked.topics.len(),
+            self.acked.deleted.len()
+        ));
         let text = format!(
             "liveness: after the faults stopped the quorum did not create 2 more topics and unfence every broker within {} ms",
             self.options.liveness_deadline_ms
@@ -284,7 +383,9 @@ impl NodeCluster {
     }
 
     fn all_brokers_unfenced(&self) -> bool {
-        self.brokers.values().all(|b| b.epoch.is_some() && !b.fenced)
+        self.brokers
+            .values()
+            .all(|b| b.epoch.is_some() && !b.fenced)
     }
 
     fn check_acknowledged(&self) -> Result<(), Violation> {
@@ -310,14 +411,20 @@ impl NodeCluster {
         }
         for id in &self.acked.deleted {
             if image.topics.get(id).is_some() {
-                return Err(self.fail(Violation(format!("acknowledged deletion of topic {id} was lost"))));
+                return Err(self.fail(Violation(format!(
+                    "acknowledged deletion of topic {id} was lost"
+                ))));
             }
         }
         Ok(())
     }
 
     fn fail(&self, v: Violation) -> Violation {
-        let start = if std::env::var("SIM_TRACE").is_ok() { 0 } else { self.trace.len().saturating_sub(50) };
+        let start = if std::env::var("SIM_TRACE").is_ok() {
+            0
+        } else {
+            self.trace.len().saturating_sub(50)
+        };
         let mut text = format!("{}\n--- last events ---\n", v.0);
         for line in &self.trace[start..] {
             text.push_str(line);
@@ -333,7 +440,12 @@ impl NodeCluster {
     fn dispatch(&mut self, event: Event) {
         let now = self.scheduler.now_ms();
         match event {
-            Event::Deliver { to, to_incarnation, input, reply_to } => {
+            Event::Deliver {
+                to,
+                to_incarnation,
+                input,
+                reply_to,
+            } => {
                 if !self.is_running(to, to_incarnation) {
                     return;
                 }
@@ -342,18 +454,40 @@ impl NodeCluster {
                 }
                 self.step(to, |n| n.handle(now, NodeInput::Raft(input)));
             }
-            Event::ClientRequest { to, to_incarnation, token, request } => {
+            Event::ClientRequest {
+                to,
+                to_incarnation,
+                token,
+                request,
+            } => {
                 if !self.is_running(to, to_incarnation) {
                     return;
                 }
                 if matches!(request, ControllerRequest::CreateTopics(_)) {
                     self.log(format!("create topic request delivered to node {to}"));
                 }
-                let ctx = RequestContext { api_version: api_version_of(&request), listener_name: "CONTROLLER".into(), ..Default::default() };
-                self.step(to, |n| n.handle(now, NodeInput::Controller { token: RequestToken(token), ctx, request }));
+                let ctx = RequestContext {
+                    api_version: api_version_of(&request),
+                    listener_name: "CONTROLLER".into(),
+                    ..Default::default()
+                };
+                self.step(to, |n| {
+                    n.handle(
+                        now,
+                        NodeInput::Controller {
+                            token: RequestToken(token),
+                            ctx,
+                            request,
+                        },
+                    )
+                });
             }
             Event::ClientResponse { token, response } => self.on_client_response(token, response),
-            Event::SnapshotDone { node, incarnation, done } => {
+            Event::SnapshotDone {
+                node,
+                incarnation,
+                done,
+            } => {
                 if self.is_running(node, incarnation) {
                     self.step(node, |n| n.handle(now, NodeInput::SnapshotDone(done)));
                 }
@@ -373,7 +507,8 @@ impl NodeCluster {
                 if !self.faults_over {
                     self.crash(node);
                     let down_ms = self.rng.gen_range(100..4_000);
-                    self.scheduler.schedule(now + down_ms, Event::Restart { node });
+                    self.scheduler
+                        .schedule(now + down_ms, Event::Restart { node });
                     self.schedule_crash();
                 }
             }
@@ -385,11 +520,17 @@ impl NodeCluster {
             Event::Repartition => {
                 if !self.faults_over {
                     let ids: Vec<i32> = self.nodes.keys().copied().collect();
-                    self.network.partition =
-                        if self.rng.gen_bool(0.4) { Partition::default() } else { Partition::random(&ids, &mut self.rng) };
+                    self.network.partition = if self.rng.gen_bool(0.4) {
+                        Partition::default()
+                    } else {
+                        Partition::random(&ids, &mut self.rng)
+                    };
                     let d = self.network.partition.describe();
                     self.log(format!("network {d}"));
-                    let at = now + self.rng.gen_range(0..2 * self.options.partition_interval_ms.max(1));
+                    let at = now
+                        + self
+                            .rng
+                            .gen_range(0..2 * self.options.partition_interval_ms.max(1));
                     self.scheduler.schedule(at, Event::Repartition);
                 }
             }
@@ -398,7 +539,12 @@ impl NodeCluster {
                 self.network.partition = Partition::default();
                 self.network.faults = NetworkFaults::calm();
                 self.log("faults stopped; network healed".into());
-                let down: Vec<i32> = self.nodes.iter().filter(|(_, s)| s.node.is_none()).map(|(&id, _)| id).collect();
+                let down: Vec<i32> = self
+                    .nodes
+                    .iter()
+                    .filter(|(_, s)| s.node.is_none())
+                    .map(|(&id, _)| id)
+                    .collect();
                 for id in down {
                     self.start_node(id);
                 }
@@ -407,11 +553,21 @@ impl NodeCluster {
     }
 
     fn is_running(&self, id: i32, incarnation: u64) -> bool {
-        self.nodes.get(&id).is_some_and(|s| s.incarnation == incarnation && s.node.is_some())
+        self.nodes
+            .get(&id)
+            .is_some_and(|s| s.incarnation == incarnation && s.node.is_some())
     }
 
-    fn step(&mut self, id: i32, f: impl FnOnce(&mut SimNode) -> Result<(), kraftwerk_controller::node::NodeError>) {
-        let node = self.nodes.get_mut(&id).and_then(|s| s.node.as_mut()).expect("running");
+    fn step(
+        &mut self,
+        id: i32,
+        f: impl FnOnce(&mut SimNode) -> Result<(), kraftwerk_controller::node::NodeError>,
+    ) {
+        let node = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|s| s.node.as_mut())
+            .expect("running");
         if let Err(e) = f(node) {
             self.invariants.violation(format!("node {id} failed: {e}"));
             return;
@@ -437,32 +593,68 @@ impl NodeCluster {
         self.log(format!("node {id} crashed"));
     }
 
-    fn send_client_request(&mut self, client: Client, target: i32, request: ControllerRequest, now: u64) -> u64 {
+    fn send_client_request(
+        &mut self,
+        client: Client,
+        target: i32,
+        request: ControllerRequest,
+        now: u64,
+    ) -> u64 {
         self.next_token += 1;
         let token = self.next_token;
         let deletes = match &request {
             ControllerRequest::DeleteTopics(r) => r.topic_names.first().map(|n| n.0.to_string()),
             _ => None,
         };
-        self.client_requests.insert(token, InFlightClient { client, deadline_ms: now + 3_000, deletes });
-        let Some(to_incarnation) = self.nodes.get(&target).map(|s| s.incarnation) else { return token };
+        self.client_requests.insert(
+            token,
+            InFlightClient {
+                client,
+                deadline_ms: now + 3_000,
+                deletes,
+            },
+        );
+        let Some(to_incarnation) = self.nodes.get(&target).map(|s| s.incarnation) else {
+            return token;
+        };
         // Clients are always reachable (they live next to every controller); only loss applies.
         if self.rng.gen_range(0..100) >= self.network.faults.drop_percent {
-            let delay = self.rng.gen_range(self.network.faults.min_delay_ms..=self.network.faults.max_delay_ms);
-            self.scheduler.schedule(now + delay, Event::ClientRequest { to: target, to_incarnation, token, request });
+            let delay = self
+                .rng
+                .gen_range(self.network.faults.min_delay_ms..=self.network.faults.max_delay_ms);
+            self.scheduler.schedule(
+                now + delay,
+                Event::ClientRequest {
+                    to: target,
+                    to_incarnation,
+                    token,
+                    request,
+                },
+            );
         }
         token
     }
 
     fn client_tick(&mut self, now: u64) {
-        let expired: Vec<u64> = self.client_requests.iter().filter(|(_, r)| now >= r.deadline_ms).map(|(&t, _)| t).collect();
+        let expired: Vec<u64> = self
+            .client_requests
+            .iter()
+            .filter(|(_, r)| now >= r.deadline_ms)
+            .map(|(&t, _)| t)
+            .collect();
         for token in expired {
             if let Some(r) = self.client_requests.remove(&token) {
                 self.on_client_gave_up(r.client);
             }
         }
         let voters = self.options.voters as i32;
-        let max_offset = self.nodes.values().filter_map(|s| s.node.as_ref()).map(|n| n.replayed_end_offset()).max().unwrap_or(0);
+        let max_offset = self
+            .nodes
+            .values()
+            .filter_map(|s| s.node.as_ref())
+            .map(|n| n.replayed_end_offset())
+            .max()
+            .unwrap_or(0);
         let ids: Vec<i32> = self.brokers.keys().copied().collect();
         for id in ids {
             let b = &self.brokers[&id];
@@ -477,7 +669,11 @@ impl NodeCluster {
                 (b.heartbeat(max_offset - 1), b.target)
             };
             let token = self.send_client_request(Client::Broker(id), target, request, now);
-            let silence = if !self.faults_over && self.rng.gen_bool(0.002) { now + 5_000 } else { 0 };
+            let silence = if !self.faults_over && self.rng.gen_bool(0.002) {
+                now + 5_000
+            } else {
+                0
+            };
             let restart = !self.faults_over && self.rng.gen_bool(0.001);
             let next = now + self.rng.gen_range(100..600);
             let rng_a: u64 = self.rng.gen();
@@ -503,7 +699,11 @@ impl NodeCluster {
             } else {
                 self.next_topic += 1;
                 let rf = self.rng.gen_range(1..=self.brokers.len().min(3)) as i16;
-                create_topic(&format!("topic-{}", self.next_topic), self.rng.gen_range(1..=4), rf)
+                create_topic(
+                    &format!("topic-{}", self.next_topic),
+                    self.rng.gen_range(1..=4),
+                    rf,
+                )
             };
             let target = self.admin_target;
             self.log(format!("admin sends to node {target}"));
@@ -530,14 +730,32 @@ impl NodeCluster {
     }
 
     fn on_client_response(&mut self, token: u64, response: ControllerResponse) {
-        let Some(req) = self.client_requests.remove(&token) else { return };
+        let Some(req) = self.client_requests.remove(&token) else {
+            return;
+        };
         let not_controller = is_not_controller(&response);
         match req.client {
             Client::Admin => {
                 self.admin_busy = false;
                 let summary = match &response {
-                    ControllerResponse::CreateTopics(r) => format!("create {:?}", r.topics.iter().map(|t| (t.name.0.to_string(), t.error_code, t.error_message.as_ref().map(|m| m.to_string()))).collect::<Vec<_>>()),
-                    ControllerResponse::DeleteTopics(r) => format!("delete {:?}", r.responses.iter().map(|t| (t.name.as_ref().map(|n| n.0.to_string()), t.error_code)).collect::<Vec<_>>()),
+                    ControllerResponse::CreateTopics(r) => format!(
+                        "create {:?}",
+                        r.topics
+                            .iter()
+                            .map(|t| (
+                                t.name.0.to_string(),
+                                t.error_code,
+                                t.error_message.as_ref().map(|m| m.to_string())
+                            ))
+                            .collect::<Vec<_>>()
+                    ),
+                    ControllerResponse::DeleteTopics(r) => format!(
+                        "delete {:?}",
+                        r.responses
+                            .iter()
+                            .map(|t| (t.name.as_ref().map(|n| n.0.to_string()), t.error_code))
+                            .collect::<Vec<_>>()
+                    ),
                     other => format!("{other:?}"),
                 };
                 self.log(format!("admin got {summary}"));
@@ -548,7 +766,8 @@ impl NodeCluster {
                     self.admin_target = self.admin_target % voters + 1;
                 }
                 self.acked.record(None, &response);
-                if let (Some(name), ControllerResponse::DeleteTopics(r)) = (&req.deletes, &response) {
+                if let (Some(name), ControllerResponse::DeleteTopics(r)) = (&req.deletes, &response)
+                {
                     if r.responses.iter().all(|t| t.error_code != 0) && !not_controller {
                         // Refused (e.g. unknown): it was not deleted by this request.
                         let _ = name;
@@ -572,7 +791,9 @@ impl NodeCluster {
                         b.epoch = Some(r.broker_epoch);
                         b.next_action_ms = 0;
                     }
-                    ControllerResponse::BrokerHeartbeat(r) if r.error_code == 0 => b.fenced = r.is_fenced,
+                    ControllerResponse::BrokerHeartbeat(r) if r.error_code == 0 => {
+                        b.fenced = r.is_fenced
+                    }
                     ControllerResponse::BrokerHeartbeat(r) if r.error_code == 77 => {
                         // STALE_BROKER_EPOCH: a real broker would be stuck; ours re-registers
                         // as if restarted, so the run can continue.
@@ -588,47 +809,114 @@ impl NodeCluster {
         let now = self.scheduler.now_ms();
         let (outputs, deadline, incarnation) = {
             let slot = self.nodes.get_mut(&id).expect("node");
-            let Some(node) = slot.node.as_mut() else { return };
-            (node.take_outputs(), node.next_deadline_ms(), slot.incarnation)
+            let Some(node) = slot.node.as_mut() else {
+                return;
+            };
+            (
+                node.take_outputs(),
+                node.next_deadline_ms(),
+                slot.incarnation,
+            )
         };
         for output in outputs {
             match output {
-                NodeOutput::Raft(Output::Send { id: out_id, destination, request }) => {
-                    let Some(to_incarnation) = self.nodes.get(&destination).map(|s| s.incarnation) else { continue };
-                    let destination_down = self.nodes.get(&destination).is_some_and(|s| s.node.is_none());
+                NodeOutput::Raft(Output::Send {
+                    id: out_id,
+                    destination,
+                    request,
+                }) => {
+                    let Some(to_incarnation) = self.nodes.get(&destination).map(|s| s.incarnation)
+                    else {
+                        continue;
+                    };
+                    let destination_down = self
+                        .nodes
+                        .get(&destination)
+                        .is_some_and(|s| s.node.is_none());
                     if destination_down && self.network.partition.connected(id, destination) {
                         // A crashed process refuses connections at once (the OS answers RST).
-                        let input = Input::SendFailed { id: out_id, failure: kraftwerk_raft::SendFailure::Disconnected };
-                        self.scheduler.schedule(now + 1, Event::Deliver { to: id, to_incarnation: incarnation, input, reply_to: None });
+                        let input = Input::SendFailed {
+                            id: out_id,
+                            failure: kraftwerk_raft::SendFailure::Disconnected,
+                        };
+                        self.scheduler.schedule(
+                            now + 1,
+                            Event::Deliver {
+                                to: id,
+                                to_incarnation: incarnation,
+                                input,
+                                reply_to: None,
+                            },
+                        );
                         continue;
                     }
                     let api_version = crate::raft_cluster::api_version_for(&request, &mut self.rng);
                     for delay in self.network.delays(id, destination, &mut self.rng) {
                         self.next_inbound += 1;
-                        let input = Input::Request { id: InboundId(self.next_inbound), api_version, request: request.clone() };
+                        let input = Input::Request {
+                            id: InboundId(self.next_inbound),
+                            api_version,
+                            request: request.clone(),
+                        };
                         self.scheduler.schedule(
                             now + delay,
-                            Event::Deliver { to: destination, to_incarnation, input, reply_to: Some((id, incarnation, out_id)) },
+                            Event::Deliver {
+                                to: destination,
+                                to_incarnation,
+                                input,
+                                reply_to: Some((id, incarnation, out_id)),
+                            },
                         );
                     }
                 }
-                NodeOutput::Raft(Output::Respond { id: in_id, response }) => {
-                    let Some((to, to_incarnation, out_id)) = self.routes.remove(&in_id.0) else { continue };
+                NodeOutput::Raft(Output::Respond {
+                    id: in_id,
+                    response,
+                }) => {
+                    let Some((to, to_incarnation, out_id)) = self.routes.remove(&in_id.0) else {
+                        continue;
+                    };
                     for delay in self.network.delays(id, to, &mut self.rng) {
-                        let input = Input::Response { id: out_id, response: response.clone() };
-                        self.scheduler.schedule(now + delay, Event::Deliver { to, to_incarnation, input, reply_to: None });
+                        let input = Input::Response {
+                            id: out_id,
+                            response: response.clone(),
+                        };
+                        self.scheduler.schedule(
+                            now + delay,
+                            Event::Deliver {
+                                to,
+                                to_incarnation,
+                                input,
+                                reply_to: None,
+                            },
+                        );
                     }
                 }
                 NodeOutput::WriteSnapshot(job) => {
                     // Run it "elsewhere" and report back a little later, like the worker thread.
                     let done = job.run();
                     let delay = self.rng.gen_range(1..50);
-                    self.scheduler.schedule(now + delay, Event::SnapshotDone { node: id, incarnation, done });
+                    self.scheduler.schedule(
+                        now + delay,
+                        Event::SnapshotDone {
+                            node: id,
+                            incarnation,
+                            done,
+                        },
+                    );
                 }
                 NodeOutput::Controller { token, response } => {
                     if self.rng.gen_range(0..100) >= self.network.faults.drop_percent {
-                        let delay = self.rng.gen_range(self.network.faults.min_delay_ms..=self.network.faults.max_delay_ms);
-                        self.scheduler.schedule(now + delay, Event::ClientResponse { token: token.0, response });
+                        let delay = self.rng.gen_range(
+                            self.network.faults.min_delay_ms..=self.network.faults.max_delay_ms,
+                        );
+                        self.scheduler.schedule(
+                            now + delay,
+                            Event::ClientResponse {
+                                token: token.0,
+                                response,
+                            },
+                        );
                     }
                 }
             }
@@ -666,12 +954,17 @@ impl NodeCluster {
         slot.last_checked_replay = offset;
         let image = node.controller().image();
         if let Err(e) = image.topics.check_indexes() {
-            return self.invariants.violation(format!("node {id}: broker indexes broken at offset {offset}: {e}"));
+            return self.invariants.violation(format!(
+                "node {id}: broker indexes broken at offset {offset}: {e}"
+            ));
         }
         for topic in image.topics.iter() {
             for (pid, p) in topic.partitions.iter() {
                 if let Err(e) = p.check_invariants() {
-                    return self.invariants.violation(format!("node {id}: partition {}-{pid} at offset {offset}: {e}", topic.name));
+                    return self.invariants.violation(format!(
+                        "node {id}: partition {}-{pid} at offset {offset}: {e}",
+                        topic.name
+                    ));
                 }
             }
         }
@@ -682,7 +975,9 @@ impl NodeCluster {
         let digest = hasher.finish();
         match self.image_digests.get(&offset) {
             Some(&(other, d)) if d != digest => {
-                self.invariants.violation(format!("images differ at offset {offset}: node {other} and node {id}"));
+                self.invariants.violation(format!(
+                    "images differ at offset {offset}: node {other} and node {id}"
+                ));
             }
             Some(_) => {}
             None => {

@@ -26,7 +26,14 @@ use crate::scheduler::Scheduler;
 pub fn api_version_for(request: &RaftRequest, rng: &mut SmallRng) -> i16 {
     match request {
         RaftRequest::Fetch(_) => [13, 15, 16, 17, 18][rng.gen_range(0..5)],
-        RaftRequest::Vote(v) if v.topics.first().and_then(|t| t.partitions.first()).is_some_and(|p| p.pre_vote) => 2,
+        RaftRequest::Vote(v)
+            if v.topics
+                .first()
+                .and_then(|t| t.partitions.first())
+                .is_some_and(|p| p.pre_vote) =>
+        {
+            2
+        }
         RaftRequest::Vote(_) => rng.gen_range(0..=2),
         RaftRequest::BeginQuorumEpoch(_) | RaftRequest::EndQuorumEpoch(_) => rng.gen_range(0..=1),
         RaftRequest::FetchSnapshot(_) => 1,
@@ -64,8 +71,16 @@ impl SimOptions {
             voters: if rng.gen_bool(0.7) { 3 } else { 5 },
             fault_phase_ms: 30_000,
             liveness_deadline_ms: 20_000,
-            crash_interval_ms: if rng.gen_bool(0.8) { rng.gen_range(2_000..10_000) } else { 0 },
-            partition_interval_ms: if rng.gen_bool(0.7) { rng.gen_range(1_000..8_000) } else { 0 },
+            crash_interval_ms: if rng.gen_bool(0.8) {
+                rng.gen_range(2_000..10_000)
+            } else {
+                0
+            },
+            partition_interval_ms: if rng.gen_bool(0.7) {
+                rng.gen_range(1_000..8_000)
+            } else {
+                0
+            },
             write_interval_ms: rng.gen_range(5..200),
             network_faults: rng.gen_bool(0.8),
             torn_writes: rng.gen_bool(0.5),
@@ -75,10 +90,21 @@ impl SimOptions {
 
 #[derive(Debug)]
 enum Event {
-    Deliver { to: i32, to_incarnation: u64, input: Input, reply_to: Option<(i32, u64, OutboundId)> },
-    Tick { node: i32 },
-    Crash { node: i32 },
-    Restart { node: i32 },
+    Deliver {
+        to: i32,
+        to_incarnation: u64,
+        input: Input,
+        reply_to: Option<(i32, u64, OutboundId)>,
+    },
+    Tick {
+        node: i32,
+    },
+    Crash {
+        node: i32,
+    },
+    Restart {
+        node: i32,
+    },
     Repartition,
     Write,
     EndFaults,
@@ -117,16 +143,37 @@ impl RaftCluster {
     pub fn new(seed: u64, options: SimOptions) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let voters: BTreeMap<i32, Endpoint> = (1..=options.voters as i32)
-            .map(|id| (id, Endpoint { host: "127.0.0.1".into(), port: 9000 + id as u16 }))
+            .map(|id| {
+                (
+                    id,
+                    Endpoint {
+                        host: "127.0.0.1".into(),
+                        port: 9000 + id as u16,
+                    },
+                )
+            })
             .collect();
-        let config = RaftConfig::new(1, "sim-cluster-id-AAAAAAA", Uuid::nil(), voters.clone(), "CONTROLLER");
-        let faults = if options.network_faults { NetworkFaults::random(&mut rng) } else { NetworkFaults::calm() };
+        let config = RaftConfig::new(
+            1,
+            "sim-cluster-id-AAAAAAA",
+            Uuid::nil(),
+            voters.clone(),
+            "CONTROLLER",
+        );
+        let faults = if options.network_faults {
+            NetworkFaults::random(&mut rng)
+        } else {
+            NetworkFaults::calm()
+        };
         let mut cluster = Self {
             seed,
             options,
             rng,
             scheduler: Scheduler::default(),
-            network: Network { faults, partition: Partition::default() },
+            network: Network {
+                faults,
+                partition: Partition::default(),
+            },
             nodes: BTreeMap::new(),
             config,
             routes: HashMap::new(),
@@ -139,7 +186,13 @@ impl RaftCluster {
         for &id in voters.keys() {
             cluster.nodes.insert(
                 id,
-                Slot { core: None, parked_log: Some(MemLog::new()), store: MemQuorumStateStore::new(), incarnation: 0, scheduled_tick_ms: None },
+                Slot {
+                    core: None,
+                    parked_log: Some(MemLog::new()),
+                    store: MemQuorumStateStore::new(),
+                    incarnation: 0,
+                    scheduled_tick_ms: None,
+                },
             );
             cluster.start_node(id);
         }
@@ -168,7 +221,10 @@ impl RaftCluster {
         let config = self.node_config(id);
         let node_seed = self.rng.gen();
         let slot = self.nodes.get_mut(&id).expect("node exists");
-        let log = slot.parked_log.take().expect("a stopped node has its disk parked");
+        let log = slot
+            .parked_log
+            .take()
+            .expect("a stopped node has its disk parked");
         slot.incarnation += 1;
         let core = RaftCore::new(config, log, slot.store.clone(), node_seed, now).expect("start");
         slot.core = Some(core);
@@ -186,7 +242,10 @@ impl RaftCluster {
             self.scheduler.schedule(at, Event::Crash { node });
         }
         if self.options.partition_interval_ms > 0 {
-            let at = now + self.rng.gen_range(0..2 * self.options.partition_interval_ms);
+            let at = now
+                + self
+                    .rng
+                    .gen_range(0..2 * self.options.partition_interval_ms);
             self.scheduler.schedule(at, Event::Repartition);
         }
     }
@@ -233,7 +292,15 @@ impl RaftCluster {
     }
 
     fn fail(&self, v: Violation) -> Violation {
-        let tail: Vec<&String> = self.trace.iter().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
+        let tail: Vec<&String> = self
+            .trace
+            .iter()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         let mut text = format!("{}\n--- last events ---\n", v.0);
         for line in tail {
             text.push_str(line);
@@ -249,7 +316,12 @@ impl RaftCluster {
     fn dispatch(&mut self, event: Event) {
         let now = self.scheduler.now_ms();
         match event {
-            Event::Deliver { to, to_incarnation, input, reply_to } => {
+            Event::Deliver {
+                to,
+                to_incarnation,
+                input,
+                reply_to,
+            } => {
                 let slot = self.nodes.get_mut(&to).expect("node");
                 if slot.incarnation != to_incarnation || slot.core.is_none() {
                     return;
@@ -267,9 +339,12 @@ impl RaftCluster {
             Event::Tick { node } => {
                 let slot = self.nodes.get_mut(&node).expect("node");
                 slot.scheduled_tick_ms = None;
-                let Some(core) = slot.core.as_mut() else { return };
+                let Some(core) = slot.core.as_mut() else {
+                    return;
+                };
                 if let Err(e) = core.poll(now) {
-                    self.invariants.violation(format!("node {node} failed: {e}"));
+                    self.invariants
+                        .violation(format!("node {node} failed: {e}"));
                     return;
                 }
                 self.after_step(node);
@@ -278,7 +353,8 @@ impl RaftCluster {
                 if !self.faults_over {
                     self.crash(node);
                     let down_ms = self.rng.gen_range(100..5_000);
-                    self.scheduler.schedule(now + down_ms, Event::Restart { node });
+                    self.scheduler
+                        .schedule(now + down_ms, Event::Restart { node });
                     self.schedule_faults_crash_only();
                 }
             }
@@ -297,7 +373,10 @@ impl RaftCluster {
                     };
                     let d = self.network.partition.describe();
                     self.log(format!("network {d}"));
-                    let at = now + self.rng.gen_range(0..2 * self.options.partition_interval_ms.max(1));
+                    let at = now
+                        + self
+                            .rng
+                            .gen_range(0..2 * self.options.partition_interval_ms.max(1));
                     self.scheduler.schedule(at, Event::Repartition);
                 }
             }
@@ -311,7 +390,12 @@ impl RaftCluster {
                 self.network.partition = Partition::default();
                 self.network.faults = NetworkFaults::calm();
                 self.log("faults stopped; network healed".into());
-                let down: Vec<i32> = self.nodes.iter().filter(|(_, s)| s.core.is_none()).map(|(&id, _)| id).collect();
+                let down: Vec<i32> = self
+                    .nodes
+                    .iter()
+                    .filter(|(_, s)| s.core.is_none())
+                    .map(|(&id, _)| id)
+                    .collect();
                 for id in down {
                     self.start_node(id);
                 }
@@ -334,7 +418,9 @@ impl RaftCluster {
         let slot = self.nodes.get_mut(&id).expect("node");
         let Some(core) = slot.core.take() else { return };
         let (mut log, _store) = core.into_parts();
-        let dropped = if torn { log.crash_torn(value) } else {
+        let dropped = if torn {
+            log.crash_torn(value)
+        } else {
             log.crash();
             0
         };
@@ -352,9 +438,14 @@ impl RaftCluster {
         let Some(id) = leader else { return };
         self.writes_proposed += 1;
         let n = self.rng.gen_range(1..=5);
-        let records: Vec<Bytes> =
-            (0..n).map(|i| Bytes::from(format!("write-{}-{}", self.writes_proposed, i))).collect();
-        let core = self.nodes.get_mut(&id).and_then(|s| s.core.as_mut()).expect("leader runs");
+        let records: Vec<Bytes> = (0..n)
+            .map(|i| Bytes::from(format!("write-{}-{}", self.writes_proposed, i)))
+            .collect();
+        let core = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|s| s.core.as_mut())
+            .expect("leader runs");
         let _ = core.append(now, records);
         self.after_step(id);
     }
@@ -364,35 +455,87 @@ impl RaftCluster {
         let now = self.scheduler.now_ms();
         let (outputs, deadline, incarnation) = {
             let slot = self.nodes.get_mut(&id).expect("node");
-            let Some(core) = slot.core.as_mut() else { return };
-            (core.take_outputs(), core.next_deadline_ms(), slot.incarnation)
+            let Some(core) = slot.core.as_mut() else {
+                return;
+            };
+            (
+                core.take_outputs(),
+                core.next_deadline_ms(),
+                slot.incarnation,
+            )
         };
         for output in outputs {
             match output {
-                Output::Send { id: out_id, destination, request } => {
-                    let Some(to_incarnation) = self.nodes.get(&destination).map(|s| s.incarnation) else { continue };
-                    let destination_down = self.nodes.get(&destination).is_some_and(|s| s.core.is_none());
+                Output::Send {
+                    id: out_id,
+                    destination,
+                    request,
+                } => {
+                    let Some(to_incarnation) = self.nodes.get(&destination).map(|s| s.incarnation)
+                    else {
+                        continue;
+                    };
+                    let destination_down = self
+                        .nodes
+                        .get(&destination)
+                        .is_some_and(|s| s.core.is_none());
                     if destination_down && self.network.partition.connected(id, destination) {
                         // A crashed process refuses connections at once (the OS answers RST).
-                        let input = Input::SendFailed { id: out_id, failure: kraftwerk_raft::SendFailure::Disconnected };
-                        self.scheduler.schedule(now + 1, Event::Deliver { to: id, to_incarnation: incarnation, input, reply_to: None });
+                        let input = Input::SendFailed {
+                            id: out_id,
+                            failure: kraftwerk_raft::SendFailure::Disconnected,
+                        };
+                        self.scheduler.schedule(
+                            now + 1,
+                            Event::Deliver {
+                                to: id,
+                                to_incarnation: incarnation,
+                                input,
+                                reply_to: None,
+                            },
+                        );
                         continue;
                     }
                     let api_version = api_version_for(&request, &mut self.rng);
                     for delay in self.network.delays(id, destination, &mut self.rng) {
                         self.next_inbound += 1;
-                        let input = Input::Request { id: InboundId(self.next_inbound), api_version, request: request.clone() };
+                        let input = Input::Request {
+                            id: InboundId(self.next_inbound),
+                            api_version,
+                            request: request.clone(),
+                        };
                         self.scheduler.schedule(
                             now + delay,
-                            Event::Deliver { to: destination, to_incarnation, input, reply_to: Some((id, incarnation, out_id)) },
+                            Event::Deliver {
+                                to: destination,
+                                to_incarnation,
+                                input,
+                                reply_to: Some((id, incarnation, out_id)),
+                            },
                         );
                     }
                 }
-                Output::Respond { id: in_id, response } => {
-                    let Some((to, to_incarnation, out_id)) = self.routes.remove(&in_id.0) else { continue };
+                Output::Respond {
+                    id: in_id,
+                    response,
+                } => {
+                    let Some((to, to_incarnation, out_id)) = self.routes.remove(&in_id.0) else {
+                        continue;
+                    };
                     for delay in self.network.delays(id, to, &mut self.rng) {
-                        let input = Input::Response { id: out_id, response: response.clone() };
-                        self.scheduler.schedule(now + delay, Event::Deliver { to, to_incarnation, input, reply_to: None });
+                        let input = Input::Response {
+                            id: out_id,
+                            response: response.clone(),
+                        };
+                        self.scheduler.schedule(
+                            now + delay,
+                            Event::Deliver {
+                                to,
+                                to_incarnation,
+                                input,
+                                reply_to: None,
+                            },
+                        );
                     }
                 }
             }
@@ -409,7 +552,10 @@ impl RaftCluster {
         let hw = core.high_watermark();
         let prev_role = self.invariants.role_of(id);
         if prev_role != Some((role, epoch)) {
-            let line = format!("node {id} is {role} in epoch {epoch} (hw {hw:?}, leo {})", core.log().end_offset().offset);
+            let line = format!(
+                "node {id} is {role} in epoch {epoch} (hw {hw:?}, leo {})",
+                core.log().end_offset().offset
+            );
             self.log(line);
         }
         let slot = &self.nodes[&id];

@@ -17,7 +17,13 @@ pub struct Scheduler<E> {
 
 impl<E> Default for Scheduler<E> {
     fn default() -> Self {
-        Self { heap: BinaryHeap::new(), slots: Vec::new(), free: Vec::new(), seq: 0, now_ms: 0 }
+        Self {
+            heap: BinaryHeap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            seq: 0,
+            now_ms: 0,
+        }
     }
 }
 
@@ -48,7 +54,9 @@ impl<E> Scheduler<E> {
     pub fn next(&mut self) -> Option<(u64, E)> {
         let Reverse((at, _, slot)) = self.heap.pop()?;
         self.now_ms = at;
-        let event = self.slots[slot].take().expect("scheduled slot holds an event");
+        let event = self.slots[slot]
+            .take()
+            .expect("scheduled slot holds an event");
         self.free.push(slot);
         Some((at, event))
     }

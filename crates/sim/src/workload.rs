@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::{
-    AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest,
-    DeleteTopicsRequest, TopicName,
+    AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
+    CreateTopicsRequest, DeleteTopicsRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_controller::controller::{ControllerRequest, ControllerResponse};
+use kraftwerk_controller::controller::{AdminResponse, ControllerRequest, ControllerResponse};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use uuid::Uuid;
@@ -70,7 +70,10 @@ impl SimBroker {
     /// The registration a 4.1 broker would send.
     pub fn registration(&self) -> ControllerRequest {
         let feature = |name: &'static str, min: i16, max: i16| {
-            Feature::default().with_name(StrBytes::from_static_str(name)).with_min_supported_version(min).with_max_supported_version(max)
+            Feature::default()
+                .with_name(StrBytes::from_static_str(name))
+                .with_min_supported_version(min)
+                .with_max_supported_version(max)
         };
         ControllerRequest::BrokerRegistration(
             BrokerRegistrationRequest::default()
@@ -109,25 +112,31 @@ impl SimBroker {
     /// An AllocateProducerIds request.
     pub fn allocate_producer_ids(&self) -> ControllerRequest {
         ControllerRequest::AllocateProducerIds(
-            AllocateProducerIdsRequest::default().with_broker_id(self.id.into()).with_broker_epoch(self.epoch.unwrap_or(-1)),
+            AllocateProducerIdsRequest::default()
+                .with_broker_id(self.id.into())
+                .with_broker_epoch(self.epoch.unwrap_or(-1)),
         )
     }
 }
 
 /// A CreateTopics request for one topic.
 pub fn create_topic(name: &str, partitions: i32, replication_factor: i16) -> ControllerRequest {
-    ControllerRequest::CreateTopics(CreateTopicsRequest::default().with_timeout_ms(30_000).with_topics(vec![
-        CreatableTopic::default()
-            .with_name(TopicName(StrBytes::from_string(name.to_owned())))
-            .with_num_partitions(partitions)
-            .with_replication_factor(replication_factor),
-    ]))
+    ControllerRequest::CreateTopics(
+        CreateTopicsRequest::default()
+            .with_timeout_ms(30_000)
+            .with_topics(vec![CreatableTopic::default()
+                .with_name(TopicName(StrBytes::from_string(name.to_owned())))
+                .with_num_partitions(partitions)
+                .with_replication_factor(replication_factor)]),
+    )
 }
 
 /// A DeleteTopics request for one topic, by name.
 pub fn delete_topic(name: &str) -> ControllerRequest {
     ControllerRequest::DeleteTopics(
-        DeleteTopicsRequest::default().with_timeout_ms(30_000).with_topic_names(vec![TopicName(StrBytes::from_string(name.to_owned()))]),
+        DeleteTopicsRequest::default()
+            .with_timeout_ms(30_000)
+            .with_topic_names(vec![TopicName(StrBytes::from_string(name.to_owned()))]),
     )
 }
 
@@ -154,7 +163,10 @@ impl Acknowledged {
                 let who = broker.expect("registrations come from brokers");
                 if let Some(prev) = self.broker_epochs.insert(r.broker_epoch, who) {
                     if prev != who {
-                        self.violations.push(format!("broker epoch {} given to {prev:?} and to {who:?}", r.broker_epoch));
+                        self.violations.push(format!(
+                            "broker epoch {} given to {prev:?} and to {who:?}",
+                            r.broker_epoch
+                        ));
                     }
                 }
             }
@@ -176,7 +188,9 @@ impl Acknowledged {
                 let (start, len) = (r.producer_id_start.0, r.producer_id_len);
                 for &(s, l) in &self.producer_id_blocks {
                     if start < s + l as i64 && s < start + len as i64 {
-                        self.violations.push(format!("producer id block [{start}, +{len}) overlaps [{s}, +{l})"));
+                        self.violations.push(format!(
+                            "producer id block [{start}, +{len}) overlaps [{s}, +{l})"
+                        ));
                     }
                 }
                 self.producer_id_blocks.push((start, len));
@@ -191,14 +205,57 @@ pub fn is_not_controller(response: &ControllerResponse) -> bool {
     match response {
         ControllerResponse::BrokerRegistration(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::BrokerHeartbeat(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::CreateTopics(r) => r.topics.iter().any(|t| t.error_code == NOT_CONTROLLER),
-        ControllerResponse::DeleteTopics(r) => r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER),
+        ControllerResponse::CreateTopics(r) => {
+            r.topics.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        ControllerResponse::DeleteTopics(r) => {
+            r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
         ControllerResponse::AllocateProducerIds(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::AlterPartition(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::AssignReplicasToDirs(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::ControllerRegistration(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::DescribeCluster(r) => r.error_code == NOT_CONTROLLER,
         ControllerResponse::UnregisterBroker(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::Admin(_) => false,
+        ControllerResponse::Admin(r) => admin_is_not_controller(r),
+    }
+}
+
+/// NOT_CONTROLLER wherever `not_controller_admin_response` puts it.
+fn admin_is_not_controller(response: &AdminResponse) -> bool {
+    match response {
+        AdminResponse::CreatePartitions(r) => {
+            r.results.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        AdminResponse::ElectLeaders(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::UpdateFeatures(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::IncrementalAlterConfigs(r) => {
+            r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        AdminResponse::AlterPartitionReassignments(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::ListPartitionReassignments(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::DescribeConfigs(r) => {
+            r.results.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        AdminResponse::AlterConfigs(r) => {
+            r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        AdminResponse::AlterClientQuotas(r) => {
+            r.entries.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        AdminResponse::AlterUserScramCredentials(r) => {
+            r.results.iter().any(|t| t.error_code == NOT_CONTROLLER)
+        }
+        AdminResponse::DescribeAcls(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::CreateAcls(r) => r.results.iter().any(|t| t.error_code == NOT_CONTROLLER),
+        AdminResponse::DeleteAcls(r) => r
+            .filter_results
+            .iter()
+            .any(|t| t.error_code == NOT_CONTROLLER),
+        AdminResponse::CreateDelegationToken(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::RenewDelegationToken(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::ExpireDelegationToken(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::AddRaftVoter(r) => r.error_code == NOT_CONTROLLER,
+        AdminResponse::RemoveRaftVoter(r) => r.error_code == NOT_CONTROLLER,
     }
 }

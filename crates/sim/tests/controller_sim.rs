@@ -30,5 +30,8 @@ fn controller_quorum_safety_and_liveness() {
             }
         }
     }
-    assert!(failures.is_empty(), "simulation failed for seeds {failures:?}; see the reproduction commands above");
+    assert!(
+        failures.is_empty(),
+        "simulation failed for seeds {failures:?}; see the reproduction commands above"
+    );
 }

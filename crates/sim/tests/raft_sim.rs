@@ -28,5 +28,8 @@ fn raft_safety_and_liveness() {
             }
         }
     }
-    assert!(failures.is_empty(), "simulation failed for seeds {failures:?}; see the reproduction commands above");
+    assert!(
+        failures.is_empty(),
+        "simulation failed for seeds {failures:?}; see the reproduction commands above"
+    );
 }

@@ -1,8 +1,8 @@
 //! Admin APIs the controller serves besides the broker lifecycle: CreatePartitions,
-//! ElectLeaders, UpdateFeatures and IncrementalAlterConfigs (Kafka 4.1.2's
+//! ElectLeaders and UpdateFeatures (Kafka 4.1.2's
 //! `ReplicationControlManager.createPartitions/electLeaders`,
-//! `FeatureControlManager.updateFeatures`, `ConfigurationControlManager.incrementalAlterConfigs`
-//! and the request-level checks of `ControllerApis`). Authorization is not implemented.
+//! `FeatureControlManager.updateFeatures` and the request-level checks of `ControllerApis`).
+//! Authorization is not implemented. The config APIs are in [`super::configs`].
 
 use std::collections::BTreeMap;
 
@@ -11,17 +11,13 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::elect_leaders_response::{PartitionResult, ReplicaElectionResult};
-use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::update_features_response::UpdatableFeatureResult;
 use kafka_protocol::messages::{
     CreatePartitionsRequest, CreatePartitionsResponse, ElectLeadersRequest, ElectLeadersResponse,
-    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, TopicName,
-    UpdateFeaturesRequest, UpdateFeaturesResponse,
+    TopicName, UpdateFeaturesRequest, UpdateFeaturesResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_records::metadata::{
-    ApiMessageAndVersion, ClearElrRecord, ConfigRecord, FeatureLevelRecord,
-};
+use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
 use kraftwerk_records::metadata_version::{
     controller_supported_features, Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
 };
@@ -32,13 +28,11 @@ use crate::controller::{
     ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
 };
 use crate::error::ApiError;
-use crate::image::configs::resource_type;
 use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
 use crate::image::partition::{LeaderRecoveryState, PartitionRegistration};
-use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
+use crate::image::MetadataImage;
 use crate::partition_change::{Election, PartitionChangeBuilder};
 use crate::placement;
-use crate::topic_configs::{topic_config, validate_topic_config, ConfigType};
 use crate::write::partition_record;
 
 fn str_bytes(s: impl Into<String>) -> StrBytes {
@@ -712,303 +706,5 @@ pub fn update_features(
     ControllerResult::atomic(records, response)
 }
 
-// ---------------------------------------------------------------------------------------------
-// IncrementalAlterConfigs
-
-/// `AlterConfigOp.OpType` codes.
-mod op_type {
-    pub const SET: i8 = 0;
-    pub const DELETE: i8 = 1;
-    pub const APPEND: i8 = 2;
-    pub const SUBTRACT: i8 = 3;
-}
-
-fn alter_result(resource_type: i8, name: &str, error: &ApiError) -> AlterConfigsResourceResponse {
-    AlterConfigsResourceResponse::default()
-        .with_resource_type(resource_type)
-        .with_resource_name(str_bytes(name))
-        .with_error_code(error.code)
-        .with_error_message(error.message.clone().map(str_bytes))
-}
-
-/// The records for one resource, or its error (`incrementalAlterConfigResource` +
-/// `validateAlterConfig` + the existence check).
-fn alter_resource(
-    image: &MetadataImage,
-    config: &ControllerConfig,
-    resource_type_id: i8,
-    name: &str,
-    ops: &[(String, i8, Option<String>)],
-) -> Result<Vec<ConfigRecord>, ApiError> {
-    let resource = crate::image::configs::ConfigResource {
-        resource_type: resource_type_id,
-        name: name.to_owned(),
-    };
-    let current = image.configs.get(&resource);
-    let elr = image.features.is_elr_enabled();
-    let mut records = Vec::new();
-    for (key, op, value) in ops {
-        let current_value = current.and_then(|c| c.get(key)).cloned();
-        let new_value = match *op {
-            op_type::SET => value.clone(),
-            op_type::DELETE => None,
-            op_type::APPEND | op_type::SUBTRACT => {
-                let splittable = resource_type_id == resource_type::TOPIC
-                    && topic_config(key).is_some_and(|d| d.config_type == ConfigType::List);
-                if !splittable {
-                    let verb = if *op == op_type::APPEND {
-                        "APPEND"
-                    } else {
-                        "SUBTRACT"
-                    };
-                    return Err(ApiError::new(
-                        ResponseError::InvalidConfig,
-                        format!("Can't {verb} to key {key} because its type is not LIST."),
-                    ));
-                }
-                let base = current_value.clone().unwrap_or_else(|| {
-                    topic_config(key)
-                        .map(|d| d.default.to_owned())
-                        .unwrap_or_default()
-                });
-                let mut parts: Vec<String> = base
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-                for v in value.as_deref().unwrap_or_default().split(',') {
-                    if *op == op_type::APPEND {
-                        if !parts.iter().any(|p| p == v) {
-                            parts.push(v.to_owned());
-                        }
-                    } else if let Some(pos) = parts.iter().position(|p| p == v) {
-                        parts.remove(pos);
-                    }
-                }
-                Some(parts.join(","))
-            }
-            other => {
-                return Err(ApiError::new(
-                    ResponseError::InvalidRequest,
-                    format!("Unknown config operation {other}"),
-                ))
-            }
-        };
-        if current_value != new_value || resource_type_id == resource_type::BROKER {
-            records.push(ConfigRecord {
-                resource_type: resource_type_id,
-                resource_name: name.to_owned(),
-                name: key.clone(),
-                value: new_value,
-                ..Default::default()
-            });
-        }
-    }
-    // validateAlterConfig.
-    let mut all: BTreeMap<String, String> = current
-        .map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .unwrap_or_default();
-    for r in &records {
-        if r.name == MIN_INSYNC_REPLICAS_CONFIG && r.resource_type == resource_type::BROKER && elr {
-            if !r.resource_name.is_empty() {
-                return Err(ApiError::new(
-                    ResponseError::InvalidConfig,
-                    "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
-                ));
-            }
-            if r.value.is_none() {
-                return Err(ApiError::new(
-                    ResponseError::InvalidConfig,
-                    "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
-                ));
-            }
-        }
-        match &r.value {
-            None => {
-                all.remove(&r.name);
-            }
-            Some(v) => {
-                if v.encode_utf16().count() > super::topics::MAX_CONFIG_VALUE_LENGTH {
-                    return Err(ApiError::new(
-                        ResponseError::InvalidConfig,
-                        "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.",
-                    ));
-                }
-                all.insert(r.name.clone(), v.clone());
-            }
-        }
-    }
-    match resource_type_id {
-        resource_type::TOPIC => {
-            for key in all.keys() {
-                if topic_config(key).is_none() {
-                    return Err(ApiError::new(
-                        ResponseError::InvalidConfig,
-                        format!("Unknown topic config name: {key}"),
-                    ));
-                }
-            }
-            for (key, value) in &all {
-                validate_topic_config(key, value)
-                    .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
-            }
-            if image.topics.id_of(name).is_none() {
-                return Err(ApiError::new(
-                    ResponseError::UnknownTopicOrPartition,
-                    format!("The topic '{name}' does not exist."),
-                ));
-            }
-        }
-        resource_type::BROKER => {
-            if !name.is_empty() {
-                let Ok(id) = name.parse::<i32>() else {
-                    return Err(ApiError::new(
-                        ResponseError::InvalidRequest,
-                        format!("Invalid broker name {name}"),
-                    ));
-                };
-                if image.cluster.broker(id).is_none() && !config.quorum_node_ids.contains(&id) {
-                    return Err(ApiError::new(
-                        ResponseError::BrokerIdNotRegistered,
-                        format!("No node with id {id} found."),
-                    ));
-                }
-            }
-        }
-        other => return Err(ApiError::new(
-            ResponseError::InvalidRequest,
-            format!(
-                "Altering configs of resource type {other} is not supported by this controller."
-            ),
-        )),
-    }
-    Ok(records)
-}
-
-/// IncrementalAlterConfigs (api 44, v0-1) for TOPIC and BROKER resources: SET, DELETE, and
-/// APPEND/SUBTRACT on list-typed topic configs. Topic configs are checked against Kafka 4.1.2's
-/// topic config names and value types; broker configs only for the broker name and the ELR
-/// `min.insync.replicas` rules (their values are not validated). Unknown resource types answer
-/// UNSUPPORTED_VERSION; BROKER_LOGGER, CLIENT_METRICS and GROUP resources INVALID_REQUEST.
-/// Duplicate resources get INVALID_REQUEST. Setting `min.insync.replicas` with ELR enabled also
-/// writes ClearElrRecords. One atomic batch.
-pub fn incremental_alter_configs(
-    image: &MetadataImage,
-    config: &ControllerConfig,
-    request: &IncrementalAlterConfigsRequest,
-) -> ControllerResult<IncrementalAlterConfigsResponse> {
-    const KNOWN_TYPES: [i8; 5] = [2, 4, 8, 16, 32];
-    let mut responses = Vec::new();
-    let key =
-        |r: &kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource| {
-            (r.resource_type, r.resource_name.to_string())
-        };
-    let mut duplicates: Vec<(i8, String)> = Vec::new();
-    for (i, r) in request.resources.iter().enumerate() {
-        if KNOWN_TYPES.contains(&r.resource_type)
-            && request.resources[..i].iter().any(|p| key(p) == key(r))
-            && !duplicates.contains(&key(r))
-        {
-            duplicates.push(key(r));
-        }
-    }
-    let mut records: Vec<ApiMessageAndVersion> = Vec::new();
-    for r in &request.resources {
-        let name = r.resource_name.as_str();
-        if !KNOWN_TYPES.contains(&r.resource_type) {
-            responses.push(alter_result(
-                r.resource_type,
-                name,
-                &ApiError::new(
-                    ResponseError::UnsupportedVersion,
-                    format!("Unknown resource type {}.", r.resource_type),
-                ),
-            ));
-            continue;
-        }
-        if duplicates.contains(&key(r)) {
-            if !responses.iter().any(|x: &AlterConfigsResourceResponse| {
-                x.resource_type == r.resource_type && x.resource_name.as_str() == name
-            }) {
-                responses.push(alter_result(
-                    r.resource_type,
-                    name,
-                    &ApiError::new(ResponseError::InvalidRequest, "Duplicate resource."),
-                ));
-            }
-            continue;
-        }
-        // Java builds a HashMap of key → op: the last op per key wins.
-        let mut ops: Vec<(String, i8, Option<String>)> = Vec::new();
-        for c in &r.configs {
-            let entry = (
-                c.name.to_string(),
-                c.config_operation,
-                c.value.as_ref().map(|v| v.to_string()),
-            );
-            match ops.iter_mut().find(|(k, _, _)| *k == entry.0) {
-                Some(existing) => *existing = entry,
-                None => ops.push(entry),
-            }
-        }
-        match alter_resource(image, config, r.resource_type, name, &ops) {
-            Ok(resource_records) => {
-                records.extend(
-                    resource_records
-                        .into_iter()
-                        .map(|c| ApiMessageAndVersion::new(c, 0)),
-                );
-                responses.push(alter_result(r.resource_type, name, &ApiError::NONE));
-            }
-            Err(error) => responses.push(alter_result(r.resource_type, name, &error)),
-        }
-    }
-    if image.features.is_elr_enabled() {
-        let clears: Vec<ApiMessageAndVersion> = records
-            .iter()
-            .filter_map(|r| match &r.record {
-                kraftwerk_records::metadata::MetadataRecord::Config(c)
-                    if c.name == MIN_INSYNC_REPLICAS_CONFIG =>
-                {
-                    let topic_name = if c.resource_type == resource_type::TOPIC {
-                        c.resource_name.clone()
-                    } else {
-                        String::new()
-                    };
-                    Some(ApiMessageAndVersion::new(
-                        ClearElrRecord {
-                            topic_name,
-                            ..Default::default()
-                        },
-                        0,
-                    ))
-                }
-                _ => None,
-            })
-            .collect();
-        records.extend(clears);
-    }
-    if records.len() > MAX_RECORDS_PER_BATCH {
-        let error = ApiError::new(
-            ResponseError::PolicyViolation,
-            "Unable to perform excessively large batch operation.",
-        );
-        let all = request
-            .resources
-            .iter()
-            .map(|r| alter_result(r.resource_type, r.resource_name.as_str(), &error))
-            .collect();
-        return ControllerResult::of(
-            Vec::new(),
-            IncrementalAlterConfigsResponse::default().with_responses(all),
-        );
-    }
-    if request.validate_only {
-        records.clear();
-    }
-    ControllerResult::atomic(
-        records,
-        IncrementalAlterConfigsResponse::default().with_responses(responses),
-    )
-}
+// IncrementalAlterConfigs lives in `configs.rs` with the other config APIs.
+pub use super::configs::incremental_alter_configs;

@@ -4,10 +4,16 @@
 
 pub mod admin;
 pub mod cluster;
+pub mod configs;
+pub mod describe_configs;
+pub mod disabled;
 pub mod elections;
 pub mod leader_isr;
 pub mod partitions;
 pub mod producer_ids;
+pub mod quotas;
+pub mod reassignment;
+pub mod scram;
 pub mod topics;
 
 use kafka_protocol::error::ResponseError;
@@ -18,6 +24,10 @@ pub fn default_message(error: ResponseError) -> Option<&'static str> {
     use ResponseError as E;
     Some(match error {
         E::UnknownTopicOrPartition => "This server does not host this topic-partition.",
+        E::InvalidRequest => {
+            "This most likely occurs because of a request being malformed by the client library or the message was \
+             sent to an incompatible broker. See the broker logs for more details."
+        }
         E::InvalidTopicException => {
             "The request attempted to perform an operation on an invalid topic."
         }

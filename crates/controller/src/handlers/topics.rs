@@ -86,7 +86,7 @@ fn validate_total_partitions(
 }
 
 /// The static settings of this controller that shadow topic config defaults.
-fn static_overrides(config: &ControllerConfig) -> BTreeMap<&'static str, String> {
+pub(crate) fn static_overrides(config: &ControllerConfig) -> BTreeMap<&'static str, String> {
     let mut overrides = BTreeMap::new();
     if config.min_insync_replicas != 1 {
         overrides.insert(

@@ -222,8 +222,12 @@ fn standby_answers_not_controller_where_the_broker_looks() {
         ControllerRequest::AssignReplicasToDirs(AssignReplicasToDirsRequest::default()),
         ControllerRequest::ControllerRegistration(controller_registration(1)),
         ControllerRequest::UnregisterBroker(UnregisterBrokerRequest::default()),
-        ControllerRequest::Admin(crate::request::AdminRequest::ElectLeaders(Default::default())),
-        ControllerRequest::Admin(crate::request::AdminRequest::UpdateFeatures(Default::default())),
+        ControllerRequest::Admin(crate::request::AdminRequest::ElectLeaders(
+            Default::default(),
+        )),
+        ControllerRequest::Admin(crate::request::AdminRequest::UpdateFeatures(
+            Default::default(),
+        )),
     ];
     for request in requests {
         let (response, records) = node.request(0, request);
@@ -241,8 +245,12 @@ fn standby_answers_not_controller_where_the_broker_looks() {
             ControllerResponse::ControllerRegistration(r) => vec![r.error_code],
             ControllerResponse::UnregisterBroker(r) => vec![r.error_code],
             ControllerResponse::DescribeCluster(r) => vec![r.error_code],
-            ControllerResponse::Admin(crate::request::AdminResponse::ElectLeaders(r)) => vec![r.error_code],
-            ControllerResponse::Admin(crate::request::AdminResponse::UpdateFeatures(r)) => vec![r.error_code],
+            ControllerResponse::Admin(crate::request::AdminResponse::ElectLeaders(r)) => {
+                vec![r.error_code]
+            }
+            ControllerResponse::Admin(crate::request::AdminResponse::UpdateFeatures(r)) => {
+                vec![r.error_code]
+            }
             ControllerResponse::Admin(other) => panic!("unexpected admin response {other:?}"),
         };
         assert!(

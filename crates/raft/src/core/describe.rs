@@ -19,7 +19,10 @@ fn replica_state(id: i32, p: &ReplicaProgress, leader_id: i32, now_ms: u64) -> R
     let (fetch, caught_up) = if id == leader_id {
         (now_ms as i64, now_ms as i64)
     } else {
-        (p.last_fetch_ms.map_or(-1, |t| t as i64), p.last_caught_up_ms.map_or(-1, |t| t as i64))
+        (
+            p.last_fetch_ms.map_or(-1, |t| t as i64),
+            p.last_caught_up_ms.map_or(-1, |t| t as i64),
+        )
     };
     ReplicaState::default()
         .with_replica_id(id.into())
@@ -39,24 +42,36 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let topic_ok = matches!(request.topics.as_slice(),
             [t] if t.topic_name.0.as_str() == METADATA_TOPIC_NAME
                 && matches!(t.partitions.as_slice(), [p] if p.partition_index == METADATA_PARTITION));
-        let partition = |error: i16| PartitionData::default().with_partition_index(METADATA_PARTITION).with_error_code(error);
+        let partition = |error: i16| {
+            PartitionData::default()
+                .with_partition_index(METADATA_PARTITION)
+                .with_error_code(error)
+        };
         let topic = |p: PartitionData| {
             TopicData::default()
                 .with_topic_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
                 .with_partitions(vec![p])
         };
         if !topic_ok {
-            return DescribeQuorumResponse::default().with_topics(vec![topic(partition(errors::UNKNOWN_TOPIC_OR_PARTITION))]);
+            return DescribeQuorumResponse::default()
+                .with_topics(vec![topic(partition(errors::UNKNOWN_TOPIC_OR_PARTITION))]);
         }
         let node_id = self.config.node_id;
         let epoch = self.epoch;
         let Role::Leader(l) = &mut self.role else {
-            return DescribeQuorumResponse::default().with_topics(vec![topic(partition(errors::NOT_LEADER_OR_FOLLOWER))]);
+            return DescribeQuorumResponse::default()
+                .with_topics(vec![topic(partition(errors::NOT_LEADER_OR_FOLLOWER))]);
         };
-        let voters: Vec<ReplicaState> =
-            l.voters.iter().map(|(&id, p)| replica_state(id, p, node_id, now_ms)).collect();
-        let observers: Vec<ReplicaState> =
-            l.live_observers(now_ms).iter().map(|(id, p)| replica_state(*id, p, node_id, now_ms)).collect();
+        let voters: Vec<ReplicaState> = l
+            .voters
+            .iter()
+            .map(|(&id, p)| replica_state(id, p, node_id, now_ms))
+            .collect();
+        let observers: Vec<ReplicaState> = l
+            .live_observers(now_ms)
+            .iter()
+            .map(|(id, p)| replica_state(*id, p, node_id, now_ms))
+            .collect();
         let p = partition(errors::NONE)
             .with_leader_id(node_id.into())
             .with_leader_epoch(epoch)
@@ -70,10 +85,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 .voters
                 .iter()
                 .map(|(&id, e)| {
-                    Node::default().with_node_id(id.into()).with_listeners(vec![Listener::default()
-                        .with_name(StrBytes::from_string(self.config.listener_name.clone()))
-                        .with_host(StrBytes::from_string(e.host.clone()))
-                        .with_port(e.port)])
+                    Node::default()
+                        .with_node_id(id.into())
+                        .with_listeners(vec![Listener::default()
+                            .with_name(StrBytes::from_string(self.config.listener_name.clone()))
+                            .with_host(StrBytes::from_string(e.host.clone()))
+                            .with_port(e.port)])
                 })
                 .collect();
         }

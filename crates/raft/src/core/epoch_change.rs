@@ -3,10 +3,12 @@
 //! handling shared by every Raft API (Kafka `maybeHandleCommonResponse`).
 
 use kafka_protocol::messages::begin_quorum_epoch_request::{
-    LeaderEndpoint as BeginLeaderEndpoint, PartitionData as BeginReqPartition, TopicData as BeginReqTopic,
+    LeaderEndpoint as BeginLeaderEndpoint, PartitionData as BeginReqPartition,
+    TopicData as BeginReqTopic,
 };
 use kafka_protocol::messages::begin_quorum_epoch_response::{
-    NodeEndpoint as BeginNodeEndpoint, PartitionData as BeginRespPartition, TopicData as BeginRespTopic,
+    NodeEndpoint as BeginNodeEndpoint, PartitionData as BeginRespPartition,
+    TopicData as BeginRespTopic,
 };
 use kafka_protocol::messages::end_quorum_epoch_request::{
     PartitionData as EndReqPartition, ReplicaInfo, TopicData as EndReqTopic,
@@ -15,7 +17,8 @@ use kafka_protocol::messages::end_quorum_epoch_response::{
     NodeEndpoint as EndNodeEndpoint, PartitionData as EndRespPartition, TopicData as EndRespTopic,
 };
 use kafka_protocol::messages::{
-    BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
+    BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use tracing::info;
@@ -45,11 +48,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         // A leader outside the static voter set cannot be resolved: treat it as unknown. A peer
         // naming us is only reporting the epoch we led and resigned (we are Resigned, or a
         // Prospective that was): nothing to follow.
-        let leader_id = leader_id.filter(|l| self.config.voters.contains_key(l) && *l != self.config.node_id);
+        let leader_id =
+            leader_id.filter(|l| self.config.voters.contains_key(l) && *l != self.config.node_id);
         if epoch < self.epoch || error == errors::UNKNOWN_LEADER_EPOCH {
             return Ok(Some(true));
         }
-        if epoch > self.epoch || error == errors::FENCED_LEADER_EPOCH || error == errors::NOT_LEADER_OR_FOLLOWER {
+        if epoch > self.epoch
+            || error == errors::FENCED_LEADER_EPOCH
+            || error == errors::NOT_LEADER_OR_FOLLOWER
+        {
             let before = (self.epoch, self.leader_id());
             self.maybe_transition(leader_id, epoch, now_ms)?;
             // Nothing learned (e.g. the leader resigned but no successor yet): back off instead
@@ -58,7 +65,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         if epoch == self.epoch && leader_id.is_some() && self.known_leader().is_none() {
             self.transition_to_follower(epoch, leader_id.unwrap_or(-1), now_ms)?;
-            return Ok(if error == errors::NONE { None } else { Some(true) });
+            return Ok(if error == errors::NONE {
+                None
+            } else {
+                Some(true)
+            });
         }
         match error {
             errors::BROKER_NOT_AVAILABLE => Ok(Some(false)),
@@ -82,7 +93,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_leader_id(self.leader_id().unwrap_or(-1).into())
             .with_leader_epoch(self.epoch);
         let mut r = BeginQuorumEpochResponse::default()
-            .with_topics(vec![BeginRespTopic::default().with_topic_name(topic_name()).with_partitions(vec![partition])]);
+            .with_topics(vec![BeginRespTopic::default()
+                .with_topic_name(topic_name())
+                .with_partitions(vec![partition])]);
         if let Some((id, e)) = self.leader_endpoint() {
             r.node_endpoints = vec![BeginNodeEndpoint::default()
                 .with_node_id(id.into())
@@ -98,8 +111,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_error_code(error)
             .with_leader_id(self.leader_id().unwrap_or(-1).into())
             .with_leader_epoch(self.epoch);
-        let mut r = EndQuorumEpochResponse::default()
-            .with_topics(vec![EndRespTopic::default().with_topic_name(topic_name()).with_partitions(vec![partition])]);
+        let mut r = EndQuorumEpochResponse::default().with_topics(vec![EndRespTopic::default()
+            .with_topic_name(topic_name())
+            .with_partitions(vec![partition])]);
         if let Some((id, e)) = self.leader_endpoint() {
             r.node_endpoints = vec![EndNodeEndpoint::default()
                 .with_node_id(id.into())
@@ -115,12 +129,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         request: BeginQuorumEpochRequest,
     ) -> Result<BeginQuorumEpochResponse, RaftError> {
         if !self.cluster_id_matches(&request.cluster_id) {
-            return Ok(BeginQuorumEpochResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID));
+            return Ok(BeginQuorumEpochResponse::default()
+                .with_error_code(errors::INCONSISTENT_CLUSTER_ID));
         }
         let p = match request.topics.as_slice() {
-            [t] if t.topic_name.0.as_str() == METADATA_TOPIC_NAME && t.partitions.len() == 1
-                && t.partitions[0].partition_index == METADATA_PARTITION => t.partitions[0].clone(),
-            _ => return Ok(BeginQuorumEpochResponse::default().with_error_code(errors::INVALID_REQUEST)),
+            [t] if t.topic_name.0.as_str() == METADATA_TOPIC_NAME
+                && t.partitions.len() == 1
+                && t.partitions[0].partition_index == METADATA_PARTITION =>
+            {
+                t.partitions[0].clone()
+            }
+            _ => {
+                return Ok(
+                    BeginQuorumEpochResponse::default().with_error_code(errors::INVALID_REQUEST)
+                )
+            }
         };
         if p.leader_epoch < self.epoch {
             return Ok(self.begin_response(errors::FENCED_LEADER_EPOCH));
@@ -130,8 +153,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?;
         let key_ok = (request.voter_id.0 < 0 || request.voter_id.0 == self.config.node_id)
-            && (p.voter_directory_id == Uuid::nil() || p.voter_directory_id == self.config.directory_id);
-        Ok(self.begin_response(if key_ok { errors::NONE } else { errors::INVALID_VOTER_KEY }))
+            && (p.voter_directory_id == Uuid::nil()
+                || p.voter_directory_id == self.config.directory_id);
+        Ok(self.begin_response(if key_ok {
+            errors::NONE
+        } else {
+            errors::INVALID_VOTER_KEY
+        }))
     }
 
     pub(crate) fn handle_begin_quorum_epoch_response(
@@ -141,12 +169,20 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         response: BeginQuorumEpochResponse,
     ) -> Result<bool, RaftError> {
         if response.error_code != errors::NONE {
-            tracing::debug!(source, error = response.error_code, "BeginQuorumEpoch error");
+            tracing::debug!(
+                source,
+                error = response.error_code,
+                "BeginQuorumEpoch error"
+            );
             return Ok(false);
         }
-        let Some(p) = response.topics.first().and_then(|t| t.partitions.first()) else { return Ok(false) };
+        let Some(p) = response.topics.first().and_then(|t| t.partitions.first()) else {
+            return Ok(false);
+        };
         let leader = (p.leader_id.0 >= 0).then_some(p.leader_id.0);
-        if let Some(handled) = self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)? {
+        if let Some(handled) =
+            self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)?
+        {
             return Ok(handled);
         }
         Ok(p.error_code == errors::NONE)
@@ -158,12 +194,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         request: EndQuorumEpochRequest,
     ) -> Result<EndQuorumEpochResponse, RaftError> {
         if !self.cluster_id_matches(&request.cluster_id) {
-            return Ok(EndQuorumEpochResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID));
+            return Ok(
+                EndQuorumEpochResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID)
+            );
         }
         let p = match request.topics.as_slice() {
-            [t] if t.topic_name.0.as_str() == METADATA_TOPIC_NAME && t.partitions.len() == 1
-                && t.partitions[0].partition_index == METADATA_PARTITION => t.partitions[0].clone(),
-            _ => return Ok(EndQuorumEpochResponse::default().with_error_code(errors::INVALID_REQUEST)),
+            [t] if t.topic_name.0.as_str() == METADATA_TOPIC_NAME
+                && t.partitions.len() == 1
+                && t.partitions[0].partition_index == METADATA_PARTITION =>
+            {
+                t.partitions[0].clone()
+            }
+            _ => {
+                return Ok(
+                    EndQuorumEpochResponse::default().with_error_code(errors::INVALID_REQUEST)
+                )
+            }
         };
         if p.leader_epoch < self.epoch {
             return Ok(self.end_response(errors::FENCED_LEADER_EPOCH));
@@ -173,7 +219,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?;
         let successors: Vec<i32> = if !p.preferred_candidates.is_empty() {
-            p.preferred_candidates.iter().map(|c| c.candidate_id.0).collect()
+            p.preferred_candidates
+                .iter()
+                .map(|c| c.candidate_id.0)
+                .collect()
         } else {
             p.preferred_successors.clone()
         };
@@ -181,7 +230,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if let Role::Follower(f) = &mut self.role {
             if f.leader_id == p.leader_id.0 {
                 f.fetch_deadline_ms = now_ms + backoff;
-                info!(epoch = self.epoch, backoff_ms = backoff, "leader resigned; election in {backoff} ms");
+                info!(
+                    epoch = self.epoch,
+                    backoff_ms = backoff,
+                    "leader resigned; election in {backoff} ms"
+                );
             }
         }
         Ok(self.end_response(errors::NONE))
@@ -210,9 +263,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if response.error_code != errors::NONE {
             return Ok(false);
         }
-        let Some(p) = response.topics.first().and_then(|t| t.partitions.first()) else { return Ok(false) };
+        let Some(p) = response.topics.first().and_then(|t| t.partitions.first()) else {
+            return Ok(false);
+        };
         let leader = (p.leader_id.0 >= 0).then_some(p.leader_id.0);
-        if let Some(handled) = self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)? {
+        if let Some(handled) =
+            self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)?
+        {
             return Ok(handled);
         }
         if p.error_code == errors::NONE {
@@ -245,7 +302,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             BeginQuorumEpochRequest::default()
                 .with_cluster_id(self.cluster_id_field())
                 .with_voter_id(voter.into())
-                .with_topics(vec![BeginReqTopic::default().with_topic_name(topic_name()).with_partitions(vec![partition])])
+                .with_topics(vec![BeginReqTopic::default()
+                    .with_topic_name(topic_name())
+                    .with_partitions(vec![partition])])
                 .with_leader_endpoints(endpoints),
         )
     }
@@ -263,13 +322,19 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_preferred_candidates(
                 successors
                     .iter()
-                    .map(|&id| ReplicaInfo::default().with_candidate_id(id.into()).with_candidate_directory_id(Uuid::nil()))
+                    .map(|&id| {
+                        ReplicaInfo::default()
+                            .with_candidate_id(id.into())
+                            .with_candidate_directory_id(Uuid::nil())
+                    })
                     .collect(),
             );
         RaftRequest::EndQuorumEpoch(
             EndQuorumEpochRequest::default()
                 .with_cluster_id(self.cluster_id_field())
-                .with_topics(vec![EndReqTopic::default().with_topic_name(topic_name()).with_partitions(vec![partition])]),
+                .with_topics(vec![EndReqTopic::default()
+                    .with_topic_name(topic_name())
+                    .with_partitions(vec![partition])]),
         )
     }
 }

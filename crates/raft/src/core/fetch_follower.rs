@@ -9,7 +9,9 @@ use rand::seq::IteratorRandom;
 use tracing::{info, warn};
 
 use super::{RaftCore, RaftError};
-use crate::config::{FETCH_MAX_WAIT_MS, MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME};
+use crate::config::{
+    FETCH_MAX_WAIT_MS, MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
+};
 use crate::errors;
 
 use crate::io::RaftRequest;
@@ -32,7 +34,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             FetchRequest::default()
                 .with_cluster_id(self.cluster_id_field())
                 .with_replica_id(self.config.node_id.into())
-                .with_replica_state(ReplicaState::default().with_replica_id(self.config.node_id.into()).with_replica_epoch(-1))
+                .with_replica_state(
+                    ReplicaState::default()
+                        .with_replica_id(self.config.node_id.into())
+                        .with_replica_epoch(-1),
+                )
                 .with_max_wait_ms(FETCH_MAX_WAIT_MS)
                 .with_min_bytes(0)
                 .with_max_bytes(MAX_FETCH_BYTES as i32)
@@ -67,9 +73,18 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
-    pub(crate) fn handle_fetch_response(&mut self, now_ms: u64, source: i32, response: FetchResponse) -> Result<bool, RaftError> {
+    pub(crate) fn handle_fetch_response(
+        &mut self,
+        now_ms: u64,
+        source: i32,
+        response: FetchResponse,
+    ) -> Result<bool, RaftError> {
         if response.error_code != errors::NONE {
-            warn!(source, error = response.error_code, "fetch failed with a top-level error");
+            warn!(
+                source,
+                error = response.error_code,
+                "fetch failed with a top-level error"
+            );
             return Ok(false);
         }
         let partition = match response.responses.as_slice() {
@@ -79,9 +94,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             },
             _ => return Ok(false),
         };
-        let leader = (partition.current_leader.leader_id.0 >= 0).then_some(partition.current_leader.leader_id.0);
+        let leader = (partition.current_leader.leader_id.0 >= 0)
+            .then_some(partition.current_leader.leader_id.0);
         let response_epoch = partition.current_leader.leader_epoch;
-        if let Some(handled) = self.handle_common_response(now_ms, partition.error_code, leader, response_epoch)? {
+        if let Some(handled) =
+            self.handle_common_response(now_ms, partition.error_code, leader, response_epoch)?
+        {
             return Ok(handled);
         }
         if partition.error_code != errors::NONE {
@@ -96,17 +114,31 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             let target = OffsetAndEpoch::new(diverging.end_offset, diverging.epoch);
             if let Some(hw) = self.high_watermark {
                 if target.offset < hw {
-                    return Err(RaftError::TruncationBelowHighWatermark { offset: target.offset, high_watermark: hw });
+                    return Err(RaftError::TruncationBelowHighWatermark {
+                        offset: target.offset,
+                        high_watermark: hw,
+                    });
                 }
             }
             let offset = self.truncate_to_end_offset(target)?;
-            info!(offset, leader_epoch = target.epoch, "truncated the log after a diverging fetch");
+            info!(
+                offset,
+                leader_epoch = target.epoch,
+                "truncated the log after a diverging fetch"
+            );
         } else if partition.snapshot_id.epoch >= 0 || partition.snapshot_id.end_offset >= 0 {
             if partition.snapshot_id.epoch < 0 || partition.snapshot_id.end_offset < 0 {
-                warn!(end_offset = partition.snapshot_id.end_offset, epoch = partition.snapshot_id.epoch, "leader sent an invalid snapshot id");
+                warn!(
+                    end_offset = partition.snapshot_id.end_offset,
+                    epoch = partition.snapshot_id.epoch,
+                    "leader sent an invalid snapshot id"
+                );
                 return Ok(false);
             }
-            let id = OffsetAndEpoch::new(partition.snapshot_id.end_offset, partition.snapshot_id.epoch);
+            let id = OffsetAndEpoch::new(
+                partition.snapshot_id.end_offset,
+                partition.snapshot_id.epoch,
+            );
             self.start_snapshot_fetch(id)?;
         } else {
             if let Some(records) = partition.records.as_ref().filter(|r| !r.is_empty()) {
@@ -134,18 +166,32 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let mut keep = 0usize;
         for (i, h) in prefix.headers.iter().enumerate() {
             if i == 0 && h.base_offset != end {
-                warn!(expected = end, found = h.base_offset, "fetched records do not start at our log end offset");
+                warn!(
+                    expected = end,
+                    found = h.base_offset,
+                    "fetched records do not start at our log end offset"
+                );
                 return Ok(());
             }
             if h.partition_leader_epoch > response_epoch {
-                warn!(offset = h.base_offset, batch_epoch = h.partition_leader_epoch, response_epoch, "dropping batches newer than the leader's epoch");
+                warn!(
+                    offset = h.base_offset,
+                    batch_epoch = h.partition_leader_epoch,
+                    response_epoch,
+                    "dropping batches newer than the leader's epoch"
+                );
                 break;
             }
             keep += h.size_bytes();
         }
         if let Some(reason) = &prefix.stopped_because {
             if prefix.bytes < records.len() && keep == prefix.bytes {
-                tracing::debug!(?reason, valid_bytes = prefix.bytes, total = records.len(), "ignoring the fetched tail");
+                tracing::debug!(
+                    ?reason,
+                    valid_bytes = prefix.bytes,
+                    total = records.len(),
+                    "ignoring the fetched tail"
+                );
             }
         }
         if keep == 0 {
@@ -160,12 +206,20 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     fn start_snapshot_fetch(&mut self, id: OffsetAndEpoch) -> Result<(), RaftError> {
         if self.log.snapshot_ids().contains(&id) {
             // Already here (e.g. downloaded before a restart): just make the log start there.
-            info!(offset = id.offset, epoch = id.epoch, "leader asked for snapshot we already have");
+            info!(
+                offset = id.offset,
+                epoch = id.epoch,
+                "leader asked for snapshot we already have"
+            );
             self.install_snapshot(id)?;
             return Ok(());
         }
         let sink = self.log.create_snapshot(id)?;
-        info!(offset = id.offset, epoch = id.epoch, "fetching snapshot from the leader");
+        info!(
+            offset = id.offset,
+            epoch = id.epoch,
+            "fetching snapshot from the leader"
+        );
         if let Role::Follower(f) = &mut self.role {
             f.fetching_snapshot = Some(crate::role::FetchingSnapshot { id, sink });
         }
@@ -178,12 +232,20 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let truncated = self.log.truncate_to_latest_snapshot()?;
         let end = self.log.end_offset();
         if !truncated && end.offset < id.offset {
-            return Err(RaftError::Storage(crate::storage::LogError::Inconsistent(format!(
-                "snapshot {}-{} installed but the log end offset is {}",
-                id.offset, id.epoch, end.offset
-            ))));
+            return Err(RaftError::Storage(crate::storage::LogError::Inconsistent(
+                format!(
+                    "snapshot {}-{} installed but the log end offset is {}",
+                    id.offset, id.epoch, end.offset
+                ),
+            )));
         }
-        info!(offset = id.offset, epoch = id.epoch, log_end_offset = end.offset, truncated, "snapshot installed");
+        info!(
+            offset = id.offset,
+            epoch = id.epoch,
+            log_end_offset = end.offset,
+            truncated,
+            "snapshot installed"
+        );
         self.advance_high_watermark(id.offset);
         if truncated {
             // The state machine reloads from what the log now starts at: the latest snapshot
@@ -193,12 +255,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
-    pub(crate) fn build_fetch_snapshot_request(&self, id: OffsetAndEpoch, position: u64) -> RaftRequest {
-        use kafka_protocol::messages::fetch_snapshot_request::{PartitionSnapshot, SnapshotId, TopicSnapshot};
+    pub(crate) fn build_fetch_snapshot_request(
+        &self,
+        id: OffsetAndEpoch,
+        position: u64,
+    ) -> RaftRequest {
+        use kafka_protocol::messages::fetch_snapshot_request::{
+            PartitionSnapshot, SnapshotId, TopicSnapshot,
+        };
         let partition = PartitionSnapshot::default()
             .with_partition(METADATA_PARTITION)
             .with_current_leader_epoch(self.epoch)
-            .with_snapshot_id(SnapshotId::default().with_end_offset(id.offset).with_epoch(id.epoch))
+            .with_snapshot_id(
+                SnapshotId::default()
+                    .with_end_offset(id.offset)
+                    .with_epoch(id.epoch),
+            )
             .with_position(position as i64)
             .with_replica_directory_id(self.config.directory_id);
         RaftRequest::FetchSnapshot(
@@ -223,19 +295,37 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         response: kafka_protocol::messages::FetchSnapshotResponse,
     ) -> Result<bool, RaftError> {
         if response.error_code != errors::NONE {
-            warn!(source, error = response.error_code, "FetchSnapshot failed with a top-level error");
+            warn!(
+                source,
+                error = response.error_code,
+                "FetchSnapshot failed with a top-level error"
+            );
             return Ok(false);
         }
-        let Some(p) = response.topics.first().and_then(|t| t.partitions.first()).cloned() else {
+        let Some(p) = response
+            .topics
+            .first()
+            .and_then(|t| t.partitions.first())
+            .cloned()
+        else {
             return Ok(false);
         };
         let leader = (p.current_leader.leader_id.0 >= 0).then_some(p.current_leader.leader_id.0);
-        if let Some(handled) = self.handle_common_response(now_ms, p.error_code, leader, p.current_leader.leader_epoch)? {
+        if let Some(handled) = self.handle_common_response(
+            now_ms,
+            p.error_code,
+            leader,
+            p.current_leader.leader_epoch,
+        )? {
             return Ok(handled);
         }
         let fetch_timeout_ms = self.config.fetch_timeout_ms;
-        let Role::Follower(f) = &mut self.role else { return Ok(true) };
-        let Some(fetching) = f.fetching_snapshot.as_mut() else { return Ok(true) };
+        let Role::Follower(f) = &mut self.role else {
+            return Ok(true);
+        };
+        let Some(fetching) = f.fetching_snapshot.as_mut() else {
+            return Ok(true);
+        };
         let id = OffsetAndEpoch::new(p.snapshot_id.end_offset, p.snapshot_id.epoch);
         if p.error_code == errors::SNAPSHOT_NOT_FOUND || id.offset < 0 || id.epoch < 0 {
             info!(wanted = ?fetching.id, error = p.error_code, "leader no longer has the snapshot; starting over");
@@ -258,7 +348,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             let done = f.fetching_snapshot.take().expect("download in progress");
             let size = match done.sink.finish() {
                 Ok(size) => size,
-                Err(crate::storage::LogError::InvalidSnapshot { offset, epoch, reason }) => {
+                Err(crate::storage::LogError::InvalidSnapshot {
+                    offset,
+                    epoch,
+                    reason,
+                }) => {
                     // The leader's bytes, not our disk: drop it and fetch again.
                     warn!(offset, epoch, %reason, "downloaded snapshot is invalid; fetching again");
                     return Ok(false);
@@ -266,7 +360,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 Err(e) => return Err(e.into()),
             };
             self.log.register_snapshot(done.id)?;
-            info!(offset = done.id.offset, epoch = done.id.epoch, size_bytes = size, "snapshot downloaded");
+            info!(
+                offset = done.id.offset,
+                epoch = done.id.epoch,
+                size_bytes = size,
+                "snapshot downloaded"
+            );
             self.install_snapshot(done.id)?;
         }
         Ok(true)
@@ -286,7 +385,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         if let Some(hw) = self.high_watermark {
             if offset < hw {
-                return Err(RaftError::TruncationBelowHighWatermark { offset, high_watermark: hw });
+                return Err(RaftError::TruncationBelowHighWatermark {
+                    offset,
+                    high_watermark: hw,
+                });
             }
         }
         self.log.truncate_to(offset)?;

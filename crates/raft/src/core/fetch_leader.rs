@@ -9,7 +9,9 @@ use kafka_protocol::messages::fetch_response::{
 use kafka_protocol::messages::fetch_snapshot_response::{
     LeaderIdAndEpoch as SnapshotLeader, PartitionSnapshot, TopicSnapshot,
 };
-use kafka_protocol::messages::{FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse};
+use kafka_protocol::messages::{
+    FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
+};
 use kafka_protocol::protocol::StrBytes;
 
 use super::{RaftCore, RaftError};
@@ -58,13 +60,18 @@ pub(crate) fn fetch_replica_id(request: &FetchRequest, api_version: i16) -> i32 
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
-    fn fetch_response(&self, top_error: i16, partition: PartitionData, api_version: i16) -> FetchResponse {
-        let mut response = FetchResponse::default().with_error_code(top_error).with_responses(vec![
-            FetchableTopicResponse::default()
+    fn fetch_response(
+        &self,
+        top_error: i16,
+        partition: PartitionData,
+        api_version: i16,
+    ) -> FetchResponse {
+        let mut response = FetchResponse::default()
+            .with_error_code(top_error)
+            .with_responses(vec![FetchableTopicResponse::default()
                 .with_topic(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
                 .with_topic_id(METADATA_TOPIC_ID)
-                .with_partitions(vec![partition]),
-        ]);
+                .with_partitions(vec![partition])]);
         if api_version >= 17 {
             if let Some((id, e)) = self.leader_endpoint() {
                 response.node_endpoints = vec![NodeEndpoint::default()
@@ -112,12 +119,18 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     ) -> Result<(), RaftError> {
         if !self.cluster_id_matches(&request.cluster_id) {
             let r = FetchResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID);
-            self.emit(Output::Respond { id, response: RaftResponse::Fetch(r) });
+            self.emit(Output::Respond {
+                id,
+                response: RaftResponse::Fetch(r),
+            });
             return Ok(());
         }
         let Some(p) = fetch_partition(&request, api_version).cloned() else {
             let r = FetchResponse::default().with_error_code(errors::INVALID_REQUEST);
-            self.emit(Output::Respond { id, response: RaftResponse::Fetch(r) });
+            self.emit(Output::Respond {
+                id,
+                response: RaftResponse::Fetch(r),
+            });
             return Ok(());
         };
         if request.max_wait_ms < 0
@@ -125,8 +138,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             || p.last_fetched_epoch < 0
             || p.last_fetched_epoch > p.current_leader_epoch
         {
-            let r = self.fetch_response(errors::NONE, self.partition_response(errors::INVALID_REQUEST), api_version);
-            self.emit(Output::Respond { id, response: RaftResponse::Fetch(r) });
+            let r = self.fetch_response(
+                errors::NONE,
+                self.partition_response(errors::INVALID_REQUEST),
+                api_version,
+            );
+            self.emit(Output::Respond {
+                id,
+                response: RaftResponse::Fetch(r),
+            });
             return Ok(());
         }
         let replica_id = fetch_replica_id(&request, api_version);
@@ -142,13 +162,20 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             // KIP-1166 (Fetch v18): a fetcher whose high watermark is behind learns at once.
             || (api_version >= 18 && part.high_watermark >= 0 && p.high_watermark < part.high_watermark);
         if answer_now {
-            self.emit(Output::Respond { id, response: RaftResponse::Fetch(response) });
+            self.emit(Output::Respond {
+                id,
+                response: RaftResponse::Fetch(response),
+            });
         } else if let Role::Leader(l) = &mut self.role {
             l.parked.push(ParkedFetch {
                 id,
                 api_version,
                 fetch_offset: p.fetch_offset,
-                fetcher_high_watermark: if api_version >= 18 { p.high_watermark } else { i64::MAX },
+                fetcher_high_watermark: if api_version >= 18 {
+                    p.high_watermark
+                } else {
+                    i64::MAX
+                },
                 deadline_ms: now_ms + request.max_wait_ms as u64,
                 request,
             });
@@ -166,18 +193,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         p: &FetchPartition,
     ) -> Result<FetchResponse, RaftError> {
         if let Some(error) = self.leader_only_error(p.current_leader_epoch) {
-            return Ok(self.fetch_response(errors::NONE, self.partition_response(error), api_version));
+            return Ok(self.fetch_response(
+                errors::NONE,
+                self.partition_response(error),
+                api_version,
+            ));
         }
         let position = self.validate_fetch_position(p.fetch_offset, p.last_fetched_epoch);
         let mut partition = self.partition_response(errors::NONE);
         match position {
             Position::Diverging(end) => {
-                partition.diverging_epoch = EpochEndOffset::default().with_epoch(end.epoch).with_end_offset(end.offset);
+                partition.diverging_epoch = EpochEndOffset::default()
+                    .with_epoch(end.epoch)
+                    .with_end_offset(end.offset);
             }
             Position::Snapshot(id) => {
-                partition.snapshot_id = kafka_protocol::messages::fetch_response::SnapshotId::default()
-                    .with_end_offset(id.offset)
-                    .with_epoch(id.epoch);
+                partition.snapshot_id =
+                    kafka_protocol::messages::fetch_response::SnapshotId::default()
+                        .with_end_offset(id.offset)
+                        .with_epoch(id.epoch);
             }
             Position::Valid => {
                 let records = self.log.read(p.fetch_offset, MAX_FETCH_BYTES)?;
@@ -243,21 +277,31 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// Answers parked fetches that can complete: new data past their offset, or (Fetch v18)
     /// a high watermark beyond theirs when `high_watermark_moved`.
-    pub(crate) fn complete_parked_fetches(&mut self, now_ms: u64, high_watermark_moved: bool) -> Result<(), RaftError> {
+    pub(crate) fn complete_parked_fetches(
+        &mut self,
+        now_ms: u64,
+        high_watermark_moved: bool,
+    ) -> Result<(), RaftError> {
         let end = self.log.end_offset().offset;
-        let Role::Leader(l) = &mut self.role else { return Ok(()) };
+        let Role::Leader(l) = &mut self.role else {
+            return Ok(());
+        };
         let hw = l.high_watermark.unwrap_or(-1);
-        let (ready, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) = std::mem::take(&mut l.parked)
-            .into_iter()
-            .partition(|f| f.fetch_offset < end || (high_watermark_moved && f.fetcher_high_watermark < hw));
+        let (ready, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) =
+            std::mem::take(&mut l.parked).into_iter().partition(|f| {
+                f.fetch_offset < end || (high_watermark_moved && f.fetcher_high_watermark < hw)
+            });
         l.parked = waiting;
         self.answer_parked(now_ms, ready)
     }
 
     pub(crate) fn expire_parked_fetches(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Leader(l) = &mut self.role else { return Ok(()) };
-        let (due, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) =
-            std::mem::take(&mut l.parked).into_iter().partition(|f| now_ms >= f.deadline_ms);
+        let Role::Leader(l) = &mut self.role else {
+            return Ok(());
+        };
+        let (due, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) = std::mem::take(&mut l.parked)
+            .into_iter()
+            .partition(|f| now_ms >= f.deadline_ms);
         l.parked = waiting;
         self.answer_parked(now_ms, due)
     }
@@ -270,10 +314,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     fn answer_parked(&mut self, now_ms: u64, fetches: Vec<ParkedFetch>) -> Result<(), RaftError> {
         for f in fetches {
-            let Some(p) = fetch_partition(&f.request, f.api_version).cloned() else { continue };
+            let Some(p) = fetch_partition(&f.request, f.api_version).cloned() else {
+                continue;
+            };
             let replica_id = fetch_replica_id(&f.request, f.api_version);
             let response = self.try_complete_fetch(now_ms, f.api_version, replica_id, &p)?;
-            self.emit(Output::Respond { id: f.id, response: RaftResponse::Fetch(response) });
+            self.emit(Output::Respond {
+                id: f.id,
+                response: RaftResponse::Fetch(response),
+            });
         }
         Ok(())
     }
@@ -288,17 +337,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         request: FetchSnapshotRequest,
     ) -> FetchSnapshotResponse {
         if !self.cluster_id_matches(&request.cluster_id) {
-            return FetchSnapshotResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID);
+            return FetchSnapshotResponse::default()
+                .with_error_code(errors::INCONSISTENT_CLUSTER_ID);
         }
         let p = match request.topics.as_slice() {
-            [t] if t.name.0.as_str() == METADATA_TOPIC_NAME && t.partitions.len() == 1
-                && t.partitions[0].partition == METADATA_PARTITION => t.partitions[0].clone(),
+            [t] if t.name.0.as_str() == METADATA_TOPIC_NAME
+                && t.partitions.len() == 1
+                && t.partitions[0].partition == METADATA_PARTITION =>
+            {
+                t.partitions[0].clone()
+            }
             [t] if t.partitions.len() == 1 => {
                 let partition = PartitionSnapshot::default()
                     .with_index(t.partitions[0].partition)
                     .with_error_code(errors::UNKNOWN_TOPIC_OR_PARTITION);
                 return FetchSnapshotResponse::default()
-                    .with_topics(vec![TopicSnapshot::default().with_name(t.name.clone()).with_partitions(vec![partition])]);
+                    .with_topics(vec![TopicSnapshot::default()
+                        .with_name(t.name.clone())
+                        .with_partitions(vec![partition])]);
             }
             _ => return FetchSnapshotResponse::default().with_error_code(errors::INVALID_REQUEST),
         };
@@ -320,7 +376,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             None => match self.log.snapshot_size_bytes(id) {
                 Err(_) => errors::SNAPSHOT_NOT_FOUND,
                 Ok(_) if id == OffsetAndEpoch::new(0, 0) => errors::SNAPSHOT_NOT_FOUND,
-                Ok(size) if p.position < 0 || p.position as u64 >= size => errors::POSITION_OUT_OF_RANGE,
+                Ok(size) if p.position < 0 || p.position as u64 >= size => {
+                    errors::POSITION_OUT_OF_RANGE
+                }
                 Ok(size) => {
                     let max_bytes = (request.max_bytes.max(0) as usize).min(MAX_FETCH_BYTES);
                     match self.log.read_snapshot(id, p.position as u64, max_bytes) {

@@ -14,12 +14,12 @@ mod describe;
 mod epoch_change;
 mod fetch_follower;
 mod fetch_leader;
+#[cfg(test)]
+mod tests;
 mod timers;
 mod transitions;
 mod update_voter;
 mod vote;
-#[cfg(test)]
-mod tests;
 
 use std::collections::BTreeSet;
 
@@ -139,7 +139,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Starts a node from its log and `quorum-state` (Kafka `QuorumState.initialize`): a node
     /// whose file says it led an epoch comes back Resigned in that epoch, a stored self-vote
     /// resumes the candidacy, a known leader makes it a follower.
-    pub fn new(config: RaftConfig, log: L, store: Q, seed: u64, now_ms: u64) -> Result<Self, RaftError> {
+    pub fn new(
+        config: RaftConfig,
+        log: L,
+        store: Q,
+        seed: u64,
+        now_ms: u64,
+    ) -> Result<Self, RaftError> {
         let stored = store.read()?.unwrap_or_default();
         let log_end = log.end_offset();
         let mut core = Self {
@@ -148,7 +154,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             store,
             rng: SmallRng::seed_from_u64(seed),
             epoch: stored.epoch,
-            role: Role::Unattached(Unattached { voted: None, leader_hint: None, election_deadline_ms: None }),
+            role: Role::Unattached(Unattached {
+                voted: None,
+                leader_hint: None,
+                election_deadline_ms: None,
+            }),
             high_watermark: None,
             requests: RequestManager::default(),
             outputs: Vec::new(),
@@ -163,7 +173,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         let id = core.config.node_id;
         if stored.epoch < log_end.epoch {
-            info!(stored_epoch = stored.epoch, log_epoch = log_end.epoch, "quorum-state is behind the log");
+            info!(
+                stored_epoch = stored.epoch,
+                log_epoch = log_end.epoch,
+                "quorum-state is behind the log"
+            );
             core.transition_to_unattached(log_end.epoch, now_ms)?;
         } else if stored.leader_id == Some(id) {
             // Never lead the same epoch twice: unflushed data may be lost, so offsets+epoch
@@ -182,7 +196,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 rejected: BTreeSet::new(),
                 election_deadline_ms: deadline,
             });
-        } else if let Some(leader) = stored.leader_id.filter(|l| core.config.voters.contains_key(l)) {
+        } else if let Some(leader) = stored
+            .leader_id
+            .filter(|l| core.config.voters.contains_key(l))
+        {
             core.role = Role::Follower(Follower {
                 leader_id: leader,
                 fetch_deadline_ms: now_ms + core.config.fetch_timeout_ms,
@@ -192,7 +209,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 leader_unreachable_since_ms: None,
             });
         } else {
-            let deadline = core.config.is_voter().then(|| core.random_election_deadline(now_ms));
+            let deadline = core
+                .config
+                .is_voter()
+                .then(|| core.random_election_deadline(now_ms));
             core.role = Role::Unattached(Unattached {
                 voted: stored.voted_id,
                 leader_hint: stored.leader_id,
@@ -200,7 +220,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             });
         }
         info!(node_id = id, epoch = core.epoch, role = %core.role.kind(), log_end_offset = log_end.offset, "raft initialized");
-        if core.config.voters.len() == 1 && core.config.is_voter() && !matches!(core.role, Role::Leader(_)) {
+        if core.config.voters.len() == 1
+            && core.config.is_voter()
+            && !matches!(core.role, Role::Leader(_))
+        {
             core.transition_to_candidate(now_ms)?;
         }
         Ok(core)
@@ -236,7 +259,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// Leader and epoch as known locally.
     pub fn leader_and_epoch(&self) -> LeaderAndEpoch {
-        LeaderAndEpoch { leader_id: self.leader_id(), epoch: self.epoch }
+        LeaderAndEpoch {
+            leader_id: self.leader_id(),
+            epoch: self.epoch,
+        }
     }
 
     pub(crate) fn leader_id(&self) -> Option<i32> {
@@ -289,7 +315,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Starts a snapshot this node generates from its own state at `id` (which must be at or
     /// below the high watermark, on a batch boundary). The sink may be filled on another thread;
     /// afterwards call [`register_snapshot`](Self::register_snapshot).
-    pub fn create_snapshot(&self, id: crate::storage::OffsetAndEpoch) -> Result<Box<dyn crate::storage::SnapshotSink>, RaftError> {
+    pub fn create_snapshot(
+        &self,
+        id: crate::storage::OffsetAndEpoch,
+    ) -> Result<Box<dyn crate::storage::SnapshotSink>, RaftError> {
         assert!(
             self.high_watermark.is_some_and(|hw| id.offset <= hw),
             "snapshot {id:?} beyond the high watermark {:?}",
@@ -299,7 +328,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     /// Adds a finished snapshot to the log's catalog.
-    pub fn register_snapshot(&mut self, id: crate::storage::OffsetAndEpoch) -> Result<(), RaftError> {
+    pub fn register_snapshot(
+        &mut self,
+        id: crate::storage::OffsetAndEpoch,
+    ) -> Result<(), RaftError> {
         Ok(self.log.register_snapshot(id)?)
     }
 
@@ -326,7 +358,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 .voters
                 .iter()
                 .map(|(&id, p)| (id, true, p.clone()))
-                .chain(l.observers.iter().map(|(&(id, _), p)| (id, false, p.clone())))
+                .chain(
+                    l.observers
+                        .iter()
+                        .map(|(&(id, _), p)| (id, false, p.clone())),
+                )
                 .collect(),
             _ => Vec::new(),
         }
@@ -386,31 +422,53 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Handles one input at time `now_ms`.
     pub fn handle(&mut self, now_ms: u64, input: Input) -> Result<(), RaftError> {
         match input {
-            Input::Request { id, api_version, request } => match request {
+            Input::Request {
+                id,
+                api_version,
+                request,
+            } => match request {
                 RaftRequest::Vote(r) => {
                     let resp = self.handle_vote_request(now_ms, r)?;
-                    self.emit(Output::Respond { id, response: RaftResponse::Vote(resp) });
+                    self.emit(Output::Respond {
+                        id,
+                        response: RaftResponse::Vote(resp),
+                    });
                 }
                 RaftRequest::BeginQuorumEpoch(r) => {
                     let resp = self.handle_begin_quorum_epoch_request(now_ms, r)?;
-                    self.emit(Output::Respond { id, response: RaftResponse::BeginQuorumEpoch(resp) });
+                    self.emit(Output::Respond {
+                        id,
+                        response: RaftResponse::BeginQuorumEpoch(resp),
+                    });
                 }
                 RaftRequest::EndQuorumEpoch(r) => {
                     let resp = self.handle_end_quorum_epoch_request(now_ms, r)?;
-                    self.emit(Output::Respond { id, response: RaftResponse::EndQuorumEpoch(resp) });
+                    self.emit(Output::Respond {
+                        id,
+                        response: RaftResponse::EndQuorumEpoch(resp),
+                    });
                 }
                 RaftRequest::Fetch(r) => self.handle_fetch_request(now_ms, id, api_version, r)?,
                 RaftRequest::FetchSnapshot(r) => {
                     let resp = self.handle_fetch_snapshot_request(now_ms, api_version, r);
-                    self.emit(Output::Respond { id, response: RaftResponse::FetchSnapshot(resp) });
+                    self.emit(Output::Respond {
+                        id,
+                        response: RaftResponse::FetchSnapshot(resp),
+                    });
                 }
                 RaftRequest::DescribeQuorum(r) => {
                     let resp = self.handle_describe_quorum_request(now_ms, api_version, r);
-                    self.emit(Output::Respond { id, response: RaftResponse::DescribeQuorum(resp) });
+                    self.emit(Output::Respond {
+                        id,
+                        response: RaftResponse::DescribeQuorum(resp),
+                    });
                 }
                 RaftRequest::UpdateRaftVoter(r) => {
                     let resp = self.handle_update_raft_voter_request(&r);
-                    self.emit(Output::Respond { id, response: RaftResponse::UpdateRaftVoter(resp) });
+                    self.emit(Output::Respond {
+                        id,
+                        response: RaftResponse::UpdateRaftVoter(resp),
+                    });
                 }
             },
             Input::Response { id, response } => {
@@ -424,14 +482,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 }
                 let handled = match response {
                     RaftResponse::Vote(r) => self.handle_vote_response(now_ms, source, r)?,
-                    RaftResponse::BeginQuorumEpoch(r) => self.handle_begin_quorum_epoch_response(now_ms, source, r)?,
-                    RaftResponse::EndQuorumEpoch(r) => self.handle_end_quorum_epoch_response(now_ms, source, r)?,
+                    RaftResponse::BeginQuorumEpoch(r) => {
+                        self.handle_begin_quorum_epoch_response(now_ms, source, r)?
+                    }
+                    RaftResponse::EndQuorumEpoch(r) => {
+                        self.handle_end_quorum_epoch_response(now_ms, source, r)?
+                    }
                     RaftResponse::Fetch(r) => self.handle_fetch_response(now_ms, source, r)?,
-                    RaftResponse::FetchSnapshot(r) => self.handle_fetch_snapshot_response(now_ms, source, r)?,
+                    RaftResponse::FetchSnapshot(r) => {
+                        self.handle_fetch_snapshot_response(now_ms, source, r)?
+                    }
                     RaftResponse::DescribeQuorum(_) | RaftResponse::UpdateRaftVoter(_) => true,
                 };
                 if !handled {
-                    self.requests.backoff(source, now_ms, self.config.retry_backoff_ms);
+                    self.requests
+                        .backoff(source, now_ms, self.config.retry_backoff_ms);
                 }
             }
             Input::SendFailed { id, failure } => {
@@ -439,7 +504,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     if failure != SendFailure::Timeout {
                         tracing::debug!(destination, ?failure, "request failed");
                     }
-                    self.requests.backoff(destination, now_ms, self.config.retry_backoff_ms);
+                    self.requests
+                        .backoff(destination, now_ms, self.config.retry_backoff_ms);
                     self.on_send_failed(now_ms, destination, failure)?;
                 }
             }
@@ -486,8 +552,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Err(AppendError::NotLeader);
         };
         let bytes: usize = records.iter().map(|r| r.len() + 16).sum();
-        if records.is_empty() || records.len() > MAX_RECORDS_PER_BATCH || bytes > MAX_BATCH_BYTES - 256 {
-            return Err(AppendError::TooLarge { records: records.len(), bytes });
+        if records.is_empty()
+            || records.len() > MAX_RECORDS_PER_BATCH
+            || bytes > MAX_BATCH_BYTES - 256
+        {
+            return Err(AppendError::TooLarge {
+                records: records.len(),
+                bytes,
+            });
         }
         let acc = &mut leader.accumulator;
         if acc.records.len() + records.len() > MAX_RECORDS_PER_BATCH
@@ -539,7 +611,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// leader's own progress (which may move the high watermark and complete parked fetches).
     pub(crate) fn flush_accumulator(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let epoch = self.epoch;
-        let Role::Leader(leader) = &mut self.role else { return Ok(()) };
+        let Role::Leader(leader) = &mut self.role else {
+            return Ok(());
+        };
         let acc = &mut leader.accumulator;
         let mut batches = std::mem::take(&mut acc.closed);
         if !acc.records.is_empty() {
@@ -584,7 +658,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 if let Some(since) = self.leader_since_ms.take() {
                     let ms = now_ms.saturating_sub(since);
                     self.metrics.last_time_to_first_commit_ms = Some(ms);
-                    info!(epoch = self.epoch, high_watermark = hw, time_to_first_commit_ms = ms, "first commit as leader");
+                    info!(
+                        epoch = self.epoch,
+                        high_watermark = hw,
+                        time_to_first_commit_ms = ms,
+                        "first commit as leader"
+                    );
                 }
             }
         }
@@ -595,5 +674,4 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             self.high_watermark = Some(hw);
         }
     }
-
 }

@@ -3,14 +3,25 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
+use kafka_protocol::messages::describe_quorum_request::{
+    PartitionData as DqPartition, TopicData as DqTopic,
+};
+use kafka_protocol::messages::end_quorum_epoch_request::{
+    PartitionData as EndPartition, TopicData as EndTopic,
+};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ReplicaState};
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, LeaderIdAndEpoch, PartitionData};
-use kafka_protocol::messages::vote_request::{PartitionData as VotePartition, TopicData as VoteTopic};
-use kafka_protocol::messages::vote_response::{PartitionData as VoteRespPartition, TopicData as VoteRespTopic};
-use kafka_protocol::messages::describe_quorum_request::{PartitionData as DqPartition, TopicData as DqTopic};
-use kafka_protocol::messages::end_quorum_epoch_request::{PartitionData as EndPartition, TopicData as EndTopic};
+use kafka_protocol::messages::fetch_response::{
+    FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
+};
+use kafka_protocol::messages::vote_request::{
+    PartitionData as VotePartition, TopicData as VoteTopic,
+};
+use kafka_protocol::messages::vote_response::{
+    PartitionData as VoteRespPartition, TopicData as VoteRespTopic,
+};
 use kafka_protocol::messages::{
-    DescribeQuorumRequest, EndQuorumEpochRequest, FetchRequest, FetchResponse, VoteRequest, VoteResponse,
+    DescribeQuorumRequest, EndQuorumEpochRequest, FetchRequest, FetchResponse, VoteRequest,
+    VoteResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::batch::BatchBuilder;
@@ -25,9 +36,24 @@ use crate::testing::{MemLog, MemQuorumStateStore};
 type Core = RaftCore<MemLog, MemQuorumStateStore>;
 
 fn config(local: i32) -> RaftConfig {
-    let voters: BTreeMap<i32, Endpoint> =
-        (1..=3).map(|id| (id, Endpoint { host: format!("c{id}"), port: 9090 + id as u16 })).collect();
-    RaftConfig::new(local, "cluster-A", Uuid::from_u64_pair(7, 7), voters, "CONTROLLER")
+    let voters: BTreeMap<i32, Endpoint> = (1..=3)
+        .map(|id| {
+            (
+                id,
+                Endpoint {
+                    host: format!("c{id}"),
+                    port: 9090 + id as u16,
+                },
+            )
+        })
+        .collect();
+    RaftConfig::new(
+        local,
+        "cluster-A",
+        Uuid::from_u64_pair(7, 7),
+        voters,
+        "CONTROLLER",
+    )
 }
 
 fn core_with(local: i32, store: MemQuorumStateStore, log: MemLog) -> Core {
@@ -44,31 +70,41 @@ fn topic_name() -> kafka_protocol::messages::TopicName {
 
 fn vote_request(candidate: i32, epoch: i32, last_epoch: i32, last_offset: i64) -> RaftRequest {
     RaftRequest::Vote(
-        VoteRequest::default().with_cluster_id(Some(StrBytes::from_static_str("cluster-A"))).with_topics(vec![
-            VoteTopic::default().with_topic_name(topic_name()).with_partitions(vec![VotePartition::default()
-                .with_replica_id(candidate.into())
-                .with_replica_epoch(epoch)
-                .with_last_offset_epoch(last_epoch)
-                .with_last_offset(last_offset)]),
-        ]),
+        VoteRequest::default()
+            .with_cluster_id(Some(StrBytes::from_static_str("cluster-A")))
+            .with_topics(vec![VoteTopic::default()
+                .with_topic_name(topic_name())
+                .with_partitions(vec![VotePartition::default()
+                    .with_replica_id(candidate.into())
+                    .with_replica_epoch(epoch)
+                    .with_last_offset_epoch(last_epoch)
+                    .with_last_offset(last_offset)])]),
     )
 }
 
-fn fetch_request(replica: i32, epoch: i32, offset: i64, last_epoch: i32, max_wait_ms: i32) -> FetchRequest {
+fn fetch_request(
+    replica: i32,
+    epoch: i32,
+    offset: i64,
+    last_epoch: i32,
+    max_wait_ms: i32,
+) -> FetchRequest {
     FetchRequest::default()
         .with_cluster_id(Some(StrBytes::from_static_str("cluster-A")))
         .with_replica_state(ReplicaState::default().with_replica_id(replica.into()))
         .with_max_wait_ms(max_wait_ms)
-        .with_topics(vec![FetchTopic::default().with_topic_id(METADATA_TOPIC_ID).with_partitions(vec![
-            FetchPartition::default()
+        .with_topics(vec![FetchTopic::default()
+            .with_topic_id(METADATA_TOPIC_ID)
+            .with_partitions(vec![FetchPartition::default()
                 .with_current_leader_epoch(epoch)
                 .with_fetch_offset(offset)
-                .with_last_fetched_epoch(last_epoch),
-        ])])
+                .with_last_fetched_epoch(last_epoch)])])
 }
 
 fn pre_vote_request(candidate: i32, epoch: i32, last_epoch: i32, last_offset: i64) -> RaftRequest {
-    let RaftRequest::Vote(mut v) = vote_request(candidate, epoch, last_epoch, last_offset) else { unreachable!() };
+    let RaftRequest::Vote(mut v) = vote_request(candidate, epoch, last_epoch, last_offset) else {
+        unreachable!()
+    };
     v.topics[0].partitions[0].pre_vote = true;
     RaftRequest::Vote(v)
 }
@@ -87,7 +123,11 @@ fn sends(core: &mut Core) -> Vec<(OutboundId, i32, RaftRequest)> {
     core.take_outputs()
         .into_iter()
         .filter_map(|o| match o {
-            Output::Send { id, destination, request } => Some((id, destination, request)),
+            Output::Send {
+                id,
+                destination,
+                request,
+            } => Some((id, destination, request)),
             _ => None,
         })
         .collect()
@@ -101,9 +141,14 @@ fn fetch_partition_of(r: &RaftResponse) -> PartitionData {
 }
 
 fn vote_granted(epoch: i32) -> RaftResponse {
-    RaftResponse::Vote(VoteResponse::default().with_topics(vec![VoteRespTopic::default()
-        .with_topic_name(topic_name())
-        .with_partitions(vec![VoteRespPartition::default().with_leader_id((-1).into()).with_leader_epoch(epoch).with_vote_granted(true)])]))
+    RaftResponse::Vote(
+        VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+            .with_topic_name(topic_name())
+            .with_partitions(vec![VoteRespPartition::default()
+                .with_leader_id((-1).into())
+                .with_leader_epoch(epoch)
+                .with_vote_granted(true)])]),
+    )
 }
 
 /// Node 1 becomes leader of epoch 1 with node 2's pre-vote and vote.
@@ -113,18 +158,44 @@ fn leader() -> Core {
     assert_eq!(c.role(), RoleKind::Prospective);
     assert_eq!(c.epoch(), 0, "a pre-vote round does not bump the epoch");
     let pre_votes = sends(&mut c);
-    let (id2, _, request) = pre_votes.iter().find(|(_, d, _)| *d == 2).cloned().expect("pre-vote to 2");
-    let RaftRequest::Vote(v) = request else { panic!() };
+    let (id2, _, request) = pre_votes
+        .iter()
+        .find(|(_, d, _)| *d == 2)
+        .cloned()
+        .expect("pre-vote to 2");
+    let RaftRequest::Vote(v) = request else {
+        panic!()
+    };
     assert!(v.topics[0].partitions[0].pre_vote);
     assert_eq!(v.topics[0].partitions[0].replica_epoch, 0);
-    c.handle(2_001, Input::Response { id: id2, response: vote_granted(0) }).unwrap();
+    c.handle(
+        2_001,
+        Input::Response {
+            id: id2,
+            response: vote_granted(0),
+        },
+    )
+    .unwrap();
     assert_eq!(c.role(), RoleKind::Candidate);
     assert_eq!(c.epoch(), 1);
     let votes = sends(&mut c);
-    let (id2, _, request) = votes.iter().find(|(_, d, _)| *d == 2).cloned().expect("vote to 2");
-    let RaftRequest::Vote(v) = request else { panic!() };
+    let (id2, _, request) = votes
+        .iter()
+        .find(|(_, d, _)| *d == 2)
+        .cloned()
+        .expect("vote to 2");
+    let RaftRequest::Vote(v) = request else {
+        panic!()
+    };
     assert!(!v.topics[0].partitions[0].pre_vote);
-    c.handle(2_002, Input::Response { id: id2, response: vote_granted(1) }).unwrap();
+    c.handle(
+        2_002,
+        Input::Response {
+            id: id2,
+            response: vote_granted(1),
+        },
+    )
+    .unwrap();
     assert_eq!(c.role(), RoleKind::Leader);
     c.take_outputs();
     c
@@ -133,41 +204,95 @@ fn leader() -> Core {
 #[test]
 fn a_leader_that_restarts_comes_back_resigned_and_never_leads_that_epoch_again() {
     let store = MemQuorumStateStore::new();
-    store.clone().write(&ElectionState { epoch: 5, leader_id: Some(1), voted_id: Some(1), ..Default::default() }).unwrap();
+    store
+        .clone()
+        .write(&ElectionState {
+            epoch: 5,
+            leader_id: Some(1),
+            voted_id: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
     let mut c = core_with(1, store.clone(), MemLog::new());
     assert_eq!(c.role(), RoleKind::Resigned);
     assert_eq!(c.epoch(), 5);
     c.poll(10_000).unwrap();
-    assert_eq!(c.role(), RoleKind::Prospective, "it asks for pre-votes, in epoch 5");
+    assert_eq!(
+        c.role(),
+        RoleKind::Prospective,
+        "it asks for pre-votes, in epoch 5"
+    );
     assert_eq!(c.epoch(), 5);
-    assert_eq!(store.current().unwrap().leader_id, Some(1), "a pre-vote persists nothing");
+    assert_eq!(
+        store.current().unwrap().leader_id,
+        Some(1),
+        "a pre-vote persists nothing"
+    );
 }
 
 #[test]
 fn a_vote_is_durable_before_it_is_granted() {
     let store = MemQuorumStateStore::new();
     let mut c = core_with(2, store.clone(), MemLog::new());
-    c.handle(10, Input::Request { id: InboundId(1), api_version: 1, request: vote_request(1, 1, 0, 0) }).unwrap();
+    c.handle(
+        10,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 1,
+            request: vote_request(1, 1, 0, 0),
+        },
+    )
+    .unwrap();
     let out = responses(&mut c);
-    let RaftResponse::Vote(v) = &out[0].1 else { panic!() };
+    let RaftResponse::Vote(v) = &out[0].1 else {
+        panic!()
+    };
     assert!(v.topics[0].partitions[0].vote_granted);
     let stored = store.current().unwrap();
     assert_eq!((stored.epoch, stored.voted_id), (1, Some(1)));
     // Same epoch, another candidate: refused.
-    c.handle(11, Input::Request { id: InboundId(2), api_version: 1, request: vote_request(3, 1, 0, 0) }).unwrap();
-    let RaftResponse::Vote(v) = &responses(&mut c)[0].1 else { panic!() };
+    c.handle(
+        11,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 1,
+            request: vote_request(3, 1, 0, 0),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Vote(v) = &responses(&mut c)[0].1 else {
+        panic!()
+    };
     assert!(!v.topics[0].partitions[0].vote_granted);
 }
 
 #[test]
 fn a_candidate_with_a_shorter_log_gets_no_vote() {
     let mut log = MemLog::new();
-    log.append_as_leader(&BatchBuilder::new(0, 3, 0).tap_append(b"x").build(), 3).unwrap();
+    log.append_as_leader(&BatchBuilder::new(0, 3, 0).tap_append(b"x").build(), 3)
+        .unwrap();
     let mut c = core_with(2, MemQuorumStateStore::new(), log);
-    c.handle(10, Input::Request { id: InboundId(1), api_version: 1, request: vote_request(1, 4, 2, 10) }).unwrap();
-    let RaftResponse::Vote(v) = &responses(&mut c)[0].1 else { panic!() };
-    assert!(!v.topics[0].partitions[0].vote_granted, "epoch 2 < our last epoch 3");
-    assert_eq!(c.epoch(), 4, "the higher epoch is adopted even when the vote is refused");
+    c.handle(
+        10,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 1,
+            request: vote_request(1, 4, 2, 10),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Vote(v) = &responses(&mut c)[0].1 else {
+        panic!()
+    };
+    assert!(
+        !v.topics[0].partitions[0].vote_granted,
+        "epoch 2 < our last epoch 3"
+    );
+    assert_eq!(
+        c.epoch(),
+        4,
+        "the higher epoch is adopted even when the vote is refused"
+    );
 }
 
 trait TapAppend {
@@ -185,8 +310,19 @@ fn a_new_leader_writes_leader_change_and_commits_it_with_one_follower() {
     let mut c = leader();
     assert_eq!(c.log().end_offset(), OffsetAndEpoch::new(1, 1));
     assert_eq!(c.high_watermark(), None);
-    c.handle(2_100, Input::Request { id: InboundId(9), api_version: 17, request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 500)) }).unwrap();
-    assert!(responses(&mut c).is_empty(), "a v17 fetch with no new data waits even if it moved the HW (Kafka < 4.1)");
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(9),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 500)),
+        },
+    )
+    .unwrap();
+    assert!(
+        responses(&mut c).is_empty(),
+        "a v17 fetch with no new data waits even if it moved the HW (Kafka < 4.1)"
+    );
     assert_eq!(c.high_watermark(), Some(1));
     c.poll(2_600).unwrap();
     let p = fetch_partition_of(&responses(&mut c)[0].1);
@@ -197,7 +333,15 @@ fn a_new_leader_writes_leader_change_and_commits_it_with_one_follower() {
 #[test]
 fn an_empty_fetch_is_parked_until_new_data_and_expires_at_max_wait() {
     let mut c = leader();
-    c.handle(2_100, Input::Request { id: InboundId(1), api_version: 17, request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 500)) }).unwrap();
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 500)),
+        },
+    )
+    .unwrap();
     assert!(responses(&mut c).is_empty(), "nothing to return: parked");
     let first = c.append(2_110, vec![Bytes::from_static(b"r1")]).unwrap();
     assert_eq!(first, 1);
@@ -206,7 +350,15 @@ fn an_empty_fetch_is_parked_until_new_data_and_expires_at_max_wait() {
     assert_eq!(out.len(), 1, "new data completes the parked fetch");
     let p = fetch_partition_of(&out[0].1);
     assert!(!p.records.unwrap().is_empty());
-    c.handle(2_200, Input::Request { id: InboundId(2), api_version: 17, request: RaftRequest::Fetch(fetch_request(3, 1, 2, 1, 500)) }).unwrap();
+    c.handle(
+        2_200,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(3, 1, 2, 1, 500)),
+        },
+    )
+    .unwrap();
     assert!(responses(&mut c).is_empty());
     c.poll(2_699).unwrap();
     assert!(responses(&mut c).is_empty());
@@ -218,56 +370,160 @@ fn an_empty_fetch_is_parked_until_new_data_and_expires_at_max_wait() {
 fn case_c04_diverging_and_stale_epoch_fetches_are_answered_at_once() {
     let mut c = leader();
     // Claims an epoch-0 batch ending at 5 that the leader never had.
-    c.handle(2_100, Input::Request { id: InboundId(1), api_version: 17, request: RaftRequest::Fetch(fetch_request(2, 1, 5, 0, 500)) }).unwrap();
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 5, 0, 500)),
+        },
+    )
+    .unwrap();
     let p = fetch_partition_of(&responses(&mut c)[0].1);
-    assert_eq!((p.diverging_epoch.epoch, p.diverging_epoch.end_offset), (0, 0));
-    c.handle(2_100, Input::Request { id: InboundId(2), api_version: 17, request: RaftRequest::Fetch(fetch_request(2, 0, 0, 0, 500)) }).unwrap();
+    assert_eq!(
+        (p.diverging_epoch.epoch, p.diverging_epoch.end_offset),
+        (0, 0)
+    );
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(2, 0, 0, 0, 500)),
+        },
+    )
+    .unwrap();
     let p = fetch_partition_of(&responses(&mut c)[0].1);
     assert_eq!(p.error_code, crate::errors::FENCED_LEADER_EPOCH);
-    assert_eq!((p.current_leader.leader_id.0, p.current_leader.leader_epoch), (1, 1));
+    assert_eq!(
+        (p.current_leader.leader_id.0, p.current_leader.leader_epoch),
+        (1, 1)
+    );
 }
 
 #[test]
 fn kip_1166_a_fetcher_behind_on_the_high_watermark_is_answered_at_once() {
     let mut c = leader();
-    c.handle(2_100, Input::Request { id: InboundId(1), api_version: 18, request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 0)) }).unwrap();
-    assert_eq!(fetch_partition_of(&responses(&mut c)[0].1).high_watermark, 1);
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 18,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 0)),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        fetch_partition_of(&responses(&mut c)[0].1).high_watermark,
+        1
+    );
     let mut req = fetch_request(100, 1, 1, 1, 500);
     req.topics[0].partitions[0].high_watermark = 0;
-    c.handle(2_101, Input::Request { id: InboundId(2), api_version: 18, request: RaftRequest::Fetch(req.clone()) }).unwrap();
-    assert_eq!(responses(&mut c).len(), 1, "v18 fetcher at HW 0 < 1 answered immediately");
-    c.handle(2_102, Input::Request { id: InboundId(3), api_version: 17, request: RaftRequest::Fetch(req) }).unwrap();
+    c.handle(
+        2_101,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 18,
+            request: RaftRequest::Fetch(req.clone()),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        responses(&mut c).len(),
+        1,
+        "v18 fetcher at HW 0 < 1 answered immediately"
+    );
+    c.handle(
+        2_102,
+        Input::Request {
+            id: InboundId(3),
+            api_version: 17,
+            request: RaftRequest::Fetch(req),
+        },
+    )
+    .unwrap();
     assert!(responses(&mut c).is_empty(), "v17 has no HW field: parked");
 }
 
 #[test]
 fn node_endpoints_are_sent_from_fetch_v17_only() {
     let mut c = leader();
-    c.handle(2_100, Input::Request { id: InboundId(1), api_version: 16, request: RaftRequest::Fetch(fetch_request(2, 1, 0, 0, 0)) }).unwrap();
-    let RaftResponse::Fetch(f) = responses(&mut c).remove(0).1 else { panic!() };
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 16,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 0, 0, 0)),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Fetch(f) = responses(&mut c).remove(0).1 else {
+        panic!()
+    };
     assert!(f.node_endpoints.is_empty());
-    c.handle(2_100, Input::Request { id: InboundId(2), api_version: 17, request: RaftRequest::Fetch(fetch_request(2, 1, 0, 0, 0)) }).unwrap();
-    let RaftResponse::Fetch(f) = responses(&mut c).remove(0).1 else { panic!() };
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 0, 0, 0)),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Fetch(f) = responses(&mut c).remove(0).1 else {
+        panic!()
+    };
     assert_eq!(f.node_endpoints.len(), 1);
-    assert_eq!((f.node_endpoints[0].node_id.0, f.node_endpoints[0].port), (1, 9091));
+    assert_eq!(
+        (f.node_endpoints[0].node_id.0, f.node_endpoints[0].port),
+        (1, 9091)
+    );
 }
 
 #[test]
 fn observers_show_in_describe_quorum_but_do_not_commit() {
     let mut c = leader();
-    c.handle(2_100, Input::Request { id: InboundId(1), api_version: 17, request: RaftRequest::Fetch(fetch_request(100, 1, 1, 1, 0)) }).unwrap();
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(100, 1, 1, 1, 0)),
+        },
+    )
+    .unwrap();
     c.take_outputs();
-    assert_eq!(c.high_watermark(), None, "a broker's fetch never moves the high watermark");
+    assert_eq!(
+        c.high_watermark(),
+        None,
+        "a broker's fetch never moves the high watermark"
+    );
     let dq = DescribeQuorumRequest::default().with_topics(vec![DqTopic::default()
         .with_topic_name(topic_name())
         .with_partitions(vec![DqPartition::default()])]);
-    c.handle(2_200, Input::Request { id: InboundId(2), api_version: 2, request: RaftRequest::DescribeQuorum(dq) }).unwrap();
-    let RaftResponse::DescribeQuorum(r) = responses(&mut c).remove(0).1 else { panic!() };
+    c.handle(
+        2_200,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 2,
+            request: RaftRequest::DescribeQuorum(dq),
+        },
+    )
+    .unwrap();
+    let RaftResponse::DescribeQuorum(r) = responses(&mut c).remove(0).1 else {
+        panic!()
+    };
     let p = &r.topics[0].partitions[0];
-    assert_eq!((p.leader_id.0, p.leader_epoch, p.high_watermark), (1, 1, -1));
+    assert_eq!(
+        (p.leader_id.0, p.leader_epoch, p.high_watermark),
+        (1, 1, -1)
+    );
     assert_eq!(p.current_voters.len(), 3);
     assert_eq!(p.observers.len(), 1);
-    assert_eq!((p.observers[0].replica_id.0, p.observers[0].log_end_offset), (100, 1));
+    assert_eq!(
+        (p.observers[0].replica_id.0, p.observers[0].log_end_offset),
+        (100, 1)
+    );
     assert_eq!(r.nodes.len(), 3);
 }
 
@@ -288,7 +544,10 @@ fn follower_of_2_in_epoch_5() -> (Core, OutboundId) {
     })
     .unwrap();
     assert_eq!(c.role(), RoleKind::Follower);
-    let fetch = sends(&mut c).into_iter().find(|(_, d, r)| *d == 2 && matches!(r, RaftRequest::Fetch(_))).expect("fetch");
+    let fetch = sends(&mut c)
+        .into_iter()
+        .find(|(_, d, r)| *d == 2 && matches!(r, RaftRequest::Fetch(_)))
+        .expect("fetch");
     (c, fetch.0)
 }
 
@@ -296,7 +555,11 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
     FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
         .with_topic_id(METADATA_TOPIC_ID)
         .with_partitions(vec![PartitionData::default()
-            .with_current_leader(LeaderIdAndEpoch::default().with_leader_id(2.into()).with_leader_epoch(epoch))
+            .with_current_leader(
+                LeaderIdAndEpoch::default()
+                    .with_leader_id(2.into())
+                    .with_leader_epoch(epoch),
+            )
             .with_high_watermark(hw)
             .with_records(Some(records))])])
 }
@@ -312,29 +575,82 @@ fn case_c03_a_follower_keeps_only_the_valid_prefix_of_a_fetch() {
         }
         bytes.extend_from_slice(&b.build());
     }
-    c.handle(10, Input::Response { id, response: RaftResponse::Fetch(fetch_response(5, Bytes::from(bytes), 10)) }).unwrap();
-    assert_eq!(c.log().end_offset(), OffsetAndEpoch::new(10, 5), "stops before the epoch-6 batch");
+    c.handle(
+        10,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(fetch_response(5, Bytes::from(bytes), 10)),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        c.log().end_offset(),
+        OffsetAndEpoch::new(10, 5),
+        "stops before the epoch-6 batch"
+    );
     assert_eq!(c.high_watermark(), Some(10));
     // A corrupt batch at the log end is dropped; nothing crashes.
-    let next = sends(&mut c).into_iter().find(|(_, _, r)| matches!(r, RaftRequest::Fetch(_))).unwrap().0;
-    let mut bad = BatchBuilder::new(10, 5, 0).tap_append(b"x").build().to_vec();
+    let next = sends(&mut c)
+        .into_iter()
+        .find(|(_, _, r)| matches!(r, RaftRequest::Fetch(_)))
+        .unwrap()
+        .0;
+    let mut bad = BatchBuilder::new(10, 5, 0)
+        .tap_append(b"x")
+        .build()
+        .to_vec();
     let last = bad.len() - 1;
     bad[last] ^= 0xff;
-    c.handle(20, Input::Response { id: next, response: RaftResponse::Fetch(fetch_response(5, Bytes::from(bad), 10)) }).unwrap();
+    c.handle(
+        20,
+        Input::Response {
+            id: next,
+            response: RaftResponse::Fetch(fetch_response(5, Bytes::from(bad), 10)),
+        },
+    )
+    .unwrap();
     assert_eq!(c.log().end_offset().offset, 10);
 }
 
 #[test]
 fn a_leader_asking_to_truncate_below_the_high_watermark_is_fatal() {
     let (mut c, id) = follower_of_2_in_epoch_5();
-    let batch = BatchBuilder::new(0, 5, 0).tap_append(b"a").tap_append(b"b").build();
-    c.handle(10, Input::Response { id, response: RaftResponse::Fetch(fetch_response(5, batch, 2)) }).unwrap();
-    let next = sends(&mut c).into_iter().find(|(_, _, r)| matches!(r, RaftRequest::Fetch(_))).unwrap().0;
+    let batch = BatchBuilder::new(0, 5, 0)
+        .tap_append(b"a")
+        .tap_append(b"b")
+        .build();
+    c.handle(
+        10,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(fetch_response(5, batch, 2)),
+        },
+    )
+    .unwrap();
+    let next = sends(&mut c)
+        .into_iter()
+        .find(|(_, _, r)| matches!(r, RaftRequest::Fetch(_)))
+        .unwrap()
+        .0;
     let mut resp = fetch_response(5, Bytes::new(), 2);
     resp.responses[0].partitions[0].diverging_epoch.epoch = 4;
     resp.responses[0].partitions[0].diverging_epoch.end_offset = 1;
-    let err = c.handle(20, Input::Response { id: next, response: RaftResponse::Fetch(resp) }).unwrap_err();
-    assert!(matches!(err, RaftError::TruncationBelowHighWatermark { offset: 1, high_watermark: 2 }));
+    let err = c
+        .handle(
+            20,
+            Input::Response {
+                id: next,
+                response: RaftResponse::Fetch(resp),
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        RaftError::TruncationBelowHighWatermark {
+            offset: 1,
+            high_watermark: 2
+        }
+    ));
 }
 
 #[test]
@@ -342,8 +658,19 @@ fn the_first_preferred_successor_runs_for_election_at_once() {
     let (mut c, _) = follower_of_2_in_epoch_5();
     let end = EndQuorumEpochRequest::default().with_topics(vec![EndTopic::default()
         .with_topic_name(topic_name())
-        .with_partitions(vec![EndPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_preferred_successors(vec![1, 3])])]);
-    c.handle(100, Input::Request { id: InboundId(5), api_version: 0, request: RaftRequest::EndQuorumEpoch(end) }).unwrap();
+        .with_partitions(vec![EndPartition::default()
+            .with_leader_id(2.into())
+            .with_leader_epoch(5)
+            .with_preferred_successors(vec![1, 3])])]);
+    c.handle(
+        100,
+        Input::Request {
+            id: InboundId(5),
+            api_version: 0,
+            request: RaftRequest::EndQuorumEpoch(end),
+        },
+    )
+    .unwrap();
     assert_eq!(c.role(), RoleKind::Prospective, "position 0 backs off 0 ms");
     assert_eq!(c.epoch(), 5);
 }
@@ -353,21 +680,36 @@ fn a_graceful_resign_names_successors_and_finishes_once_they_acknowledge() {
     let mut c = leader();
     c.resign(2_100, true).unwrap();
     assert_eq!(c.role(), RoleKind::Resigned);
-    let ends: Vec<_> = sends(&mut c).into_iter().filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_))).collect();
+    let ends: Vec<_> = sends(&mut c)
+        .into_iter()
+        .filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_)))
+        .collect();
     assert_eq!(ends.len(), 2);
     assert!(!c.shutdown_may_complete());
     for (id, _, _) in ends {
         let ok = kafka_protocol::messages::EndQuorumEpochResponse::default().with_topics(vec![
             kafka_protocol::messages::end_quorum_epoch_response::TopicData::default()
                 .with_topic_name(topic_name())
-                .with_partitions(vec![kafka_protocol::messages::end_quorum_epoch_response::PartitionData::default()
-                    .with_leader_id(1.into())
-                    .with_leader_epoch(1)]),
+                .with_partitions(vec![
+                    kafka_protocol::messages::end_quorum_epoch_response::PartitionData::default()
+                        .with_leader_id(1.into())
+                        .with_leader_epoch(1),
+                ]),
         ]);
-        c.handle(2_101, Input::Response { id, response: RaftResponse::EndQuorumEpoch(ok) }).unwrap();
+        c.handle(
+            2_101,
+            Input::Response {
+                id,
+                response: RaftResponse::EndQuorumEpoch(ok),
+            },
+        )
+        .unwrap();
     }
     assert!(c.shutdown_may_complete());
-    assert_eq!(c.append(2_102, vec![Bytes::from_static(b"x")]), Err(AppendError::NotLeader));
+    assert_eq!(
+        c.append(2_102, vec![Bytes::from_static(b"x")]),
+        Err(AppendError::NotLeader)
+    );
 }
 
 #[test]
@@ -375,16 +717,30 @@ fn a_wrong_cluster_id_is_refused() {
     let mut c = leader();
     let mut req = fetch_request(2, 1, 0, 0, 0);
     req.cluster_id = Some(StrBytes::from_static_str("other"));
-    c.handle(2_100, Input::Request { id: InboundId(1), api_version: 17, request: RaftRequest::Fetch(req) }).unwrap();
-    let RaftResponse::Fetch(f) = responses(&mut c).remove(0).1 else { panic!() };
+    c.handle(
+        2_100,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 17,
+            request: RaftRequest::Fetch(req),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Fetch(f) = responses(&mut c).remove(0).1 else {
+        panic!()
+    };
     assert_eq!(f.error_code, crate::errors::INCONSISTENT_CLUSTER_ID);
 }
 
 #[test]
 fn an_atomic_append_larger_than_a_batch_is_refused() {
     let mut c = leader();
-    let records = vec![Bytes::from_static(b"r"); kraftwerk_records::batch::MAX_RECORDS_PER_BATCH + 1];
-    assert!(matches!(c.append(2_100, records), Err(AppendError::TooLarge { .. })));
+    let records =
+        vec![Bytes::from_static(b"r"); kraftwerk_records::batch::MAX_RECORDS_PER_BATCH + 1];
+    assert!(matches!(
+        c.append(2_100, records),
+        Err(AppendError::TooLarge { .. })
+    ));
     assert_eq!(c.next_offset(), Some(1), "nothing was taken");
 }
 
@@ -392,14 +748,50 @@ fn an_atomic_append_larger_than_a_batch_is_refused() {
 fn kip_996_a_follower_that_reaches_its_leader_refuses_pre_votes_and_nothing_changes() {
     let (mut c, fetch_id) = follower_of_2_in_epoch_5();
     // Before any successful fetch, a pre-vote from an up-to-date prospective is granted...
-    c.handle(1, Input::Request { id: InboundId(10), api_version: 2, request: pre_vote_request(3, 5, 0, 0) }).unwrap();
-    let RaftResponse::Vote(v) = responses(&mut c).remove(0).1 else { panic!() };
+    c.handle(
+        1,
+        Input::Request {
+            id: InboundId(10),
+            api_version: 2,
+            request: pre_vote_request(3, 5, 0, 0),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Vote(v) = responses(&mut c).remove(0).1 else {
+        panic!()
+    };
     assert!(v.topics[0].partitions[0].vote_granted);
-    assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5), "granting a pre-vote changes nothing");
+    assert_eq!(
+        (c.role(), c.epoch()),
+        (RoleKind::Follower, 5),
+        "granting a pre-vote changes nothing"
+    );
     // ...after one, it is refused: the leader is alive.
-    c.handle(2, Input::Response { id: fetch_id, response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)) }).unwrap();
-    c.handle(3, Input::Request { id: InboundId(11), api_version: 2, request: pre_vote_request(3, 5, 0, 0) }).unwrap();
-    let RaftResponse::Vote(v) = responses(&mut c).into_iter().find(|(id, _)| *id == InboundId(11)).unwrap().1 else { panic!() };
+    c.handle(
+        2,
+        Input::Response {
+            id: fetch_id,
+            response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)),
+        },
+    )
+    .unwrap();
+    c.handle(
+        3,
+        Input::Request {
+            id: InboundId(11),
+            api_version: 2,
+            request: pre_vote_request(3, 5, 0, 0),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Vote(v) = responses(&mut c)
+        .into_iter()
+        .find(|(id, _)| *id == InboundId(11))
+        .unwrap()
+        .1
+    else {
+        panic!()
+    };
     assert!(!v.topics[0].partitions[0].vote_granted);
     assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5));
 }
@@ -410,15 +802,42 @@ fn kip_996_a_lost_pre_vote_goes_back_to_the_leader_without_an_epoch_bump() {
     c.poll(2_000).unwrap();
     assert_eq!((c.role(), c.epoch()), (RoleKind::Prospective, 5));
     let pre = sends(&mut c);
-    let refused = RaftResponse::Vote(VoteResponse::default().with_topics(vec![VoteRespTopic::default()
-        .with_topic_name(topic_name())
-        .with_partitions(vec![VoteRespPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_vote_granted(false)])]));
+    let refused = RaftResponse::Vote(
+        VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+            .with_topic_name(topic_name())
+            .with_partitions(vec![VoteRespPartition::default()
+                .with_leader_id(2.into())
+                .with_leader_epoch(5)
+                .with_vote_granted(false)])]),
+    );
     let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
     let (id2, _, _) = pre.iter().find(|(_, d, _)| *d == 2).cloned().unwrap();
-    c.handle(2_001, Input::Response { id: id3, response: refused.clone() }).unwrap();
-    assert_eq!(c.role(), RoleKind::Prospective, "one refusal of three: not lost yet");
-    c.handle(2_002, Input::Response { id: id2, response: refused }).unwrap();
-    assert_eq!((c.role(), c.epoch()), (RoleKind::Follower, 5), "back to following 2 in epoch 5");
+    c.handle(
+        2_001,
+        Input::Response {
+            id: id3,
+            response: refused.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        c.role(),
+        RoleKind::Prospective,
+        "one refusal of three: not lost yet"
+    );
+    c.handle(
+        2_002,
+        Input::Response {
+            id: id2,
+            response: refused,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (c.role(), c.epoch()),
+        (RoleKind::Follower, 5),
+        "back to following 2 in epoch 5"
+    );
 }
 
 #[test]
@@ -426,19 +845,47 @@ fn a_voter_that_cannot_pre_vote_makes_the_prospective_run_the_election() {
     let mut c = core(1);
     c.poll(2_000).unwrap();
     let (id2, _, _) = sends(&mut c).into_iter().find(|(_, d, _)| *d == 2).unwrap();
-    c.handle(2_001, Input::SendFailed { id: id2, failure: SendFailure::UnsupportedVersion }).unwrap();
+    c.handle(
+        2_001,
+        Input::SendFailed {
+            id: id2,
+            failure: SendFailure::UnsupportedVersion,
+        },
+    )
+    .unwrap();
     assert_eq!((c.role(), c.epoch()), (RoleKind::Candidate, 1));
 }
 
 #[test]
 fn fast_failure_detection_starts_a_pre_vote_when_the_leader_refuses_connections() {
     let (mut c, fetch_id) = follower_of_2_in_epoch_5();
-    c.handle(10, Input::Response { id: fetch_id, response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)) }).unwrap();
-    let next = sends(&mut c).into_iter().find(|(_, d, _)| *d == 2).unwrap().0;
-    c.handle(20, Input::SendFailed { id: next, failure: SendFailure::Disconnected }).unwrap();
+    c.handle(
+        10,
+        Input::Response {
+            id: fetch_id,
+            response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)),
+        },
+    )
+    .unwrap();
+    let next = sends(&mut c)
+        .into_iter()
+        .find(|(_, d, _)| *d == 2)
+        .unwrap()
+        .0;
+    c.handle(
+        20,
+        Input::SendFailed {
+            id: next,
+            failure: SendFailure::Disconnected,
+        },
+    )
+    .unwrap();
     assert_eq!(c.role(), RoleKind::Follower);
     let jitter_bound = 20 + 200 + 300;
-    assert!(c.next_deadline_ms() < 10 + 2_000, "the fast path comes before the fetch timeout");
+    assert!(
+        c.next_deadline_ms() < 10 + 2_000,
+        "the fast path comes before the fetch timeout"
+    );
     assert!(c.next_deadline_ms() <= jitter_bound);
     c.poll(jitter_bound).unwrap();
     assert_eq!((c.role(), c.epoch()), (RoleKind::Prospective, 5));
@@ -452,12 +899,28 @@ fn a_prospective_is_not_pulled_back_to_the_leader_it_left_by_a_peer_naming_it() 
     c.poll(2_000).unwrap();
     assert_eq!(c.role(), RoleKind::Prospective);
     let pre = sends(&mut c);
-    let granted_naming_2 = RaftResponse::Vote(VoteResponse::default().with_topics(vec![VoteRespTopic::default()
-        .with_topic_name(topic_name())
-        .with_partitions(vec![VoteRespPartition::default().with_leader_id(2.into()).with_leader_epoch(5).with_vote_granted(true)])]));
+    let granted_naming_2 = RaftResponse::Vote(
+        VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+            .with_topic_name(topic_name())
+            .with_partitions(vec![VoteRespPartition::default()
+                .with_leader_id(2.into())
+                .with_leader_epoch(5)
+                .with_vote_granted(true)])]),
+    );
     let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
-    c.handle(2_001, Input::Response { id: id3, response: granted_naming_2 }).unwrap();
-    assert_eq!((c.role(), c.epoch()), (RoleKind::Candidate, 6), "the pre-vote counts; no return to the dead leader");
+    c.handle(
+        2_001,
+        Input::Response {
+            id: id3,
+            response: granted_naming_2,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (c.role(), c.epoch()),
+        (RoleKind::Candidate, 6),
+        "the pre-vote counts; no return to the dead leader"
+    );
 }
 
 fn update_voter_request(voter: i32, epoch: i32, directory_id: Uuid) -> RaftRequest {
@@ -472,15 +935,33 @@ fn update_voter_request(voter: i32, epoch: i32, directory_id: Uuid) -> RaftReque
                 .with_name(StrBytes::from_static_str("CONTROLLER"))
                 .with_host(StrBytes::from_static_str("c2"))
                 .with_port(9092)])
-            .with_k_raft_version_feature(KRaftVersionFeature::default().with_min_supported_version(0).with_max_supported_version(1)),
+            .with_k_raft_version_feature(
+                KRaftVersionFeature::default()
+                    .with_min_supported_version(0)
+                    .with_max_supported_version(1),
+            ),
     )
 }
 
-fn update_voter_answer(c: &mut Core, at_ms: u64, request: RaftRequest) -> kafka_protocol::messages::UpdateRaftVoterResponse {
-    c.handle(at_ms, Input::Request { id: InboundId(77), api_version: 0, request }).unwrap();
+fn update_voter_answer(
+    c: &mut Core,
+    at_ms: u64,
+    request: RaftRequest,
+) -> kafka_protocol::messages::UpdateRaftVoterResponse {
+    c.handle(
+        at_ms,
+        Input::Request {
+            id: InboundId(77),
+            api_version: 0,
+            request,
+        },
+    )
+    .unwrap();
     let out = responses(c);
     assert_eq!(out.len(), 1, "answered at once");
-    let RaftResponse::UpdateRaftVoter(r) = out.into_iter().next().unwrap().1 else { panic!("not an UpdateRaftVoter answer") };
+    let RaftResponse::UpdateRaftVoter(r) = out.into_iter().next().unwrap().1 else {
+        panic!("not an UpdateRaftVoter answer")
+    };
     r
 }
 
@@ -492,20 +973,49 @@ fn update_raft_voter_on_a_static_quorum_is_refused_with_unsupported_version() {
     let mut c = leader();
     let dir = Uuid::from_u64_pair(2, 2);
     let r = update_voter_answer(&mut c, 2_100, update_voter_request(2, 1, dir));
-    assert_eq!(r.error_code, crate::errors::REQUEST_TIMED_OUT, "no high watermark yet, as in Kafka");
-    c.handle(2_101, Input::Request { id: InboundId(9), api_version: 17, request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 0)) }).unwrap();
+    assert_eq!(
+        r.error_code,
+        crate::errors::REQUEST_TIMED_OUT,
+        "no high watermark yet, as in Kafka"
+    );
+    c.handle(
+        2_101,
+        Input::Request {
+            id: InboundId(9),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(2, 1, 1, 1, 0)),
+        },
+    )
+    .unwrap();
     c.take_outputs();
     assert_eq!(c.high_watermark(), Some(1));
     let r = update_voter_answer(&mut c, 2_102, update_voter_request(2, 1, dir));
     assert_eq!(r.error_code, crate::errors::UNSUPPORTED_VERSION);
-    assert_eq!((r.current_leader.leader_id.0, r.current_leader.leader_epoch), (1, 1));
-    assert_eq!((r.current_leader.host.as_str(), r.current_leader.port), ("c1", 9091));
+    assert_eq!(
+        (r.current_leader.leader_id.0, r.current_leader.leader_epoch),
+        (1, 1)
+    );
+    assert_eq!(
+        (r.current_leader.host.as_str(), r.current_leader.port),
+        ("c1", 9091)
+    );
     assert_eq!((c.role(), c.epoch()), (RoleKind::Leader, 1));
     // Kafka's other checks, in its order.
-    assert_eq!(update_voter_answer(&mut c, 2_103, update_voter_request(2, 0, dir)).error_code, crate::errors::FENCED_LEADER_EPOCH);
-    assert_eq!(update_voter_answer(&mut c, 2_104, update_voter_request(2, 2, dir)).error_code, crate::errors::UNKNOWN_LEADER_EPOCH);
-    assert_eq!(update_voter_answer(&mut c, 2_105, update_voter_request(2, 1, Uuid::nil())).error_code, crate::errors::INVALID_REQUEST);
-    let RaftRequest::UpdateRaftVoter(mut other_cluster) = update_voter_request(2, 1, dir) else { unreachable!() };
+    assert_eq!(
+        update_voter_answer(&mut c, 2_103, update_voter_request(2, 0, dir)).error_code,
+        crate::errors::FENCED_LEADER_EPOCH
+    );
+    assert_eq!(
+        update_voter_answer(&mut c, 2_104, update_voter_request(2, 2, dir)).error_code,
+        crate::errors::UNKNOWN_LEADER_EPOCH
+    );
+    assert_eq!(
+        update_voter_answer(&mut c, 2_105, update_voter_request(2, 1, Uuid::nil())).error_code,
+        crate::errors::INVALID_REQUEST
+    );
+    let RaftRequest::UpdateRaftVoter(mut other_cluster) = update_voter_request(2, 1, dir) else {
+        unreachable!()
+    };
     other_cluster.cluster_id = Some(StrBytes::from_static_str("cluster-B"));
     let r = update_voter_answer(&mut c, 2_106, RaftRequest::UpdateRaftVoter(other_cluster));
     assert_eq!(r.error_code, crate::errors::INCONSISTENT_CLUSTER_ID);
@@ -514,20 +1024,40 @@ fn update_raft_voter_on_a_static_quorum_is_refused_with_unsupported_version() {
 #[test]
 fn update_raft_voter_sent_to_a_follower_names_the_leader() {
     let (mut c, _) = follower_of_2_in_epoch_5();
-    let r = update_voter_answer(&mut c, 10, update_voter_request(3, 5, Uuid::from_u64_pair(3, 3)));
+    let r = update_voter_answer(
+        &mut c,
+        10,
+        update_voter_request(3, 5, Uuid::from_u64_pair(3, 3)),
+    );
     assert_eq!(r.error_code, crate::errors::NOT_LEADER_OR_FOLLOWER);
-    assert_eq!((r.current_leader.leader_id.0, r.current_leader.leader_epoch), (2, 5));
-    assert_eq!((r.current_leader.host.as_str(), r.current_leader.port), ("c2", 9092));
+    assert_eq!(
+        (r.current_leader.leader_id.0, r.current_leader.leader_epoch),
+        (2, 5)
+    );
+    assert_eq!(
+        (r.current_leader.host.as_str(), r.current_leader.port),
+        ("c2", 9092)
+    );
 }
 
 #[test]
 fn a_shutting_down_leader_does_not_wait_for_voters_that_refuse_connections() {
     let mut c = leader();
     c.resign(2_100, true).unwrap();
-    let ends: Vec<_> = sends(&mut c).into_iter().filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_))).collect();
+    let ends: Vec<_> = sends(&mut c)
+        .into_iter()
+        .filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_)))
+        .collect();
     assert!(!c.shutdown_may_complete());
     for (id, _, _) in ends {
-        c.handle(2_101, Input::SendFailed { id, failure: SendFailure::Disconnected }).unwrap();
+        c.handle(
+            2_101,
+            Input::SendFailed {
+                id,
+                failure: SendFailure::Disconnected,
+            },
+        )
+        .unwrap();
     }
     assert!(c.shutdown_may_complete());
 }

@@ -14,24 +14,42 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     pub(super) fn poll_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
-        let Role::Leader(l) = &self.role else { unreachable!() };
-        if self.shutting_down || (!l.check_quorum_disabled() && now_ms >= l.check_quorum_deadline_ms) {
+        let Role::Leader(l) = &self.role else {
+            unreachable!()
+        };
+        if self.shutting_down
+            || (!l.check_quorum_disabled() && now_ms >= l.check_quorum_deadline_ms)
+        {
             if !self.shutting_down {
-                info!(epoch = self.epoch, timeout_ms = check_quorum_ms, "no fetch from a majority of voters: resigning");
+                info!(
+                    epoch = self.epoch,
+                    timeout_ms = check_quorum_ms,
+                    "no fetch from a majority of voters: resigning"
+                );
             }
             self.transition_to_resigned(now_ms)?;
             return self.poll_resigned(now_ms);
         }
-        let linger_due = l.accumulator.opened_ms.is_some_and(|t| now_ms >= t + self.config.append_linger_ms)
+        let linger_due = l
+            .accumulator
+            .opened_ms
+            .is_some_and(|t| now_ms >= t + self.config.append_linger_ms)
             || !l.accumulator.closed.is_empty();
         if linger_due {
             self.flush_accumulator(now_ms)?;
         }
         self.expire_parked_fetches(now_ms)?;
-        let Role::Leader(l) = &self.role else { return Ok(()) };
+        let Role::Leader(l) = &self.role else {
+            return Ok(());
+        };
         if now_ms >= l.begin_quorum_epoch_deadline_ms {
-            let targets: Vec<i32> =
-                self.config.voters.keys().copied().filter(|&v| v != self.config.node_id).collect();
+            let targets: Vec<i32> = self
+                .config
+                .voters
+                .keys()
+                .copied()
+                .filter(|&v| v != self.config.node_id)
+                .collect();
             for voter in targets {
                 if self.requests.is_ready(voter, now_ms) {
                     let request = self.build_begin_quorum_epoch_request(voter);
@@ -47,7 +65,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(super) fn poll_candidate(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Candidate(c) = &self.role else { unreachable!() };
+        let Role::Candidate(c) = &self.role else {
+            unreachable!()
+        };
         if now_ms >= c.election_deadline_ms && !self.shutting_down {
             info!(epoch = self.epoch, "election not won in time");
             return self.start_election(now_ms);
@@ -57,7 +77,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(super) fn poll_prospective(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Prospective(p) = &self.role else { unreachable!() };
+        let Role::Prospective(p) = &self.role else {
+            unreachable!()
+        };
         if now_ms >= p.election_deadline_ms {
             info!(epoch = self.epoch, "pre-vote timed out");
             return self.prospective_lost(now_ms);
@@ -69,8 +91,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// When a follower gives up on its leader: the fetch timeout, or (fast failure detection)
     /// the leader's connection refused or reset for a while, plus a random delay.
     pub(super) fn follower_deadline_ms(&self, f: &Follower) -> u64 {
-        let fast = match (self.config.fast_failure_detection_ms, f.leader_unreachable_since_ms) {
-            (Some(after), Some(since)) if self.config.is_voter() => since + after + self.fast_failure_jitter_ms,
+        let fast = match (
+            self.config.fast_failure_detection_ms,
+            f.leader_unreachable_since_ms,
+        ) {
+            (Some(after), Some(since)) if self.config.is_voter() => {
+                since + after + self.fast_failure_jitter_ms
+            }
             _ => u64::MAX,
         };
         f.fetch_deadline_ms.min(fast)
@@ -78,13 +105,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// Tracks connection failures to the leader (fast failure detection), and lets a
     /// Prospective whose peer cannot pre-vote run a real election (Kafka does the same).
-    pub(super) fn on_send_failed(&mut self, now_ms: u64, destination: i32, failure: SendFailure) -> Result<(), RaftError> {
+    pub(super) fn on_send_failed(
+        &mut self,
+        now_ms: u64,
+        destination: i32,
+        failure: SendFailure,
+    ) -> Result<(), RaftError> {
         match &mut self.role {
-            Role::Follower(f) if f.leader_id == destination && failure == SendFailure::Disconnected => {
+            Role::Follower(f)
+                if f.leader_id == destination && failure == SendFailure::Disconnected =>
+            {
                 if f.leader_unreachable_since_ms.is_none() {
                     f.leader_unreachable_since_ms = Some(now_ms);
                     let jitter = self.config.fast_failure_jitter_ms;
-                    self.fast_failure_jitter_ms = if jitter == 0 { 0 } else { self.rng.gen_range(0..jitter) };
+                    self.fast_failure_jitter_ms = if jitter == 0 {
+                        0
+                    } else {
+                        self.rng.gen_range(0..jitter)
+                    };
                 }
                 Ok(())
             }
@@ -95,7 +133,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 Ok(())
             }
             Role::Prospective(_) if failure == SendFailure::UnsupportedVersion => {
-                info!(epoch = self.epoch, destination, "a voter cannot pre-vote (Vote < v2): running the election directly");
+                info!(
+                    epoch = self.epoch,
+                    destination,
+                    "a voter cannot pre-vote (Vote < v2): running the election directly"
+                );
                 self.transition_to_candidate(now_ms)
             }
             _ => Ok(()),
@@ -103,7 +145,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(super) fn poll_follower(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Follower(f) = &self.role else { unreachable!() };
+        let Role::Follower(f) = &self.role else {
+            unreachable!()
+        };
         let leader = f.leader_id;
         if now_ms >= self.follower_deadline_ms(f) {
             if self.shutting_down {
@@ -111,9 +155,16 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             }
             if self.config.is_voter() {
                 if now_ms >= f.fetch_deadline_ms {
-                    info!(epoch = self.epoch, leader, "fetch timeout: starting an election");
+                    info!(
+                        epoch = self.epoch,
+                        leader, "fetch timeout: starting an election"
+                    );
                 } else {
-                    info!(epoch = self.epoch, leader, "leader unreachable (connection refused or reset): starting an election");
+                    info!(
+                        epoch = self.epoch,
+                        leader,
+                        "leader unreachable (connection refused or reset): starting an election"
+                    );
                 }
                 return self.start_election(now_ms);
             }
@@ -131,16 +182,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(super) fn poll_unattached(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Unattached(u) = &self.role else { unreachable!() };
+        let Role::Unattached(u) = &self.role else {
+            unreachable!()
+        };
         match u.election_deadline_ms {
-            Some(deadline) if now_ms >= deadline && !self.shutting_down => self.start_election(now_ms),
+            Some(deadline) if now_ms >= deadline && !self.shutting_down => {
+                self.start_election(now_ms)
+            }
             Some(_) => Ok(()),
             None => self.send_fetch_to_any_voter(now_ms),
         }
     }
 
     pub(super) fn poll_resigned(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Resigned(r) = &self.role else { unreachable!() };
+        let Role::Resigned(r) = &self.role else {
+            unreachable!()
+        };
         if !self.shutting_down && now_ms >= r.election_deadline_ms {
             return if self.config.is_voter() {
                 self.start_election(now_ms)
@@ -159,7 +216,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(crate) fn send(&mut self, destination: i32, now_ms: u64, request: RaftRequest) {
-        let id = self.requests.on_send(destination, now_ms, self.config.request_timeout_ms);
-        self.emit(Output::Send { id, destination, request });
+        let id = self
+            .requests
+            .on_send(destination, now_ms, self.config.request_timeout_ms);
+        self.emit(Output::Send {
+            id,
+            destination,
+            request,
+        });
     }
 }

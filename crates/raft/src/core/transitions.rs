@@ -19,10 +19,19 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     pub(super) fn random_election_deadline(&mut self, now_ms: u64) -> u64 {
         let t = self.config.election_timeout_ms;
-        now_ms + if t == 0 { 0 } else { t + self.rng.gen_range(0..t) }
+        now_ms
+            + if t == 0 {
+                0
+            } else {
+                t + self.rng.gen_range(0..t)
+            }
     }
 
-    pub(super) fn persist(&mut self, leader_id: Option<i32>, voted_id: Option<i32>) -> Result<(), RaftError> {
+    pub(super) fn persist(
+        &mut self,
+        leader_id: Option<i32>,
+        voted_id: Option<i32>,
+    ) -> Result<(), RaftError> {
         let state = ElectionState {
             epoch: self.epoch,
             leader_id,
@@ -46,8 +55,16 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
-    pub(crate) fn transition_to_unattached(&mut self, epoch: i32, now_ms: u64) -> Result<(), RaftError> {
-        assert!(epoch >= self.epoch, "epoch must not go backwards: {} -> {epoch}", self.epoch);
+    pub(crate) fn transition_to_unattached(
+        &mut self,
+        epoch: i32,
+        now_ms: u64,
+    ) -> Result<(), RaftError> {
+        assert!(
+            epoch >= self.epoch,
+            "epoch must not go backwards: {} -> {epoch}",
+            self.epoch
+        );
         // Keep the running election timer when coming from Candidate/Unattached (Kafka).
         let keep = match &self.role {
             Role::Candidate(c) => Some(c.election_deadline_ms),
@@ -63,13 +80,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         } else {
             None
         };
-        self.role = Role::Unattached(Unattached { voted: None, leader_hint: None, election_deadline_ms: deadline });
+        self.role = Role::Unattached(Unattached {
+            voted: None,
+            leader_hint: None,
+            election_deadline_ms: deadline,
+        });
         self.note_role_change(now_ms);
         info!(epoch, "transitioned to Unattached");
         self.reanswer_parked(now_ms)
     }
 
-    pub(crate) fn transition_to_unattached_voted(&mut self, candidate: i32, now_ms: u64) -> Result<(), RaftError> {
+    pub(crate) fn transition_to_unattached_voted(
+        &mut self,
+        candidate: i32,
+        now_ms: u64,
+    ) -> Result<(), RaftError> {
         self.persist(None, Some(candidate))?;
         let deadline = self.random_election_deadline(now_ms);
         self.role = Role::Unattached(Unattached {
@@ -99,7 +124,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Role::Follower(f) => (Some(f.leader_id), f.voted),
             Role::Unattached(u) => (u.leader_hint, u.voted),
             Role::Prospective(p) => (p.prior_leader, p.voted),
-            Role::Resigned(_) | Role::Leader(_) => (Some(self.config.node_id), Some(self.config.node_id)),
+            Role::Resigned(_) | Role::Leader(_) => {
+                (Some(self.config.node_id), Some(self.config.node_id))
+            }
             Role::Candidate(_) => (None, None),
         };
         self.leave_role(now_ms)?;
@@ -122,16 +149,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// The pre-vote failed (rejected or timed out): back to the leader we had, or unattached.
     pub(crate) fn prospective_lost(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Prospective(p) = &self.role else { return Ok(()) };
+        let Role::Prospective(p) = &self.role else {
+            return Ok(());
+        };
         match p.prior_leader {
-            Some(leader) if self.config.voters.contains_key(&leader) && leader != self.config.node_id => {
+            Some(leader)
+                if self.config.voters.contains_key(&leader) && leader != self.config.node_id =>
+            {
                 self.transition_to_follower(self.epoch, leader, now_ms)
             }
             _ => {
                 let voted = p.voted;
                 self.leave_role(now_ms)?;
                 let deadline = self.random_election_deadline(now_ms);
-                self.role = Role::Unattached(Unattached { voted, leader_hint: None, election_deadline_ms: Some(deadline) });
+                self.role = Role::Unattached(Unattached {
+                    voted,
+                    leader_hint: None,
+                    election_deadline_ms: Some(deadline),
+                });
                 self.note_role_change(now_ms);
                 info!(epoch = self.epoch, "pre-vote lost; unattached");
                 self.reanswer_parked(now_ms)
@@ -168,7 +203,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(crate) fn transition_to_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Candidate(c) = &self.role else { unreachable!("only a candidate becomes leader") };
+        let Role::Candidate(c) = &self.role else {
+            unreachable!("only a candidate becomes leader")
+        };
         let granting = c.granted.clone();
         self.leave_role(now_ms)?;
         let id = self.config.node_id;
@@ -187,9 +224,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let message = LeaderChangeMessage::default()
             .with_version(0)
             .with_leader_id(id.into())
-            .with_voters(self.config.voters.keys().map(|&v| Voter::default().with_voter_id(v)).collect())
-            .with_granting_voters(granting.iter().map(|&v| Voter::default().with_voter_id(v)).collect());
-        let batch = control_batch(epoch_start_offset, self.epoch, now_ms as i64, &[ControlRecord::LeaderChange(message)]);
+            .with_voters(
+                self.config
+                    .voters
+                    .keys()
+                    .map(|&v| Voter::default().with_voter_id(v))
+                    .collect(),
+            )
+            .with_granting_voters(
+                granting
+                    .iter()
+                    .map(|&v| Voter::default().with_voter_id(v))
+                    .collect(),
+            );
+        let batch = control_batch(
+            epoch_start_offset,
+            self.epoch,
+            now_ms as i64,
+            &[ControlRecord::LeaderChange(message)],
+        );
         self.log.append_as_leader(&batch, self.epoch)?;
         if let Role::Leader(l) = &mut self.role {
             l.accumulator.base_offset = epoch_start_offset + 1;
@@ -203,7 +256,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.poll_leader(now_ms)
     }
 
-    pub(crate) fn transition_to_follower(&mut self, epoch: i32, leader_id: i32, now_ms: u64) -> Result<(), RaftError> {
+    pub(crate) fn transition_to_follower(
+        &mut self,
+        epoch: i32,
+        leader_id: i32,
+        now_ms: u64,
+    ) -> Result<(), RaftError> {
         assert!(epoch >= self.epoch, "epoch must not go backwards");
         assert!(leader_id != self.config.node_id, "cannot follow itself");
         let voted = match &self.role {
@@ -231,7 +289,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(crate) fn transition_to_resigned(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Leader(l) = &self.role else { return Ok(()) };
+        let Role::Leader(l) = &self.role else {
+            return Ok(());
+        };
         let successors = l.non_leader_voters_by_descending_end_offset();
         // Records not yet written are dropped: their writers get NOT_CONTROLLER from the node.
         self.leave_role(now_ms)?;
@@ -247,7 +307,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// Checks a leader claim against what we know (Kafka `maybeTransition` /
     /// `hasConsistentLeader`) and moves to Follower/Unattached when it is news.
-    pub(crate) fn maybe_transition(&mut self, leader_id: Option<i32>, epoch: i32, now_ms: u64) -> Result<(), RaftError> {
+    pub(crate) fn maybe_transition(
+        &mut self,
+        leader_id: Option<i32>,
+        epoch: i32,
+        now_ms: u64,
+    ) -> Result<(), RaftError> {
         if epoch == self.epoch {
             if let Some(received) = leader_id {
                 let known = self.known_leader();
@@ -256,14 +321,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     None => received == self.config.node_id,
                 };
                 if inconsistent {
-                    return Err(RaftError::InconsistentLeader { epoch, known, received });
+                    return Err(RaftError::InconsistentLeader {
+                        epoch,
+                        known,
+                        received,
+                    });
                 }
             }
         }
         if epoch > self.epoch {
             match leader_id {
-                Some(l) if l != self.config.node_id => self.transition_to_follower(epoch, l, now_ms),
-                Some(l) => Err(RaftError::InconsistentLeader { epoch, known: None, received: l }),
+                Some(l) if l != self.config.node_id => {
+                    self.transition_to_follower(epoch, l, now_ms)
+                }
+                Some(l) => Err(RaftError::InconsistentLeader {
+                    epoch,
+                    known: None,
+                    received: l,
+                }),
                 None => self.transition_to_unattached(epoch, now_ms),
             }
         } else if let Some(l) = leader_id {

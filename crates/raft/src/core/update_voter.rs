@@ -26,14 +26,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// (`INVALID_REQUEST` otherwise: only a malformed request lacks them, and Java peers treat
     /// that error as fatal), a known high watermark (`REQUEST_TIMED_OUT`), then
     /// `UNSUPPORTED_VERSION` (kraft.version 0: the voter set is static).
-    pub(crate) fn handle_update_raft_voter_request(&self, request: &UpdateRaftVoterRequest) -> UpdateRaftVoterResponse {
+    pub(crate) fn handle_update_raft_voter_request(
+        &self,
+        request: &UpdateRaftVoterRequest,
+    ) -> UpdateRaftVoterResponse {
         let error = if !self.cluster_id_matches(&request.cluster_id) {
             errors::INCONSISTENT_CLUSTER_ID
         } else if let Some(e) = self.leader_only_error(request.current_leader_epoch) {
             e
         } else if request.voter_id < 0
             || request.voter_directory_id == Uuid::nil()
-            || !request.listeners.iter().any(|l| l.name.as_str().eq_ignore_ascii_case(&self.config.listener_name))
+            || !request.listeners.iter().any(|l| {
+                l.name
+                    .as_str()
+                    .eq_ignore_ascii_case(&self.config.listener_name)
+            })
         {
             errors::INVALID_REQUEST
         } else if matches!(&self.role, Role::Leader(l) if l.high_watermark.is_none()) {
@@ -47,8 +54,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_host(StrBytes::from_static_str(""))
             .with_port(-1);
         if let Some((_, e)) = self.leader_endpoint() {
-            leader = leader.with_host(StrBytes::from_string(e.host.clone())).with_port(i32::from(e.port));
+            leader = leader
+                .with_host(StrBytes::from_string(e.host.clone()))
+                .with_port(i32::from(e.port));
         }
-        UpdateRaftVoterResponse::default().with_error_code(error).with_current_leader(leader)
+        UpdateRaftVoterResponse::default()
+            .with_error_code(error)
+            .with_current_leader(leader)
     }
 }

@@ -1,8 +1,11 @@
 //! Elections: Vote requests and responses (KIP-595, Kafka `handleVoteRequest`/`handleVoteResponse`).
 
-use kafka_protocol::messages::vote_request::{PartitionData as VoteReqPartition, TopicData as VoteReqTopic};
+use kafka_protocol::messages::vote_request::{
+    PartitionData as VoteReqPartition, TopicData as VoteReqTopic,
+};
 use kafka_protocol::messages::vote_response::{
-    NodeEndpoint as VoteNodeEndpoint, PartitionData as VoteRespPartition, TopicData as VoteRespTopic,
+    NodeEndpoint as VoteNodeEndpoint, PartitionData as VoteRespPartition,
+    TopicData as VoteRespTopic,
 };
 use kafka_protocol::messages::{VoteRequest, VoteResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -18,7 +21,9 @@ use crate::storage::{OffsetAndEpoch, QuorumStateStore, ReplicatedLog};
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     pub(crate) fn cluster_id_matches(&self, cluster_id: &Option<StrBytes>) -> bool {
-        cluster_id.as_ref().is_none_or(|c| c.as_str() == self.config.cluster_id)
+        cluster_id
+            .as_ref()
+            .is_none_or(|c| c.as_str() == self.config.cluster_id)
     }
 
     pub(crate) fn cluster_id_field(&self) -> Option<StrBytes> {
@@ -52,7 +57,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// Kafka 4.x `handleVoteRequest`, with KIP-996 pre-votes: a pre-vote changes no state (bar
     /// catching up to a newer epoch) and persists nothing.
-    pub(crate) fn handle_vote_request(&mut self, now_ms: u64, request: VoteRequest) -> Result<VoteResponse, RaftError> {
+    pub(crate) fn handle_vote_request(
+        &mut self,
+        now_ms: u64,
+        request: VoteRequest,
+    ) -> Result<VoteResponse, RaftError> {
         if !self.cluster_id_matches(&request.cluster_id) {
             return Ok(VoteResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID));
         }
@@ -64,7 +73,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let pre_vote = p.pre_vote;
         let last = OffsetAndEpoch::new(p.last_offset, p.last_offset_epoch);
         // A pre-vote carries the prospective's current epoch, a vote the bumped one.
-        let illegal_epoch = if pre_vote { last.epoch > candidate_epoch } else { last.epoch >= candidate_epoch };
+        let illegal_epoch = if pre_vote {
+            last.epoch > candidate_epoch
+        } else {
+            last.epoch >= candidate_epoch
+        };
         if last.offset < 0 || last.epoch < 0 || illegal_epoch {
             return Ok(self.vote_response(errors::INVALID_REQUEST, false));
         }
@@ -78,13 +91,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             self.transition_to_unattached(candidate_epoch, now_ms)?;
         }
         let voter_key_ok = (request.voter_id.0 < 0 || request.voter_id.0 == self.config.node_id)
-            && (p.voter_directory_id == Uuid::nil() || p.voter_directory_id == self.config.directory_id);
+            && (p.voter_directory_id == Uuid::nil()
+                || p.voter_directory_id == self.config.directory_id);
         if !voter_key_ok {
             return Ok(self.vote_response(errors::INVALID_VOTER_KEY, false));
         }
         let log_up_to_date = last >= self.log.end_offset();
         let granted = match &self.role {
-            Role::Unattached(Unattached { voted, leader_hint, .. }) | Role::Prospective(Prospective { voted, prior_leader: leader_hint, .. }) => {
+            Role::Unattached(Unattached {
+                voted, leader_hint, ..
+            })
+            | Role::Prospective(Prospective {
+                voted,
+                prior_leader: leader_hint,
+                ..
+            }) => {
                 if pre_vote {
                     log_up_to_date
                 } else {
@@ -100,7 +121,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         if granted && !pre_vote {
             match &self.role {
-                Role::Unattached(u) if u.voted.is_none() => self.transition_to_unattached_voted(candidate_id, now_ms)?,
+                Role::Unattached(u) if u.voted.is_none() => {
+                    self.transition_to_unattached_voted(candidate_id, now_ms)?
+                }
                 Role::Prospective(pr) if pr.voted.is_none() => {
                     // Kafka `prospectiveAddVotedState`: the vote is durable, the pre-vote round goes on.
                     self.persist(None, Some(candidate_id))?;
@@ -111,13 +134,26 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 _ => {}
             }
         }
-        info!(candidate_id, candidate_epoch, pre_vote, granted, log_up_to_date, "vote request");
+        info!(
+            candidate_id,
+            candidate_epoch, pre_vote, granted, log_up_to_date, "vote request"
+        );
         Ok(self.vote_response(errors::NONE, granted))
     }
 
-    pub(crate) fn handle_vote_response(&mut self, now_ms: u64, source: i32, response: VoteResponse) -> Result<bool, RaftError> {
-        if response.error_code == errors::UNSUPPORTED_VERSION && matches!(self.role, Role::Prospective(_)) {
-            info!(source, "a voter cannot pre-vote: running the election directly");
+    pub(crate) fn handle_vote_response(
+        &mut self,
+        now_ms: u64,
+        source: i32,
+        response: VoteResponse,
+    ) -> Result<bool, RaftError> {
+        if response.error_code == errors::UNSUPPORTED_VERSION
+            && matches!(self.role, Role::Prospective(_))
+        {
+            info!(
+                source,
+                "a voter cannot pre-vote: running the election directly"
+            );
             self.transition_to_candidate(now_ms)?;
             return Ok(true);
         }
@@ -129,7 +165,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(false);
         };
         let leader = (p.leader_id.0 >= 0).then_some(p.leader_id.0);
-        if let Some(handled) = self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)? {
+        if let Some(handled) =
+            self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)?
+        {
             return Ok(handled);
         }
         if p.error_code != errors::NONE {
@@ -138,7 +176,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         let majority = self.config.majority();
         let voters = self.config.voters.len();
-        let lost = |granted: usize, rejected: usize| granted + (voters - granted - rejected) < majority;
+        let lost =
+            |granted: usize, rejected: usize| granted + (voters - granted - rejected) < majority;
         match &mut self.role {
             Role::Prospective(pr) => {
                 if p.vote_granted {
@@ -165,7 +204,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     c.rejected.insert(source);
                     if lost(c.granted.len(), c.rejected.len()) {
                         // Kafka 4.x: wait out the election timeout, then go back to Prospective.
-                        info!(epoch = self.epoch, "election lost; retrying after the election timeout");
+                        info!(
+                            epoch = self.epoch,
+                            "election lost; retrying after the election timeout"
+                        );
                     }
                 }
             }

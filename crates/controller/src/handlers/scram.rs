@@ -1,0 +1,321 @@
+//! AlterUserScramCredentials (Kafka 4.1.2's `ScramControlManager.alterCredentials`): SCRAM
+//! credentials (KIP-554) written as UserScramCredentialRecord / RemoveUserScramCredentialRecord,
+//! which brokers replay into the credentials their SASL/SCRAM authenticators check.
+//!
+//! The client sends the salted password (`Hi(password, salt, iterations)`); the controller
+//! stores `StoredKey = H(HMAC(SaltedPassword, "Client Key"))` and
+//! `ServerKey = HMAC(SaltedPassword, "Server Key")` (RFC 5802, `ScramFormatter`).
+
+use hmac::{Hmac, Mac};
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::alter_user_scram_credentials_request::{
+    ScramCredentialDeletion, ScramCredentialUpsertion,
+};
+use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use kafka_protocol::messages::{
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use kraftwerk_records::metadata::{
+    ApiMessageAndVersion, RemoveUserScramCredentialRecord, UserScramCredentialRecord,
+};
+use sha2::{Digest, Sha256, Sha512};
+
+use crate::controller::ControllerResult;
+use crate::error::ApiError;
+use crate::image::MetadataImage;
+use crate::java_order::java_string_hash;
+
+/// `ScramMechanism.SCRAM_SHA_256` type id.
+pub const SCRAM_SHA_256: i8 = 1;
+/// `ScramMechanism.SCRAM_SHA_512` type id.
+pub const SCRAM_SHA_512: i8 = 2;
+/// Fewest iterations either mechanism accepts (`ScramMechanism.minIterations`).
+pub const MIN_ITERATIONS: i32 = 4096;
+/// Most iterations accepted (`ScramControlManager.MAX_ITERATIONS`).
+pub const MAX_ITERATIONS: i32 = 16384;
+
+/// `(StoredKey, ServerKey)` for a salted password (`ScramFormatter.storedKey(clientKey(..))`,
+/// `serverKey(..)`); `None` for an unknown mechanism.
+pub fn scram_keys(mechanism: i8, salted_password: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    fn keys<D, M>(salted: &[u8]) -> (Vec<u8>, Vec<u8>)
+    where
+        D: Digest,
+        M: Mac + hmac::digest::KeyInit,
+    {
+        let hmac = |message: &[u8]| {
+            let mut mac = <M as hmac::digest::KeyInit>::new_from_slice(salted)
+                .expect("HMAC takes keys of any length");
+            mac.update(message);
+            mac.finalize().into_bytes().to_vec()
+        };
+        let client_key = hmac(b"Client Key");
+        (D::digest(&client_key).to_vec(), hmac(b"Server Key"))
+    }
+    match mechanism {
+        SCRAM_SHA_256 => Some(keys::<Sha256, Hmac<Sha256>>(salted_password)),
+        SCRAM_SHA_512 => Some(keys::<Sha512, Hmac<Sha512>>(salted_password)),
+        _ => None,
+    }
+}
+
+/// A `java.util.HashMap<String, V>` with default capacity, kept only to iterate in Java's order
+/// (bucket at the grown capacity, then insertion; a key put again keeps its place, a removed and
+/// re-added key moves to the end of its bucket).
+struct JavaStringMap<V> {
+    entries: Vec<(u64, String, V)>,
+    next_seq: u64,
+    capacity: usize,
+}
+
+impl<V> JavaStringMap<V> {
+    fn new() -> Self {
+        JavaStringMap {
+            entries: Vec::new(),
+            next_seq: 0,
+            capacity: 16,
+        }
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        self.entries.iter().any(|(_, k, _)| k == key)
+    }
+
+    fn insert(&mut self, key: &str, value: V) {
+        if let Some(entry) = self.entries.iter_mut().find(|(_, k, _)| k == key) {
+            entry.2 = value;
+            return;
+        }
+        self.entries.push((self.next_seq, key.to_owned(), value));
+        self.next_seq += 1;
+        while self.entries.len() > self.capacity * 3 / 4 {
+            self.capacity *= 2;
+        }
+    }
+
+    fn remove(&mut self, key: &str) -> Option<V> {
+        let i = self.entries.iter().position(|(_, k, _)| k == key)?;
+        Some(self.entries.remove(i).2)
+    }
+
+    fn into_ordered(self) -> Vec<(String, V)> {
+        let capacity = self.capacity;
+        let bucket = |k: &str| {
+            let h = java_string_hash(k) as u32;
+            ((h ^ (h >> 16)) as usize) & (capacity - 1)
+        };
+        let mut entries = self.entries;
+        entries.sort_by_key(|(seq, k, _)| (bucket(k), *seq));
+        entries.into_iter().map(|(_, k, v)| (k, v)).collect()
+    }
+}
+
+/// `validateScramUsernameAndMechanism`.
+fn validate_user_and_mechanism(name: &str, mechanism: i8) -> Result<(), ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(
+            ResponseError::UnacceptableCredential,
+            "Username must not be empty",
+        ));
+    }
+    if mechanism != SCRAM_SHA_256 && mechanism != SCRAM_SHA_512 {
+        return Err(ApiError::new(
+            ResponseError::UnsupportedSaslMechanism,
+            "Unknown SCRAM mechanism",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_deletion(
+    image: &MetadataImage,
+    deletion: &ScramCredentialDeletion,
+) -> Result<(), ApiError> {
+    validate_user_and_mechanism(deletion.name.as_str(), deletion.mechanism)?;
+    if !image
+        .other
+        .scram_credentials
+        .contains_key(&(deletion.name.to_string(), deletion.mechanism))
+    {
+        return Err(ApiError::new(
+            ResponseError::ResourceNotFound,
+            "Attempt to delete a user credential that does not exist",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_upsertion(upsertion: &ScramCredentialUpsertion) -> Result<(), ApiError> {
+    validate_user_and_mechanism(upsertion.name.as_str(), upsertion.mechanism)?;
+    if upsertion.iterations < MIN_ITERATIONS {
+        return Err(ApiError::new(
+            ResponseError::UnacceptableCredential,
+            "Too few iterations",
+        ));
+    }
+    if upsertion.iterations > MAX_ITERATIONS {
+        return Err(ApiError::new(
+            ResponseError::UnacceptableCredential,
+            "Too many iterations",
+        ));
+    }
+    Ok(())
+}
+
+fn result(user: &str, error: &ApiError) -> AlterUserScramCredentialsResult {
+    AlterUserScramCredentialsResult::default()
+        .with_user(StrBytes::from_string(user.to_owned()))
+        .with_error_code(error.code)
+        .with_error_message(error.message.clone().map(StrBytes::from_string))
+}
+
+/// AlterUserScramCredentials (api 51, v0): deletes and upserts SCRAM credentials, at most one
+/// change per user per request.
+///
+/// Per user: DUPLICATE_RESOURCE if the user appears twice (deletions and upsertions together),
+/// UNSUPPORTED_VERSION before metadata.version 3.5-IV2, UNACCEPTABLE_CREDENTIAL (empty name,
+/// iterations outside 4096..=16384), UNSUPPORTED_SASL_MECHANISM (not SCRAM-SHA-256/512),
+/// RESOURCE_NOT_FOUND (deleting a credential that does not exist). Records: a
+/// RemoveUserScramCredentialRecord per deletion, then a UserScramCredentialRecord (salt,
+/// stored key, server key, iterations) per upsertion, each group in Java's `HashMap` order of
+/// user names; one atomic batch. Results: deletions, upsertions, then errors, in the same
+/// orders.
+pub fn alter_user_scram_credentials(
+    image: &MetadataImage,
+    request: &AlterUserScramCredentialsRequest,
+) -> ControllerResult<AlterUserScramCredentialsResponse> {
+    let supported = image.metadata_version().is_scram_supported();
+    let duplicate = || {
+        ApiError::new(
+            ResponseError::DuplicateResource,
+            "A user credential cannot be altered twice in the same request",
+        )
+    };
+    let unsupported = || {
+        ApiError::new(
+            ResponseError::UnsupportedVersion,
+            "The current metadata.version does not support SCRAM",
+        )
+    };
+    let mut deletions: JavaStringMap<&ScramCredentialDeletion> = JavaStringMap::new();
+    let mut upserts: JavaStringMap<&ScramCredentialUpsertion> = JavaStringMap::new();
+    let mut errors: JavaStringMap<ApiError> = JavaStringMap::new();
+    for deletion in &request.deletions {
+        let name = deletion.name.as_str();
+        if errors.contains(name) {
+            continue;
+        }
+        if deletions.remove(name).is_some() {
+            errors.insert(name, duplicate());
+        } else if !supported {
+            errors.insert(name, unsupported());
+        } else {
+            match validate_deletion(image, deletion) {
+                Ok(()) => deletions.insert(name, deletion),
+                Err(e) => errors.insert(name, e),
+            }
+        }
+    }
+    for upsertion in &request.upsertions {
+        let name = upsertion.name.as_str();
+        if errors.contains(name) {
+            continue;
+        }
+        let was_deleted = deletions.remove(name).is_some();
+        if was_deleted || upserts.remove(name).is_some() {
+            errors.insert(name, duplicate());
+        } else if !supported {
+            errors.insert(name, unsupported());
+        } else {
+            match validate_upsertion(upsertion) {
+                Ok(()) => upserts.insert(name, upsertion),
+                Err(e) => errors.insert(name, e),
+            }
+        }
+    }
+    let mut results = Vec::new();
+    let mut records = Vec::new();
+    for (name, deletion) in deletions.into_ordered() {
+        results.push(result(&name, &ApiError::NONE));
+        records.push(ApiMessageAndVersion::new(
+            RemoveUserScramCredentialRecord {
+                name,
+                mechanism: deletion.mechanism,
+                ..Default::default()
+            },
+            0,
+        ));
+    }
+    for (name, upsertion) in upserts.into_ordered() {
+        let (stored_key, server_key) = scram_keys(upsertion.mechanism, &upsertion.salted_password)
+            .expect("mechanism validated");
+        results.push(result(&name, &ApiError::NONE));
+        records.push(ApiMessageAndVersion::new(
+            UserScramCredentialRecord {
+                name,
+                mechanism: upsertion.mechanism,
+                salt: upsertion.salt.clone(),
+                stored_key: stored_key.into(),
+                server_key: server_key.into(),
+                iterations: upsertion.iterations,
+                ..Default::default()
+            },
+            0,
+        ));
+    }
+    for (name, error) in errors.into_ordered() {
+        results.push(result(&name, &error));
+    }
+    ControllerResult::atomic(
+        records,
+        AlterUserScramCredentialsResponse::default().with_results(results),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn keys_match_kafkas_scram_formatter() {
+        // Printed by Kafka 4.1.2's ScramFormatter for salted passwords 0,1,..,31 (SHA-256) and
+        // 0,3,6,..,189 (SHA-512).
+        let salted: Vec<u8> = (0..32).collect();
+        let (stored, server) = scram_keys(SCRAM_SHA_256, &salted).unwrap();
+        assert_eq!(
+            hex(&stored),
+            "e9cb7d524d0a37b9f58df5da526819cc1df9c66a3cffee4f4cf2502654f2a6c0"
+        );
+        assert_eq!(
+            hex(&server),
+            "d1905aa193a45c4f683bbbfa07d3bd2dcb180db624f2b2db739df1b3cd72e01a"
+        );
+        let salted: Vec<u8> = (0..64).map(|i| (i * 3) as u8).collect();
+        let (stored, server) = scram_keys(SCRAM_SHA_512, &salted).unwrap();
+        assert_eq!(
+            hex(&stored),
+            "1a31f0be10a19d56527aed6aa5c5db341c24102117e555abd6691c39420532fb965c9e97ce7fe3ee3ca7afe17e5b7e1341b9ff1835f66bb75ebb93dc570fc623"
+        );
+        assert_eq!(
+            hex(&server),
+            "fbd986e154efe6ba052bb3b239814a5366db1f3622cafbe772e7ee0e6885fc0fdcf1b9c1b380184fd3eee3e0b6c4d0dfcf1edcb4abdc924cf43dd2788514c1aa"
+        );
+        assert!(scram_keys(3, &[]).is_none());
+    }
+
+    #[test]
+    fn java_map_order_follows_buckets_then_insertion() {
+        let mut m = JavaStringMap::new();
+        for name in ["bob", "alice", "carol"] {
+            m.insert(name, ());
+        }
+        let order: Vec<String> = m.into_ordered().into_iter().map(|(k, _)| k).collect();
+        // Java 17: `new HashMap<>()` after put("bob"), put("alice"), put("carol") iterates
+        // [carol, bob, alice] (buckets 1, 4, 9 of 16), not in insertion order.
+        assert_eq!(order, ["carol", "bob", "alice"]);
+    }
+}
