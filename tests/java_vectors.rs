@@ -85,6 +85,9 @@ mod raft_fields;
 #[path = "../src/wire/adapt/controller_fields.rs"]
 mod controller_fields;
 
+#[path = "../src/wire/adapt/admin_fields.rs"]
+mod admin_fields;
+
 // Messages kraftwerk's `adapt` leaves alone (ApiVersions, Envelope): not in the tables. Their
 // version-dependent fields are reset in `fit_unadapted`.
 impl Fill for ApiVersionsRequest {
@@ -255,6 +258,16 @@ apis! {
     AddRaftVoter: AddRaftVoterRequest, AddRaftVoterResponse;
     RemoveRaftVoter: RemoveRaftVoterRequest, RemoveRaftVoterResponse;
     UpdateRaftVoter: UpdateRaftVoterRequest, UpdateRaftVoterResponse;
+    DescribeAcls: DescribeAclsRequest, DescribeAclsResponse;
+    CreateAcls: CreateAclsRequest, CreateAclsResponse;
+    DeleteAcls: DeleteAclsRequest, DeleteAclsResponse;
+    CreateDelegationToken: CreateDelegationTokenRequest, CreateDelegationTokenResponse;
+    RenewDelegationToken: RenewDelegationTokenRequest, RenewDelegationTokenResponse;
+    ExpireDelegationToken: ExpireDelegationTokenRequest, ExpireDelegationTokenResponse;
+    AlterPartitionReassignments: AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse;
+    ListPartitionReassignments: ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse;
+    AlterClientQuotas: AlterClientQuotasRequest, AlterClientQuotasResponse;
+    AlterUserScramCredentials: AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse;
 }
 
 fn vectors_root() -> PathBuf {

@@ -414,4 +414,33 @@ mod tests {
             Some(2)
         );
     }
+
+    /// compat/ proves byte-identical encoding for the ranges in `compat/rpc-versions.txt`:
+    /// every served api and version must be inside them, or a byte difference could slip by.
+    #[test]
+    fn every_served_version_is_checked_by_compat() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/compat/rpc-versions.txt");
+        let text = std::fs::read_to_string(path).unwrap();
+        let checked: Vec<(i16, i16, i16)> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let f: Vec<i16> = l
+                    .split_whitespace()
+                    .skip(1)
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                (f[0], f[1], f[2])
+            })
+            .collect();
+        for &(api, min, max) in SERVED_APIS {
+            let key = api as i16;
+            assert!(
+                checked
+                    .iter()
+                    .any(|&(k, lo, hi)| k == key && lo <= min && max <= hi),
+                "{api:?} v{min}-{max} is served but compat/rpc-versions.txt does not check it"
+            );
+        }
+    }
 }

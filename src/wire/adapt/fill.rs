@@ -41,6 +41,14 @@ impl Fill for bool {
     }
 }
 
+/// Quarters in [-1000, 1000): exact in binary and printed alike by Java's `Double.toString` and
+/// Rust's `Debug` (both plain decimals in that range), so field comparisons stay textual.
+impl Fill for f64 {
+    fn fill(g: &mut Gen) -> Self {
+        f64::from(g.rng.gen_range(-4000i32..4000)) / 4.0
+    }
+}
+
 impl Fill for i8 {
     fn fill(g: &mut Gen) -> Self {
         if g.one_in(2) {

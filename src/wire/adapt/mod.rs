@@ -25,7 +25,8 @@
 //! BrokerRegistration, BrokerHeartbeat, CreateTopics, DeleteTopics, AllocateProducerIds,
 //! AlterPartition, ControllerRegistration, DescribeCluster, AssignReplicasToDirs, UpdateFeatures,
 //! CreatePartitions, IncrementalAlterConfigs, DescribeConfigs, AlterConfigs, ElectLeaders,
-//! UnregisterBroker, AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter. Other apis only get their
+//! UnregisterBroker, AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter, and the admin apis of
+//! `admin_fields.rs`. Other apis only get their
 //! version checked. `unknown_tagged_fields` are left alone (the codec drops them below the
 //! flexible versions).
 
@@ -84,6 +85,7 @@ macro_rules! versioned_fields {
     };
 }
 
+mod admin_fields;
 mod controller_fields;
 #[cfg(test)]
 pub(crate) mod fill;
@@ -200,6 +202,16 @@ pub fn adapt_request_for_version(
         K::AddRaftVoter(r) => r.reset_absent(version),
         K::RemoveRaftVoter(r) => r.reset_absent(version),
         K::UpdateRaftVoter(r) => r.reset_absent(version),
+        K::DescribeAcls(r) => r.reset_absent(version),
+        K::CreateAcls(r) => r.reset_absent(version),
+        K::DeleteAcls(r) => r.reset_absent(version),
+        K::CreateDelegationToken(r) => r.reset_absent(version),
+        K::RenewDelegationToken(r) => r.reset_absent(version),
+        K::ExpireDelegationToken(r) => r.reset_absent(version),
+        K::AlterPartitionReassignments(r) => r.reset_absent(version),
+        K::ListPartitionReassignments(r) => r.reset_absent(version),
+        K::AlterClientQuotas(r) => r.reset_absent(version),
+        K::AlterUserScramCredentials(r) => r.reset_absent(version),
         _ => {}
     }
     Ok(())
@@ -244,6 +256,16 @@ pub fn adapt_response_for_version(
         K::AddRaftVoter(r) => r.reset_absent(version),
         K::RemoveRaftVoter(r) => r.reset_absent(version),
         K::UpdateRaftVoter(r) => r.reset_absent(version),
+        K::DescribeAcls(r) => r.reset_absent(version),
+        K::CreateAcls(r) => r.reset_absent(version),
+        K::DeleteAcls(r) => r.reset_absent(version),
+        K::CreateDelegationToken(r) => r.reset_absent(version),
+        K::RenewDelegationToken(r) => r.reset_absent(version),
+        K::ExpireDelegationToken(r) => r.reset_absent(version),
+        K::AlterPartitionReassignments(r) => r.reset_absent(version),
+        K::ListPartitionReassignments(r) => r.reset_absent(version),
+        K::AlterClientQuotas(r) => r.reset_absent(version),
+        K::AlterUserScramCredentials(r) => r.reset_absent(version),
         _ => {}
     }
     Ok(())
