@@ -305,13 +305,7 @@ pub fn incremental_alter_configs(
             Err(error) => responses.push(alter_result(r.resource_type, name, &error)),
         }
     }
-    let clears = clear_elr_records(image, &records);
-    records.extend(clears);
-    if records.len() > MAX_RECORDS_PER_BATCH {
-        let error = ApiError::new(
-            ResponseError::PolicyViolation,
-            "Unable to perform excessively large batch operation.",
-        );
+    if let Err(error) = finish_records(image, &mut records, request.validate_only) {
         let all = request
             .resources
             .iter()
@@ -322,9 +316,6 @@ pub fn incremental_alter_configs(
             IncrementalAlterConfigsResponse::default().with_responses(all),
         );
     }
-    if request.validate_only {
-        records.clear();
-    }
     ControllerResult::atomic(
         records,
         IncrementalAlterConfigsResponse::default().with_responses(responses),
@@ -334,6 +325,29 @@ pub fn incremental_alter_configs(
 /// `createClearElrRecordsAsNeeded`: with ELR enabled, a ClearElrRecord for every
 /// `min.insync.replicas` ConfigRecord among `records` (named after the topic for a TOPIC
 /// resource, empty = every topic otherwise).
+/// What both alter paths do once every resource is validated: append the ELR clears the
+/// changed `min.insync.replicas` values need, refuse a batch over `MAX_RECORDS_PER_BATCH`
+/// (POLICY_VIOLATION for every resource, as `ConfigurationControlManager` does), and drop the
+/// records of a `validate_only` request.
+fn finish_records(
+    image: &MetadataImage,
+    records: &mut Vec<ApiMessageAndVersion>,
+    validate_only: bool,
+) -> Result<(), ApiError> {
+    let clears = clear_elr_records(image, records);
+    records.extend(clears);
+    if records.len() > MAX_RECORDS_PER_BATCH {
+        return Err(ApiError::new(
+            ResponseError::PolicyViolation,
+            "Unable to perform excessively large batch operation.",
+        ));
+    }
+    if validate_only {
+        records.clear();
+    }
+    Ok(())
+}
+
 fn clear_elr_records(
     image: &MetadataImage,
     records: &[ApiMessageAndVersion],
@@ -491,13 +505,7 @@ pub fn legacy_alter_configs(
             Err(error) => responses.push(legacy_result(*resource_type_id, name, &error)),
         }
     }
-    let clears = clear_elr_records(image, &records);
-    records.extend(clears);
-    if records.len() > MAX_RECORDS_PER_BATCH {
-        let error = ApiError::new(
-            ResponseError::PolicyViolation,
-            "Unable to perform excessively large batch operation.",
-        );
+    if let Err(error) = finish_records(image, &mut records, request.validate_only) {
         let all = request
             .resources
             .iter()
@@ -507,9 +515,6 @@ pub fn legacy_alter_configs(
             Vec::new(),
             AlterConfigsResponse::default().with_responses(all),
         );
-    }
-    if request.validate_only {
-        records.clear();
     }
     ControllerResult::atomic(
         records,
