@@ -50,6 +50,10 @@ pub const TOOLS: &[(&str, &[&str])] = &[
         ],
     ),
     ("kafka-features", &["org.apache.kafka.tools.FeatureCommand"]),
+    (
+        "kafka-reassign-partitions",
+        &["org.apache.kafka.tools.reassign.ReassignPartitionsCommand"],
+    ),
     ("kafka-cluster", &["org.apache.kafka.tools.ClusterTool"]),
     (
         "kafka-configs",

@@ -11,6 +11,7 @@ use crate::kafka::args;
 use crate::parse::QuorumStatus;
 use crate::util;
 
+pub mod admin;
 pub mod checks;
 pub mod demo;
 pub mod e2e;
@@ -44,8 +45,10 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "e2e-rf3",
         about: "3 controllers + 3 brokers, RF 3 / min.insync.replicas 2: kill a partition leader broker, ISR shrinks by \
-                AlterPartition, leaders move, acks=all keeps working, restarted broker rejoins the ISR",
-        deadline: Duration::from_secs(600),
+                AlterPartition, leaders move, acks=all keeps working, restarted broker rejoins the ISR; then an \
+                operator's admin session: partition reassignment, broker configs on a controller, client quota, \
+                SCRAM credential",
+        deadline: Duration::from_secs(900),
         run: rf3::run,
     },
     Scenario {

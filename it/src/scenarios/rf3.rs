@@ -10,6 +10,10 @@
 //! 2. When the session expires the controller fences the broker and moves its leaderships.
 //! 3. acks=all produce and consume keep working with two in-sync replicas.
 //! 4. The restarted broker catches up and rejoins every ISR (AlterPartition again).
+//! 5. An operator's admin session with Kafka's CLI tools ([`super::admin`]): a partition moved
+//!    to another broker by `kafka-reassign-partitions` (and its messages read back), a dynamic
+//!    broker config set and described on a controller (`kafka-configs --bootstrap-controller`),
+//!    a client quota and a SCRAM credential set and described through the brokers.
 
 use anyhow::{bail, Context, Result};
 use std::time::{Duration, Instant};
@@ -220,6 +224,10 @@ pub fn run(env: &Env) -> Result<()> {
     println!("isr_rejoined_ms={rejoin_ms}");
     let got = consume(env, &boot, TOPIC, "g3", all.len())?;
     assert_same_messages("rf3 after the restart", &all, &got)?;
+    c.check_alive()?;
+
+    // 5. Admin tools against the quorum.
+    super::admin::run(env, &mut c)?;
     c.check_alive()?;
     c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
     Ok(())
