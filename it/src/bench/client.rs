@@ -8,9 +8,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, RequestHeader, ResponseHeader,
-};
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -46,7 +44,9 @@ impl Conn {
     ///
     /// Errors: connection refused/timed out, or an ApiVersions error code.
     pub fn connect(addr: &str, client_id: &str, timeout: Duration) -> Result<Conn> {
-        let sa: SocketAddr = addr.parse().with_context(|| format!("bad address {addr}"))?;
+        let sa: SocketAddr = addr
+            .parse()
+            .with_context(|| format!("bad address {addr}"))?;
         let stream = TcpStream::connect_timeout(&sa, timeout)
             .with_context(|| format!("connecting to {addr}"))?;
         stream.set_nodelay(true)?;
@@ -89,7 +89,10 @@ impl Conn {
             .ok_or_else(|| anyhow!("{} does not serve {key:?}", self.addr))?;
         let v = hi.min(max);
         if v < lo {
-            bail!("{} serves {key:?} only from v{lo}, we speak up to v{max}", self.addr);
+            bail!(
+                "{} serves {key:?} only from v{lo}, we speak up to v{max}",
+                self.addr
+            );
         }
         Ok(v)
     }
@@ -138,7 +141,11 @@ impl Conn {
         }
         let resp = R::Response::decode(&mut body, version)?;
         if body.has_remaining() {
-            bail!("{} trailing bytes in api {} response", body.remaining(), R::KEY);
+            bail!(
+                "{} trailing bytes in api {} response",
+                body.remaining(),
+                R::KEY
+            );
         }
         Ok(resp)
     }

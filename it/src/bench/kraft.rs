@@ -36,7 +36,10 @@ pub fn run(env: &Env, cfg: &BenchConfig) -> Result<()> {
         _ => ControllerKind::Java,
     };
     let version = match kind {
-        ControllerKind::Kraftwerk => format!("kraftwerk-{}", std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())),
+        ControllerKind::Kraftwerk => format!(
+            "kraftwerk-{}",
+            std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())
+        ),
         ControllerKind::Java => env.kafka().version.clone(),
     };
     let rec = Recorder::new(env, cfg, &version);
@@ -49,7 +52,13 @@ pub fn run(env: &Env, cfg: &BenchConfig) -> Result<()> {
     Ok(())
 }
 
-fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec: &Recorder) -> Result<()> {
+fn run_mode(
+    env: &Env,
+    cfg: &BenchConfig,
+    kind: ControllerKind,
+    mode: &str,
+    rec: &Recorder,
+) -> Result<()> {
     let threshold = snapshot_threshold(cfg, mode);
     let threshold_s = threshold.to_string();
     let spec = ClusterSpec {
@@ -60,22 +69,38 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
             ("controller.quorum.fetch.timeout.ms", "2000"),
             ("broker.session.timeout.ms", "9000"),
             ("broker.heartbeat.interval.ms", "2000"),
-            ("metadata.log.max.record.bytes.between.snapshots", &threshold_s),
+            (
+                "metadata.log.max.record.bytes.between.snapshots",
+                &threshold_s,
+            ),
         ]),
         broker_props: vec![],
     };
-    env.step(&format!("mode {mode}: snapshot threshold {threshold} bytes"));
+    env.step(&format!(
+        "mode {mode}: snapshot threshold {threshold} bytes"
+    ));
     let mut c = Cluster::new(env, &spec)?;
     c.format_all()?;
     c.start_controllers()?;
     let addrs: Vec<String> = c.controllers.iter().map(|n| n.addr()).collect();
     let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(120))?;
-    env.step(&format!("leader {} in epoch {}", q.leader_id, q.leader_epoch));
+    env.step(&format!(
+        "leader {} in epoch {}",
+        q.leader_id, q.leader_epoch
+    ));
 
     let n_brokers = data_brokers(cfg.partitions);
-    let mut sims = SimBrokers::start(&addrs, &c.cluster_id, FIRST_SIM_BROKER, n_brokers, Duration::from_millis(2000));
+    let mut sims = SimBrokers::start(
+        &addrs,
+        &c.cluster_id,
+        FIRST_SIM_BROKER,
+        n_brokers,
+        Duration::from_millis(2000),
+    );
     sims.wait_unfenced(Duration::from_secs(60))?;
-    env.step(&format!("{n_brokers} simulated brokers registered and unfenced"));
+    env.step(&format!(
+        "{n_brokers} simulated brokers registered and unfenced"
+    ));
 
     // Build the metadata.
     let t = Instant::now();
@@ -83,13 +108,23 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
     for chunk in topics.chunks(TOPICS_PER_REQUEST) {
         let specs: Vec<TopicSpec> = chunk
             .iter()
-            .map(|(name, n)| TopicSpec { name: name.clone(), partitions: *n, replication_factor: 1, assignment: None })
+            .map(|(name, n)| TopicSpec {
+                name: name.clone(),
+                partitions: *n,
+                replication_factor: 1,
+                assignment: None,
+            })
             .collect();
         create_at_leader(&addrs, &specs)?;
     }
     let create = t.elapsed();
     rec.record(mode, 0, "create_all_ms", create.as_millis() as f64, "ms")?;
-    env.step(&format!("created {} partitions in {} topics in {:.1}s", cfg.partitions, topics.len(), create.as_secs_f64()));
+    env.step(&format!(
+        "created {} partitions in {} topics in {:.1}s",
+        cfg.partitions,
+        topics.len(),
+        create.as_secs_f64()
+    ));
 
     if mode == "snapshot" {
         wait_snapshots(env, &c, cfg)?;
@@ -99,7 +134,10 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
     record_snapshot(env, &c, q.leader_id, mode, rec)?;
     let mut probe_no = 0;
     for rep in 0..cfg.reps {
-        for (signal, name) in [(libc::SIGKILL, "uncontrolled"), (libc::SIGTERM, "controlled")] {
+        for (signal, name) in [
+            (libc::SIGKILL, "uncontrolled"),
+            (libc::SIGTERM, "controlled"),
+        ] {
             let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(60))?;
             let leader = q.leader_id;
             let rss = controllers_rss(&mut c);
@@ -111,11 +149,23 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
                 replication_factor: 1,
                 assignment: None,
             };
-            let others: Vec<String> = c.controllers.iter().filter(|n| n.id != leader).map(|n| n.addr()).collect();
+            let others: Vec<String> = c
+                .controllers
+                .iter()
+                .filter(|n| n.id != leader)
+                .map(|n| n.addr())
+                .collect();
             let t0 = Instant::now();
             c.node(leader)?.proc()?.signal(signal)?;
-            let p: Probe = measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(120))?;
-            rec.record(mode, rep, &format!("failover_{name}_ms"), p.elapsed.as_secs_f64() * 1000.0, "ms")?;
+            let p: Probe =
+                measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(120))?;
+            rec.record(
+                mode,
+                rep,
+                &format!("failover_{name}_ms"),
+                p.elapsed.as_secs_f64() * 1000.0,
+                "ms",
+            )?;
             env.step(&format!(
                 "{name} failover: controller {leader} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
                 p.addr,
@@ -126,7 +176,13 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
             if signal == libc::SIGTERM {
                 // From SIGTERM to the process being reaped (polled every 20 ms).
                 if let crate::procs::StopOutcome::Terminated(..) = exit {
-                    rec.record(mode, rep, "sigterm_exit_ms", t0.elapsed().as_millis() as f64, "ms")?;
+                    rec.record(
+                        mode,
+                        rep,
+                        "sigterm_exit_ms",
+                        t0.elapsed().as_millis() as f64,
+                        "ms",
+                    )?;
                 }
             }
             // Restart catch-up: the high watermark now is the target.
@@ -135,9 +191,25 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
             let before = c.node(leader)?.log_lines("loaded snapshot").len();
             let t1 = Instant::now();
             c.start(leader)?;
-            let d = measure::wait_caught_up(&addrs, leader, q.high_watermark, t1, Duration::from_secs(300))?;
-            let after_what = if signal == libc::SIGKILL { "kill" } else { "term" };
-            rec.record(mode, rep, &format!("catchup_after_{after_what}_ms"), d.as_secs_f64() * 1000.0, "ms")?;
+            let d = measure::wait_caught_up(
+                &addrs,
+                leader,
+                q.high_watermark,
+                t1,
+                Duration::from_secs(300),
+            )?;
+            let after_what = if signal == libc::SIGKILL {
+                "kill"
+            } else {
+                "term"
+            };
+            rec.record(
+                mode,
+                rep,
+                &format!("catchup_after_{after_what}_ms"),
+                d.as_secs_f64() * 1000.0,
+                "ms",
+            )?;
             env.step(&format!(
                 "controller {leader} restarted: log end offset reached the high watermark {} after {:.0} ms",
                 q.high_watermark,
@@ -160,9 +232,21 @@ fn run_mode(env: &Env, cfg: &BenchConfig, kind: ControllerKind, mode: &str, rec:
     if stale + errs > 0 {
         env.step(&format!("simulated brokers saw {stale} STALE_BROKER_EPOCH and {errs} other error answers (last: {last})"));
     }
-    rec.record(mode, 0, "sim_broker_error_answers", (stale + errs) as f64, "count")?;
+    rec.record(
+        mode,
+        0,
+        "sim_broker_error_answers",
+        (stale + errs) as f64,
+        "count",
+    )?;
     let rss = controllers_rss(&mut c);
-    rec.record(mode, cfg.reps.saturating_sub(1), "controller_rss_bytes", rss as f64, "bytes")?;
+    rec.record(
+        mode,
+        cfg.reps.saturating_sub(1),
+        "controller_rss_bytes",
+        rss as f64,
+        "bytes",
+    )?;
     sims.stop();
     c.stop_all(Duration::from_secs(10), Duration::from_secs(30))?;
     // The next mode builds a new cluster with the same node names: move this one aside.
@@ -181,10 +265,11 @@ fn create_at_leader(addrs: &[String], specs: &[TopicSpec]) -> Result<()> {
     while start.elapsed() < Duration::from_secs(300) {
         crate::util::check_interrupted()?;
         for a in addrs {
-            let r = super::client::Conn::connect(a, "bench-create", Duration::from_secs(2)).and_then(|mut c| {
-                c.set_timeout(Duration::from_secs(180))?;
-                rpc::create_topics(&mut c, specs, 120_000)
-            });
+            let r = super::client::Conn::connect(a, "bench-create", Duration::from_secs(2))
+                .and_then(|mut c| {
+                    c.set_timeout(Duration::from_secs(180))?;
+                    rpc::create_topics(&mut c, specs, 120_000)
+                });
             match r {
                 Ok(o) if o.all_created() => return Ok(()),
                 Ok(o) if o.not_controller() => {}
@@ -194,7 +279,10 @@ fn create_at_leader(addrs: &[String], specs: &[TopicSpec]) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    bail!("CreateTopics of {} topics did not succeed within 300 s (last: {last})", specs.len())
+    bail!(
+        "CreateTopics of {} topics did not succeed within 300 s (last: {last})",
+        specs.len()
+    )
 }
 
 /// Max `VmHWM` over the running controllers.
@@ -209,7 +297,11 @@ fn controllers_rss(c: &mut Cluster) -> u64 {
 }
 
 fn metadata_dir(c: &Cluster, id: i32) -> std::path::PathBuf {
-    let n = c.controllers.iter().find(|n| n.id == id).expect("a controller id");
+    let n = c
+        .controllers
+        .iter()
+        .find(|n| n.id == id)
+        .expect("a controller id");
     n.data_dir().join("__cluster_metadata-0")
 }
 
@@ -218,9 +310,16 @@ fn wait_snapshots(env: &Env, c: &Cluster, cfg: &BenchConfig) -> Result<()> {
     let timeout = Duration::from_secs(60 + cfg.partitions as u64 / 1000);
     let start = Instant::now();
     loop {
-        let have: Vec<bool> = c.controllers.iter().map(|n| measure::latest_checkpoint(&metadata_dir(c, n.id)).is_some()).collect();
+        let have: Vec<bool> = c
+            .controllers
+            .iter()
+            .map(|n| measure::latest_checkpoint(&metadata_dir(c, n.id)).is_some())
+            .collect();
         if have.iter().all(|h| *h) {
-            env.step(&format!("every controller has a snapshot (after {:.1}s)", start.elapsed().as_secs_f64()));
+            env.step(&format!(
+                "every controller has a snapshot (after {:.1}s)",
+                start.elapsed().as_secs_f64()
+            ));
             return Ok(());
         }
         if start.elapsed() > timeout {
@@ -238,12 +337,18 @@ fn wait_snapshots(env: &Env, c: &Cluster, cfg: &BenchConfig) -> Result<()> {
 /// snapshot file X` and `Successfully wrote X` (SnapshotGenerator / SnapshotEmitter).
 fn record_snapshot(env: &Env, c: &Cluster, leader: i32, mode: &str, rec: &Recorder) -> Result<()> {
     let Some((offset, size)) = measure::latest_checkpoint(&metadata_dir(c, leader)) else {
-        env.step(&format!("controller {leader} has no snapshot file (mode {mode})"));
+        env.step(&format!(
+            "controller {leader} has no snapshot file (mode {mode})"
+        ));
         return Ok(());
     };
     rec.record(mode, 0, "snapshot_bytes", size as f64, "bytes")?;
     rec.record(mode, 0, "snapshot_offset", offset as f64, "offset")?;
-    let node = c.controllers.iter().find(|n| n.id == leader).expect("leader is a controller");
+    let node = c
+        .controllers
+        .iter()
+        .find(|n| n.id == leader)
+        .expect("leader is a controller");
     let mut write_ms: Option<u64> = None;
     for l in node.log_lines("snapshot written") {
         if let Some(v) = measure::field_u64(&l, "write_ms") {
@@ -253,9 +358,16 @@ fn record_snapshot(env: &Env, c: &Cluster, leader: i32, mode: &str, rec: &Record
     if write_ms.is_none() {
         let lines = node.log_lines("snapshot");
         let name = format!("{offset:020}-");
-        let begin = lines.iter().find(|l| l.contains("Creating new KRaft snapshot file") && l.contains(&name));
-        let end = lines.iter().find(|l| l.contains("Successfully wrote") && l.contains(&name));
-        if let (Some(b), Some(e)) = (begin.and_then(|l| measure::java_log_ms(l)), end.and_then(|l| measure::java_log_ms(l))) {
+        let begin = lines
+            .iter()
+            .find(|l| l.contains("Creating new KRaft snapshot file") && l.contains(&name));
+        let end = lines
+            .iter()
+            .find(|l| l.contains("Successfully wrote") && l.contains(&name));
+        if let (Some(b), Some(e)) = (
+            begin.and_then(|l| measure::java_log_ms(l)),
+            end.and_then(|l| measure::java_log_ms(l)),
+        ) {
             write_ms = Some(e.saturating_sub(b));
         }
     }

@@ -45,51 +45,62 @@ pub fn probe_create(
     let attempts = Arc::new(AtomicU64::new(0));
     let last_err: Arc<Mutex<String>> = Arc::new(Mutex::new(String::new()));
     for addr in targets {
-        let (done, winner, attempts, last_err) = (done.clone(), winner.clone(), attempts.clone(), last_err.clone());
+        let (done, winner, attempts, last_err) = (
+            done.clone(),
+            winner.clone(),
+            attempts.clone(),
+            last_err.clone(),
+        );
         let addr = addr.clone();
         let topic = topic.clone();
         // Detached: a thread blocked in a read ends when that read ends; it then sees `done`.
-        let _ = std::thread::Builder::new().name("probe".into()).spawn(move || {
-            let mut conn: Option<Conn> = None;
-            while !done.load(Ordering::SeqCst) && t0.elapsed() < deadline {
-                let c = match conn.as_mut() {
-                    Some(c) => c,
-                    None => match Conn::connect(&addr, "bench-probe", Duration::from_millis(1000)) {
-                        Ok(c) => {
-                            let _ = c.set_timeout(Duration::from_millis(request_timeout_ms as u64 + 5000));
-                            conn.insert(c)
+        let _ = std::thread::Builder::new()
+            .name("probe".into())
+            .spawn(move || {
+                let mut conn: Option<Conn> = None;
+                while !done.load(Ordering::SeqCst) && t0.elapsed() < deadline {
+                    let c = match conn.as_mut() {
+                        Some(c) => c,
+                        None => {
+                            match Conn::connect(&addr, "bench-probe", Duration::from_millis(1000)) {
+                                Ok(c) => {
+                                    let _ = c.set_timeout(Duration::from_millis(
+                                        request_timeout_ms as u64 + 5000,
+                                    ));
+                                    conn.insert(c)
+                                }
+                                Err(e) => {
+                                    *last_err.lock().unwrap() = format!("{e:#}");
+                                    std::thread::sleep(Duration::from_millis(10));
+                                    continue;
+                                }
+                            }
+                        }
+                    };
+                    attempts.fetch_add(1, Ordering::SeqCst);
+                    match rpc::create_topics(c, std::slice::from_ref(&topic), request_timeout_ms) {
+                        Ok(o) if o.all_created() => {
+                            let at = t0.elapsed();
+                            let mut w = winner.lock().unwrap();
+                            if w.is_none() {
+                                *w = Some((at, addr.clone()));
+                            }
+                            done.store(true, Ordering::SeqCst);
+                        }
+                        Ok(o) => {
+                            if !o.not_controller() {
+                                *last_err.lock().unwrap() = format!("{addr}: {}", o.first_error());
+                            }
+                            std::thread::sleep(Duration::from_millis(10));
                         }
                         Err(e) => {
                             *last_err.lock().unwrap() = format!("{e:#}");
+                            conn = None;
                             std::thread::sleep(Duration::from_millis(10));
-                            continue;
                         }
-                    },
-                };
-                attempts.fetch_add(1, Ordering::SeqCst);
-                match rpc::create_topics(c, std::slice::from_ref(&topic), request_timeout_ms) {
-                    Ok(o) if o.all_created() => {
-                        let at = t0.elapsed();
-                        let mut w = winner.lock().unwrap();
-                        if w.is_none() {
-                            *w = Some((at, addr.clone()));
-                        }
-                        done.store(true, Ordering::SeqCst);
-                    }
-                    Ok(o) => {
-                        if !o.not_controller() {
-                            *last_err.lock().unwrap() = format!("{addr}: {}", o.first_error());
-                        }
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    Err(e) => {
-                        *last_err.lock().unwrap() = format!("{e:#}");
-                        conn = None;
-                        std::thread::sleep(Duration::from_millis(10));
                     }
                 }
-            }
-        });
+            });
     }
     while !done.load(Ordering::SeqCst) {
         crate::util::check_interrupted()?;
@@ -104,8 +115,16 @@ pub fn probe_create(
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    let (elapsed, addr) = winner.lock().unwrap().clone().expect("done implies a winner");
-    Ok(Probe { elapsed, addr, attempts: attempts.load(Ordering::SeqCst) })
+    let (elapsed, addr) = winner
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("done implies a winner");
+    Ok(Probe {
+        elapsed,
+        addr,
+        attempts: attempts.load(Ordering::SeqCst),
+    })
 }
 
 /// Finds the quorum leader among `addrs` by asking each for DescribeQuorum (followers refuse);
@@ -113,30 +132,46 @@ pub fn probe_create(
 pub fn find_leader(addrs: &[String]) -> Result<(usize, QuorumView)> {
     let mut errs = Vec::new();
     for (i, a) in addrs.iter().enumerate() {
-        match Conn::connect(a, "bench", Duration::from_millis(1000)).and_then(|mut c| rpc::describe_quorum(&mut c)) {
+        match Conn::connect(a, "bench", Duration::from_millis(1000))
+            .and_then(|mut c| rpc::describe_quorum(&mut c))
+        {
             Ok(v) => return Ok((i, v)),
             Err(e) => errs.push(format!("{e:#}")),
         }
     }
-    bail!("no controller answered DescribeQuorum as leader: {}", errs.join("; "))
+    bail!(
+        "no controller answered DescribeQuorum as leader: {}",
+        errs.join("; ")
+    )
 }
 
 /// Polls [`find_leader`] until a leader that is one of `voters` answers.
 pub fn wait_leader(addrs: &[String], timeout: Duration) -> Result<(usize, QuorumView)> {
-    crate::util::wait_until("a quorum leader (DescribeQuorum)", timeout, Duration::from_millis(100), || {
-        find_leader(addrs).map(Some)
-    })
+    crate::util::wait_until(
+        "a quorum leader (DescribeQuorum)",
+        timeout,
+        Duration::from_millis(100),
+        || find_leader(addrs).map(Some),
+    )
 }
 
 /// Polls DescribeQuorum at the leader every 20 ms until the leader reports voter `id`'s log end
 /// offset at or above `target` (the leader's high watermark when `id` was restarted); returns
 /// the time since `t0` (the restart).
-pub fn wait_caught_up(addrs: &[String], id: i32, target: i64, t0: Instant, timeout: Duration) -> Result<Duration> {
+pub fn wait_caught_up(
+    addrs: &[String],
+    id: i32,
+    target: i64,
+    t0: Instant,
+    timeout: Duration,
+) -> Result<Duration> {
     let mut leader: Option<Conn> = None;
     loop {
         crate::util::check_interrupted()?;
         if t0.elapsed() > timeout {
-            bail!("controller {id} did not reach offset {target} within {timeout:?} of its restart");
+            bail!(
+                "controller {id} did not reach offset {target} within {timeout:?} of its restart"
+            );
         }
         if leader.is_none() {
             for a in addrs {
@@ -175,9 +210,15 @@ pub fn latest_checkpoint(dir: &Path) -> Option<(i64, u64)> {
     let mut best: Option<(i64, u64)> = None;
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let Some(stem) = name.strip_suffix(".checkpoint") else { continue };
-        let Some((off, _epoch)) = stem.split_once('-') else { continue };
-        let Ok(off) = off.parse::<i64>() else { continue };
+        let Some(stem) = name.strip_suffix(".checkpoint") else {
+            continue;
+        };
+        let Some((off, _epoch)) = stem.split_once('-') else {
+            continue;
+        };
+        let Ok(off) = off.parse::<i64>() else {
+            continue;
+        };
         let size = e.metadata().map(|m| m.len()).unwrap_or(0);
         if best.map(|(o, _)| off > o).unwrap_or(true) {
             best = Some((off, size));
@@ -191,7 +232,10 @@ pub fn latest_checkpoint(dir: &Path) -> Option<(i64, u64)> {
 pub fn field_u64(line: &str, key: &str) -> Option<u64> {
     let pat = format!("{key}=");
     let i = line.find(&pat)? + pat.len();
-    let digits: String = line[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = line[i..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     digits.parse().ok()
 }
 
@@ -213,10 +257,22 @@ mod tests {
 
     #[test]
     fn fields_and_java_times_parse() {
-        assert_eq!(field_u64("INFO snapshot written offset=1234 size_bytes=99 write_ms=7", "write_ms"), Some(7));
+        assert_eq!(
+            field_u64(
+                "INFO snapshot written offset=1234 size_bytes=99 write_ms=7",
+                "write_ms"
+            ),
+            Some(7)
+        );
         assert_eq!(field_u64("offset=1234", "size_bytes"), None);
-        assert_eq!(java_log_ms("[2025-01-31T01:02:03,456] INFO x"), Some(3_723_456));
-        assert_eq!(java_log_ms("[2025-01-31 01:02:03,456] INFO x"), Some(3_723_456));
+        assert_eq!(
+            java_log_ms("[2025-01-31T01:02:03,456] INFO x"),
+            Some(3_723_456)
+        );
+        assert_eq!(
+            java_log_ms("[2025-01-31 01:02:03,456] INFO x"),
+            Some(3_723_456)
+        );
         assert_eq!(java_log_ms("no time"), None);
     }
 
@@ -224,9 +280,21 @@ mod tests {
     fn latest_checkpoint_picks_highest_offset() {
         let d = std::env::temp_dir().join(format!("bench-ckpt-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("00000000000000000100-0000000001.checkpoint"), vec![0u8; 10]).unwrap();
-        std::fs::write(d.join("00000000000000002000-0000000002.checkpoint"), vec![0u8; 30]).unwrap();
-        std::fs::write(d.join("00000000000000009000-0000000002.checkpoint.part"), vec![0u8; 50]).unwrap();
+        std::fs::write(
+            d.join("00000000000000000100-0000000001.checkpoint"),
+            vec![0u8; 10],
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("00000000000000002000-0000000002.checkpoint"),
+            vec![0u8; 30],
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("00000000000000009000-0000000002.checkpoint.part"),
+            vec![0u8; 50],
+        )
+        .unwrap();
         assert_eq!(latest_checkpoint(&d), Some((2000, 30)));
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -60,7 +60,10 @@ pub struct BenchConfig {
 }
 
 fn var(name: &str, default: &str) -> String {
-    std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_string())
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_string())
 }
 
 impl BenchConfig {
@@ -72,14 +75,26 @@ impl BenchConfig {
         }
         Ok(BenchConfig {
             system,
-            partitions: var("BENCH_PARTITIONS", "1000").parse().context("BENCH_PARTITIONS")?,
+            partitions: var("BENCH_PARTITIONS", "1000")
+                .parse()
+                .context("BENCH_PARTITIONS")?,
             reps: var("BENCH_REPS", "1").parse().context("BENCH_REPS")?,
-            modes: var("BENCH_MODES", "snapshot,replay").split(',').map(|s| s.trim().to_string()).collect(),
-            csv: PathBuf::from(var("BENCH_CSV", &env.work.join("bench.csv").to_string_lossy())),
+            modes: var("BENCH_MODES", "snapshot,replay")
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .collect(),
+            csv: PathBuf::from(var(
+                "BENCH_CSV",
+                &env.work.join("bench.csv").to_string_lossy(),
+            )),
             run_id: var("BENCH_RUN_ID", &crate::util::timestamp()),
             zk_kafka_version: var("BENCH_ZK_KAFKA_VERSION", "3.9.1"),
-            zk_servers: var("BENCH_ZK_SERVERS", "3").parse().context("BENCH_ZK_SERVERS")?,
-            snapshot_bytes: std::env::var("BENCH_SNAPSHOT_BYTES").ok().and_then(|v| v.parse().ok()),
+            zk_servers: var("BENCH_ZK_SERVERS", "3")
+                .parse()
+                .context("BENCH_ZK_SERVERS")?,
+            snapshot_bytes: std::env::var("BENCH_SNAPSHOT_BYTES")
+                .ok()
+                .and_then(|v| v.parse().ok()),
         })
     }
 }
@@ -97,11 +112,22 @@ pub const CSV_HEADER: &str = "run_id,system,version,partitions,mode,rep,metric,v
 impl<'a> Recorder<'a> {
     /// A recorder for `cfg`'s system at `version` (Kafka version or `kraftwerk`'s git rev).
     pub fn new(env: &'a Env, cfg: &'a BenchConfig, version: &str) -> Recorder<'a> {
-        Recorder { cfg, env, version: version.to_string() }
+        Recorder {
+            cfg,
+            env,
+            version: version.to_string(),
+        }
     }
 
     /// Records one value: `metric` in `unit` (`ms`, `bytes`, `offset`, `count`).
-    pub fn record(&self, mode: &str, rep: usize, metric: &str, value: f64, unit: &str) -> Result<()> {
+    pub fn record(
+        &self,
+        mode: &str,
+        rep: usize,
+        metric: &str,
+        value: f64,
+        unit: &str,
+    ) -> Result<()> {
         let new = !self.cfg.csv.exists();
         let mut f = std::fs::OpenOptions::new()
             .create(true)
@@ -116,7 +142,10 @@ impl<'a> Recorder<'a> {
             "{},{},{},{},{mode},{rep},{metric},{value},{unit}",
             self.cfg.run_id, self.cfg.system, self.version, self.cfg.partitions
         )?;
-        self.env.step(&format!("RESULT {} {} {mode} rep {rep}: {metric} = {value} {unit}", self.cfg.system, self.cfg.partitions));
+        self.env.step(&format!(
+            "RESULT {} {} {mode} rep {rep}: {metric} = {value} {unit}",
+            self.cfg.system, self.cfg.partitions
+        ));
         Ok(())
     }
 }
@@ -150,12 +179,19 @@ pub fn run(env: &Env) -> Result<()> {
     // Others share this machine: the load when the run started goes into the CSV.
     let load = std::fs::read_to_string("/proc/loadavg")
         .ok()
-        .and_then(|l| l.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|l| {
+            l.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .unwrap_or(-1.0);
     let version = match cfg.system.as_str() {
         "zookeeper" => cfg.zk_kafka_version.clone(),
         "java" => env.kafka().version.clone(),
-        _ => format!("kraftwerk-{}", std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())),
+        _ => format!(
+            "kraftwerk-{}",
+            std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())
+        ),
     };
     Recorder::new(env, &cfg, &version).record("-", 0, "load_avg_1m_at_start", load, "load")?;
     match cfg.system.as_str() {

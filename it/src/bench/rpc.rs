@@ -52,10 +52,17 @@ pub fn describe_quorum(conn: &mut Conn) -> Result<QuorumView> {
         bail!("DescribeQuorum to {}: error {}", conn.addr, resp.error_code);
     }
     let Some(p) = resp.topics.first().and_then(|t| t.partitions.first()) else {
-        bail!("DescribeQuorum to {}: no partition in the answer", conn.addr);
+        bail!(
+            "DescribeQuorum to {}: no partition in the answer",
+            conn.addr
+        );
     };
     if p.error_code != errors::NONE {
-        bail!("DescribeQuorum to {}: partition error {}", conn.addr, p.error_code);
+        bail!(
+            "DescribeQuorum to {}: partition error {}",
+            conn.addr,
+            p.error_code
+        );
     }
     Ok(QuorumView {
         leader_id: p.leader_id.0,
@@ -102,7 +109,9 @@ impl CreateOutcome {
 
     /// True if any topic was answered NOT_CONTROLLER.
     pub fn not_controller(&self) -> bool {
-        self.results.iter().any(|(_, e, _)| *e == errors::NOT_CONTROLLER)
+        self.results
+            .iter()
+            .any(|(_, e, _)| *e == errors::NOT_CONTROLLER)
     }
 
     /// The first error, as `topic: code (message)`.
@@ -116,7 +125,11 @@ impl CreateOutcome {
 }
 
 /// CreateTopics (up to v7) with `timeout_ms` as the server-side deadline.
-pub fn create_topics(conn: &mut Conn, topics: &[TopicSpec], timeout_ms: i32) -> Result<CreateOutcome> {
+pub fn create_topics(
+    conn: &mut Conn,
+    topics: &[TopicSpec],
+    timeout_ms: i32,
+) -> Result<CreateOutcome> {
     let v = conn.version(ApiKey::CreateTopics, 7)?;
     let mut req = CreateTopicsRequest::default();
     req.timeout_ms = timeout_ms;

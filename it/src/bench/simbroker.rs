@@ -17,7 +17,9 @@
 
 use anyhow::{bail, Result};
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
-use kafka_protocol::messages::{ApiKey, BrokerHeartbeatRequest, BrokerId, BrokerRegistrationRequest};
+use kafka_protocol::messages::{
+    ApiKey, BrokerHeartbeatRequest, BrokerId, BrokerRegistrationRequest,
+};
 use kafka_protocol::protocol::StrBytes;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -80,7 +82,11 @@ impl SimBrokers {
                     .expect("spawning a simulated broker thread")
             })
             .collect();
-        SimBrokers { shared, threads, ids }
+        SimBrokers {
+            shared,
+            threads,
+            ids,
+        }
     }
 
     /// Lets brokers report `offset` as their CurrentMetadataOffset (see module docs).
@@ -98,7 +104,11 @@ impl SimBrokers {
         (
             self.shared.stale_epoch.load(Ordering::SeqCst),
             self.shared.other_errors.load(Ordering::SeqCst),
-            self.shared.last_error.lock().map(|s| s.clone()).unwrap_or_default(),
+            self.shared
+                .last_error
+                .lock()
+                .map(|s| s.clone())
+                .unwrap_or_default(),
         )
     }
 
@@ -179,7 +189,14 @@ fn note_error(s: &Shared, what: String) {
     }
 }
 
-fn broker_loop(id: i32, index: usize, controllers: &[String], cluster_id: &str, interval: Duration, s: &Shared) {
+fn broker_loop(
+    id: i32,
+    index: usize,
+    controllers: &[String],
+    cluster_id: &str,
+    interval: Duration,
+    s: &Shared,
+) {
     let reg = match registration(id, cluster_id) {
         Ok(r) => r,
         Err(e) => return note_error(s, format!("broker {id}: {e:#}")),
@@ -202,7 +219,11 @@ fn broker_loop(id: i32, index: usize, controllers: &[String], cluster_id: &str, 
     while !s.stop.load(Ordering::SeqCst) {
         let c = match conn.as_mut() {
             Some(c) => c,
-            None => match Conn::connect(&controllers[target], &id.to_string(), Duration::from_millis(4500)) {
+            None => match Conn::connect(
+                &controllers[target],
+                &id.to_string(),
+                Duration::from_millis(4500),
+            ) {
                 Ok(c) => conn.insert(c),
                 Err(_) => {
                     target = (target + 1) % controllers.len();
@@ -224,7 +245,10 @@ fn broker_loop(id: i32, index: usize, controllers: &[String], cluster_id: &str, 
                 Ok(r) if r.error_code == errors::NONE => epoch = Some(r.broker_epoch),
                 Ok(r) if r.error_code == errors::NOT_CONTROLLER => next(&mut conn, &mut target),
                 Ok(r) => {
-                    note_error(s, format!("broker {id}: BrokerRegistration error {}", r.error_code));
+                    note_error(
+                        s,
+                        format!("broker {id}: BrokerRegistration error {}", r.error_code),
+                    );
                     std::thread::sleep(Duration::from_millis(500));
                 }
                 Err(_) => next(&mut conn, &mut target),
@@ -237,12 +261,18 @@ fn broker_loop(id: i32, index: usize, controllers: &[String], cluster_id: &str, 
         hb.current_metadata_offset = e.max(s.known_offset.load(Ordering::SeqCst));
         hb.want_fence = !caught_up;
         hb.want_shut_down = false;
-        let r = c.version(ApiKey::BrokerHeartbeat, 1).and_then(|v| c.call(&hb, v));
+        let r = c
+            .version(ApiKey::BrokerHeartbeat, 1)
+            .and_then(|v| c.call(&hb, v));
         match r {
             Ok(r) if r.error_code == errors::NONE => {
                 caught_up |= r.is_caught_up;
                 set_unfenced(!r.is_fenced, &mut unfenced);
-                let wait = if r.is_fenced { Duration::from_millis(100) } else { interval };
+                let wait = if r.is_fenced {
+                    Duration::from_millis(100)
+                } else {
+                    interval
+                };
                 sleep_unless_stopped(s, wait);
             }
             Ok(r) if r.error_code == errors::NOT_CONTROLLER => next(&mut conn, &mut target),
@@ -250,7 +280,10 @@ fn broker_loop(id: i32, index: usize, controllers: &[String], cluster_id: &str, 
                 if r.error_code == errors::STALE_BROKER_EPOCH {
                     s.stale_epoch.fetch_add(1, Ordering::SeqCst);
                 }
-                note_error(s, format!("broker {id}: BrokerHeartbeat error {}", r.error_code));
+                note_error(
+                    s,
+                    format!("broker {id}: BrokerHeartbeat error {}", r.error_code),
+                );
                 sleep_unless_stopped(s, Duration::from_millis(500));
             }
             Err(_) => next(&mut conn, &mut target),

@@ -73,8 +73,16 @@ fn classpath(libs: &Path) -> Result<String> {
     let mut jars = Vec::new();
     for e in std::fs::read_dir(libs).with_context(|| format!("reading {}", libs.display()))? {
         let p = e?.path();
-        let n = p.file_name().unwrap_or_default().to_string_lossy().to_string();
-        if !n.ends_with(".jar") || n.starts_with("log4j-api-2") || n.starts_with("log4j-core-2") || n.starts_with("log4j-slf4j-impl-2") {
+        let n = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        if !n.ends_with(".jar")
+            || n.starts_with("log4j-api-2")
+            || n.starts_with("log4j-core-2")
+            || n.starts_with("log4j-slf4j-impl-2")
+        {
             continue;
         }
         jars.push(p.to_string_lossy().to_string());
@@ -97,7 +105,10 @@ impl System {
     fn java(&self, opts: &str, main: &str) -> Command {
         let mut c = Command::new("java");
         c.args(opts.split_whitespace());
-        c.arg(format!("-Dlog4j.configuration=file:{}", self.log4j.display()));
+        c.arg(format!(
+            "-Dlog4j.configuration=file:{}",
+            self.log4j.display()
+        ));
         c.arg("-cp").arg(&self.cp).arg(main);
         c.env_remove("KAFKA_OPTS").env_remove("CLASSPATH");
         c
@@ -105,7 +116,10 @@ impl System {
 
     fn start_zk(&mut self, i: usize, env: &crate::env::Env) -> Result<()> {
         let cmd = {
-            let mut c = self.java("-Xmx512m -Xms64m -XX:+UseG1GC -XX:-UsePerfData", "org.apache.zookeeper.server.quorum.QuorumPeerMain");
+            let mut c = self.java(
+                "-Xmx512m -Xms64m -XX:+UseG1GC -XX:-UsePerfData",
+                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            );
             c.arg(&self.zk[i].config);
             c
         };
@@ -125,14 +139,25 @@ impl System {
         };
         let n = &mut self.brokers[i];
         n.starts += 1;
-        procs::append_marker(&n.log, &format!("===== kraftwerk-it: start #{} =====", n.starts));
+        procs::append_marker(
+            &n.log,
+            &format!("===== kraftwerk-it: start #{} =====", n.starts),
+        );
         n.proc = Some(Proc::spawn(&n.name, cmd, &n.log, None, true)?);
-        env.step(&format!("started {} on {} (pid {})", n.name, n.addr(), n.proc.as_ref().map(Proc::pid).unwrap_or(0)));
+        env.step(&format!(
+            "started {} on {} (pid {})",
+            n.name,
+            n.addr(),
+            n.proc.as_ref().map(Proc::pid).unwrap_or(0)
+        ));
         Ok(())
     }
 
     fn broker_index(&self, id: i32) -> Result<usize> {
-        self.brokers.iter().position(|b| b.id == id).with_context(|| format!("no broker {id}"))
+        self.brokers
+            .iter()
+            .position(|b| b.id == id)
+            .with_context(|| format!("no broker {id}"))
     }
 
     fn live_broker_addrs(&mut self, except: i32) -> Vec<String> {
@@ -149,7 +174,9 @@ impl System {
     fn controller(&mut self) -> Result<(i32, Vec<i32>)> {
         let mut last = String::new();
         for a in self.live_broker_addrs(-1) {
-            match Conn::connect(&a, "bench", Duration::from_secs(2)).and_then(|mut c| rpc::controller_id(&mut c)) {
+            match Conn::connect(&a, "bench", Duration::from_secs(2))
+                .and_then(|mut c| rpc::controller_id(&mut c))
+            {
                 Ok(r) => return Ok(r),
                 Err(e) => last = format!("{e:#}"),
             }
@@ -165,7 +192,8 @@ impl System {
         let want: Vec<i32> = self.brokers.iter().map(|b| b.id).collect();
         let mut seen = None;
         for b in self.brokers.iter() {
-            let (ctl, live) = Conn::connect(&b.addr(), "bench", Duration::from_secs(2)).and_then(|mut c| rpc::controller_id(&mut c))?;
+            let (ctl, live) = Conn::connect(&b.addr(), "bench", Duration::from_secs(2))
+                .and_then(|mut c| rpc::controller_id(&mut c))?;
             if ctl < 0 || want.iter().any(|w| !live.contains(w)) || seen.is_some_and(|s| s != ctl) {
                 return Ok(None);
             }
@@ -184,7 +212,9 @@ impl System {
             util::check_interrupted()?;
             self.check_alive()?;
             let r = (|| -> Result<Option<i32>> {
-                let Some(b) = self.agreed_controller()? else { return Ok(None) };
+                let Some(b) = self.agreed_controller()? else {
+                    return Ok(None);
+                };
                 let z = super::zkclient::ZkSession::connect(&zk_addr)?.controller_id()?;
                 Ok((z == Some(b)).then_some(b))
             })();
@@ -224,7 +254,11 @@ impl System {
                 if let Some(s) = p.try_exit() {
                     let st = procs::describe_status(&s);
                     n.proc = None;
-                    bail!("{} exited unexpectedly ({st}); see {}", n.name, n.log.display());
+                    bail!(
+                        "{} exited unexpectedly ({st}); see {}",
+                        n.name,
+                        n.log.display()
+                    );
                 }
             }
         }
@@ -240,13 +274,25 @@ fn zk_mode(addr: &str) -> Option<String> {
     s.write_all(b"srvr").ok()?;
     let mut out = String::new();
     s.read_to_string(&mut out).ok()?;
-    out.lines().find_map(|l| l.strip_prefix("Mode: ").map(|m| m.trim().to_string()))
+    out.lines()
+        .find_map(|l| l.strip_prefix("Mode: ").map(|m| m.trim().to_string()))
 }
 
 pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
-    let libs = super::super::kafka::cache_dir().join("kafka").join(&cfg.zk_kafka_version).join("libs");
-    if !libs.join(format!("kafka_2.13-{}.jar", cfg.zk_kafka_version)).exists() {
-        bail!("Kafka {} jars not in {} (run scripts/kafka-fetch {})", cfg.zk_kafka_version, libs.display(), cfg.zk_kafka_version);
+    let libs = super::super::kafka::cache_dir()
+        .join("kafka")
+        .join(&cfg.zk_kafka_version)
+        .join("libs");
+    if !libs
+        .join(format!("kafka_2.13-{}.jar", cfg.zk_kafka_version))
+        .exists()
+    {
+        bail!(
+            "Kafka {} jars not in {} (run scripts/kafka-fetch {})",
+            cfg.zk_kafka_version,
+            libs.display(),
+            cfg.zk_kafka_version
+        );
     }
     let rec = Recorder::new(env, cfg, &cfg.zk_kafka_version);
     let conf = env.work.join("conf");
@@ -261,14 +307,27 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
          log4j.logger.state.change.logger=WARN\n\
          log4j.logger.kafka.controller=INFO\n",
     )?;
-    let java_opts = std::env::var("IT_SERVER_JAVA_OPTS").unwrap_or_else(|_| "-Xmx1g -Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData".into());
-    let mut sys = System { cp: classpath(&libs)?, log4j, java_opts, zk: Vec::new(), brokers: Vec::new(), data_ids: Vec::new() };
+    let java_opts = std::env::var("IT_SERVER_JAVA_OPTS").unwrap_or_else(|_| {
+        "-Xmx1g -Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData".into()
+    });
+    let mut sys = System {
+        cp: classpath(&libs)?,
+        log4j,
+        java_opts,
+        zk: Vec::new(),
+        brokers: Vec::new(),
+        data_ids: Vec::new(),
+    };
 
     // ZooKeeper ensemble.
     let n_zk = cfg.zk_servers.max(1);
     let mut quorum_ports = Vec::new();
     for i in 0..n_zk {
-        sys.zk.push(ZkNode::new(&env.work, format!("zookeeper-{}", i + 1), i as i32 + 1)?);
+        sys.zk.push(ZkNode::new(
+            &env.work,
+            format!("zookeeper-{}", i + 1),
+            i as i32 + 1,
+        )?);
         quorum_ports.push((util::free_port()?, util::free_port()?));
     }
     for (i, z) in sys.zk.iter().enumerate() {
@@ -293,11 +352,20 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
         sys.start_zk(i, env)?;
     }
     let zk_addrs: Vec<String> = sys.zk.iter().map(|z| z.addr()).collect();
-    let modes = util::wait_until("the ZooKeeper ensemble to serve", Duration::from_secs(90), Duration::from_millis(250), || {
-        sys.check_alive()?;
-        let modes: Vec<Option<String>> = zk_addrs.iter().map(|a| zk_mode(a)).collect();
-        Ok(if modes.iter().all(|m| m.is_some()) { Some(modes) } else { None })
-    })
+    let modes = util::wait_until(
+        "the ZooKeeper ensemble to serve",
+        Duration::from_secs(90),
+        Duration::from_millis(250),
+        || {
+            sys.check_alive()?;
+            let modes: Vec<Option<String>> = zk_addrs.iter().map(|a| zk_mode(a)).collect();
+            Ok(if modes.iter().all(|m| m.is_some()) {
+                Some(modes)
+            } else {
+                None
+            })
+        },
+    )
     .inspect(|m| env.step(&format!("ZooKeeper ensemble of {n_zk} serving: {m:?}")))?;
     let _ = modes;
     let zk_connect = zk_addrs.join(",");
@@ -325,13 +393,18 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
     }
     // Broker 1 first, so that a broker without partitions holds the controller role at the start.
     sys.start_broker(1, env)?;
-    util::wait_until("broker 1 to become the controller", Duration::from_secs(120), Duration::from_millis(250), || {
-        sys.check_alive()?;
-        Ok(match sys.controller() {
-            Ok((1, _)) => Some(()),
-            _ => None,
-        })
-    })?;
+    util::wait_until(
+        "broker 1 to become the controller",
+        Duration::from_secs(120),
+        Duration::from_millis(250),
+        || {
+            sys.check_alive()?;
+            Ok(match sys.controller() {
+                Ok((1, _)) => Some(()),
+                _ => None,
+            })
+        },
+    )?;
     // One at a time: a JVM starved of CPU for the 2 s ZooKeeper session while it starts up
     // exits (its session expires during startup, which is fatal), and 2 cores start ~10 JVMs.
     for id in ids.iter().skip(1) {
@@ -339,7 +412,11 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
         sys.wait_registered(*id, Duration::from_secs(120))?;
     }
     let ctl = sys.wait_brokers(Duration::from_secs(180))?;
-    env.step(&format!("{} brokers registered ({} hosting partitions); controller is broker {ctl}", ids.len(), n_data));
+    env.step(&format!(
+        "{} brokers registered ({} hosting partitions); controller is broker {ctl}",
+        ids.len(),
+        n_data
+    ));
 
     // Build the metadata through the Admin API (CreateTopics at the controller broker).
     let t = Instant::now();
@@ -355,24 +432,63 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
                         vec![sys.data_ids[next % sys.data_ids.len()]]
                     })
                     .collect();
-                TopicSpec { name: name.clone(), partitions: *n, replication_factor: 1, assignment: Some(assignment) }
+                TopicSpec {
+                    name: name.clone(),
+                    partitions: *n,
+                    replication_factor: 1,
+                    assignment: Some(assignment),
+                }
             })
             .collect();
         create_at_controller(&mut sys, &specs)?;
     }
     let create = t.elapsed();
-    rec.record("zookeeper", 0, "create_all_ms", create.as_millis() as f64, "ms")?;
-    env.step(&format!("created {} partitions in {} topics in {:.1}s", cfg.partitions, topics.len(), create.as_secs_f64()));
+    rec.record(
+        "zookeeper",
+        0,
+        "create_all_ms",
+        create.as_millis() as f64,
+        "ms",
+    )?;
+    env.step(&format!(
+        "created {} partitions in {} topics in {:.1}s",
+        cfg.partitions,
+        topics.len(),
+        create.as_secs_f64()
+    ));
 
     let mut probe_no = 0;
     for rep in 0..cfg.reps {
-        for (signal, name) in [(libc::SIGKILL, "uncontrolled"), (libc::SIGTERM, "controlled")] {
+        for (signal, name) in [
+            (libc::SIGKILL, "uncontrolled"),
+            (libc::SIGTERM, "controlled"),
+        ] {
             let ctl = move_controller_off_data_brokers(env, &mut sys)?;
             let i = sys.broker_index(ctl)?;
-            let pid = sys.brokers[i].pid().context("controller broker not running")?;
-            rec.record("zookeeper", rep, "controller_rss_bytes", measure::vm_hwm_bytes(pid).unwrap_or(0) as f64, "bytes")?;
-            let zk_rss = sys.zk.iter_mut().filter_map(|z| z.pid()).filter_map(measure::vm_hwm_bytes).max().unwrap_or(0);
-            rec.record("zookeeper", rep, "zookeeper_rss_bytes", zk_rss as f64, "bytes")?;
+            let pid = sys.brokers[i]
+                .pid()
+                .context("controller broker not running")?;
+            rec.record(
+                "zookeeper",
+                rep,
+                "controller_rss_bytes",
+                measure::vm_hwm_bytes(pid).unwrap_or(0) as f64,
+                "bytes",
+            )?;
+            let zk_rss = sys
+                .zk
+                .iter_mut()
+                .filter_map(|z| z.pid())
+                .filter_map(measure::vm_hwm_bytes)
+                .max()
+                .unwrap_or(0);
+            rec.record(
+                "zookeeper",
+                rep,
+                "zookeeper_rss_bytes",
+                zk_rss as f64,
+                "bytes",
+            )?;
             probe_no += 1;
             let topic = TopicSpec {
                 name: format!("failover-{probe_no}"),
@@ -382,13 +498,23 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
             };
             let others = sys.live_broker_addrs(ctl);
             let t0 = Instant::now();
-            sys.brokers[i].proc.as_ref().context("controller process")?.signal(signal)?;
+            sys.brokers[i]
+                .proc
+                .as_ref()
+                .context("controller process")?
+                .signal(signal)?;
             // The controller broker accepts the request as soon as it holds the role and then
             // waits for the partition's leader, i.e. for the end of its failover work: give it
             // the whole deadline, so that no retry answered TOPIC_ALREADY_EXISTS ends the probe
             // early.
             let p = measure::probe_create(&others, &topic, 290_000, t0, Duration::from_secs(300))?;
-            rec.record("zookeeper", rep, &format!("failover_{name}_ms"), p.elapsed.as_secs_f64() * 1000.0, "ms")?;
+            rec.record(
+                "zookeeper",
+                rep,
+                &format!("failover_{name}_ms"),
+                p.elapsed.as_secs_f64() * 1000.0,
+                "ms",
+            )?;
             env.step(&format!(
                 "{name} failover: controller broker {ctl} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
                 p.addr,
@@ -398,7 +524,13 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
             let mut proc = sys.brokers[i].proc.take().context("controller process")?;
             match proc.stop(Duration::from_secs(60)) {
                 procs::StopOutcome::Terminated(..) if signal == libc::SIGTERM => {
-                    rec.record("zookeeper", rep, "sigterm_exit_ms", t0.elapsed().as_millis() as f64, "ms")?;
+                    rec.record(
+                        "zookeeper",
+                        rep,
+                        "sigterm_exit_ms",
+                        t0.elapsed().as_millis() as f64,
+                        "ms",
+                    )?;
                 }
                 _ => {}
             }
@@ -408,7 +540,11 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
         }
     }
     // Stop: brokers first (data brokers last would wait for a controller), then ZooKeeper.
-    let mut all: Vec<Proc> = sys.brokers.iter_mut().filter_map(|b| b.proc.take()).collect();
+    let mut all: Vec<Proc> = sys
+        .brokers
+        .iter_mut()
+        .filter_map(|b| b.proc.take())
+        .collect();
     for p in all.iter() {
         let _ = p.term();
     }
@@ -434,9 +570,14 @@ fn move_controller_off_data_brokers(env: &crate::env::Env, sys: &mut System) -> 
         if !sys.data_ids.contains(&ctl) {
             return Ok(ctl);
         }
-        env.step(&format!("data broker {ctl} is the controller: moving the role to broker 1 or 2 (attempt {})", attempt + 1));
+        env.step(&format!(
+            "data broker {ctl} is the controller: moving the role to broker 1 or 2 (attempt {})",
+            attempt + 1
+        ));
         let mut zk = super::zkclient::ZkSession::connect(&sys.zk[0].addr())?;
-        let data: Vec<usize> = (0..sys.brokers.len()).filter(|i| sys.data_ids.contains(&sys.brokers[*i].id)).collect();
+        let data: Vec<usize> = (0..sys.brokers.len())
+            .filter(|i| sys.data_ids.contains(&sys.brokers[*i].id))
+            .collect();
         for i in &data {
             if let Some(p) = sys.brokers[*i].proc.as_ref() {
                 let _ = p.freeze();
@@ -483,5 +624,8 @@ fn create_at_controller(sys: &mut System, specs: &[TopicSpec]) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    bail!("CreateTopics of {} topics did not succeed within 900 s (last: {last})", specs.len())
+    bail!(
+        "CreateTopics of {} topics did not succeed within 900 s (last: {last})",
+        specs.len()
+    )
 }

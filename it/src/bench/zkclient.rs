@@ -23,8 +23,11 @@ fn put_str(b: &mut Vec<u8>, s: &str) {
 impl ZkSession {
     /// Connects to `addr` and opens a session (timeout 10 s, so it lives through a short pause).
     pub fn connect(addr: &str) -> Result<ZkSession> {
-        let sa = addr.parse().with_context(|| format!("bad address {addr}"))?;
-        let stream = TcpStream::connect_timeout(&sa, Duration::from_secs(2)).with_context(|| format!("connecting to ZooKeeper {addr}"))?;
+        let sa = addr
+            .parse()
+            .with_context(|| format!("bad address {addr}"))?;
+        let stream = TcpStream::connect_timeout(&sa, Duration::from_secs(2))
+            .with_context(|| format!("connecting to ZooKeeper {addr}"))?;
         stream.set_read_timeout(Some(Duration::from_secs(5)))?;
         stream.set_nodelay(true)?;
         let mut s = ZkSession { stream, xid: 0 };
@@ -102,7 +105,11 @@ impl ZkSession {
         if n < 0 {
             return Ok(Some(Vec::new()));
         }
-        Ok(Some(r.get(4..4 + n as usize).context("short getData reply")?.to_vec()))
+        Ok(Some(
+            r.get(4..4 + n as usize)
+                .context("short getData reply")?
+                .to_vec(),
+        ))
     }
 
     /// Deletes `path` (any version); Ok(false) if it did not exist.
@@ -120,7 +127,9 @@ impl ZkSession {
 
     /// The broker id in `/controller` (`{"version":..,"brokerid":N,...}`), None if absent.
     pub fn controller_id(&mut self) -> Result<Option<i32>> {
-        let Some(d) = self.get_data("/controller")? else { return Ok(None) };
+        let Some(d) = self.get_data("/controller")? else {
+            return Ok(None);
+        };
         let v: serde_json::Value = serde_json::from_slice(&d).context("parsing /controller")?;
         Ok(v.get("brokerid").and_then(|b| b.as_i64()).map(|b| b as i32))
     }

@@ -802,14 +802,14 @@ fn kip_996_a_lost_pre_vote_goes_back_to_the_leader_without_an_epoch_bump() {
     c.poll(2_000).unwrap();
     assert_eq!((c.role(), c.epoch()), (RoleKind::Prospective, 5));
     let pre = sends(&mut c);
-    let refused = RaftResponse::Vote(
-        VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+    let refused = RaftResponse::Vote(VoteResponse::default().with_topics(
+        vec![VoteRespTopic::default()
             .with_topic_name(topic_name())
             .with_partitions(vec![VoteRespPartition::default()
                 .with_leader_id(2.into())
                 .with_leader_epoch(5)
-                .with_vote_granted(false)])]),
-    );
+                .with_vote_granted(false)])],
+    ));
     let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
     let (id2, _, _) = pre.iter().find(|(_, d, _)| *d == 2).cloned().unwrap();
     c.handle(
@@ -899,14 +899,14 @@ fn a_prospective_is_not_pulled_back_to_the_leader_it_left_by_a_peer_naming_it() 
     c.poll(2_000).unwrap();
     assert_eq!(c.role(), RoleKind::Prospective);
     let pre = sends(&mut c);
-    let granted_naming_2 = RaftResponse::Vote(
-        VoteResponse::default().with_topics(vec![VoteRespTopic::default()
+    let granted_naming_2 = RaftResponse::Vote(VoteResponse::default().with_topics(
+        vec![VoteRespTopic::default()
             .with_topic_name(topic_name())
             .with_partitions(vec![VoteRespPartition::default()
                 .with_leader_id(2.into())
                 .with_leader_epoch(5)
-                .with_vote_granted(true)])]),
-    );
+                .with_vote_granted(true)])],
+    ));
     let (id3, _, _) = pre.iter().find(|(_, d, _)| *d == 3).cloned().unwrap();
     c.handle(
         2_001,
