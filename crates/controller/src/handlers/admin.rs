@@ -24,12 +24,12 @@ use kraftwerk_records::metadata_version::{
 
 use super::default_message;
 use super::leader_isr::partition_change_record;
+use super::topics::new_partition;
 use crate::controller::{
     ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
 };
 use crate::error::ApiError;
 use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
-use crate::image::partition::{LeaderRecoveryState, PartitionRegistration};
 use crate::image::MetadataImage;
 use crate::partition_change::{Election, PartitionChangeBuilder};
 use crate::placement;
@@ -47,26 +47,6 @@ fn partitions_result(name: &TopicName, error: &ApiError) -> CreatePartitionsTopi
         .with_name(name.clone())
         .with_error_code(error.code)
         .with_error_message(error.message.clone().map(str_bytes))
-}
-
-fn new_partition(
-    image: &MetadataImage,
-    replicas: Vec<i32>,
-    isr: Vec<i32>,
-) -> PartitionRegistration {
-    PartitionRegistration {
-        directories: replicas.iter().map(|r| image.default_dir(*r)).collect(),
-        leader: isr[0],
-        replicas,
-        isr,
-        removing_replicas: Vec::new(),
-        adding_replicas: Vec::new(),
-        elr: Vec::new(),
-        last_known_elr: Vec::new(),
-        leader_recovery_state: LeaderRecoveryState::Recovered,
-        leader_epoch: 0,
-        partition_epoch: 0,
-    }
 }
 
 fn create_partitions_for(

@@ -345,7 +345,10 @@ fn create_topic(
     Ok((result, records))
 }
 
-fn new_partition(
+/// A new partition's registration: leader = first ISR member, epochs 0, each replica on its
+/// broker's default log directory (`PartitionRegistration` as `ReplicationControlManager`
+/// builds it for CreateTopics and CreatePartitions).
+pub(crate) fn new_partition(
     image: &MetadataImage,
     replicas: Vec<i32>,
     isr: Vec<i32>,
