@@ -260,29 +260,13 @@ fn run_mode(
 /// Sends one CreateTopics batch to whichever controller accepts it (retrying NOT_CONTROLLER
 /// and transient failures for up to 5 minutes).
 fn create_at_leader(addrs: &[String], specs: &[TopicSpec]) -> Result<()> {
-    let start = Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < Duration::from_secs(300) {
-        crate::util::check_interrupted()?;
-        for a in addrs {
-            let r = super::client::Conn::connect(a, "bench-create", Duration::from_secs(2))
-                .and_then(|mut c| {
-                    c.set_timeout(Duration::from_secs(180))?;
-                    rpc::create_topics(&mut c, specs, 120_000)
-                });
-            match r {
-                Ok(o) if o.all_created() => return Ok(()),
-                Ok(o) if o.not_controller() => {}
-                Ok(o) => last = o.first_error(),
-                Err(e) => last = format!("{e:#}"),
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    bail!(
-        "CreateTopics of {} topics did not succeed within 300 s (last: {last})",
-        specs.len()
-    )
+    let retry = rpc::CreateRetry {
+        total: Duration::from_secs(300),
+        socket: Duration::from_secs(180),
+        request_timeout_ms: 120_000,
+        pause: Duration::from_millis(100),
+    };
+    rpc::create_topics_until_created(specs, &retry, || Ok(addrs.to_vec()))
 }
 
 /// Max `VmHWM` over the running controllers.

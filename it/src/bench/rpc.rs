@@ -9,6 +9,7 @@ use kafka_protocol::messages::{
     ApiKey, BrokerId, CreateTopicsRequest, DescribeQuorumRequest, MetadataRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
+use std::time::{Duration, Instant};
 
 use super::client::{errors, Conn};
 
@@ -185,4 +186,50 @@ pub fn controller_id(conn: &mut Conn) -> Result<(i32, Vec<i32>)> {
         resp.controller_id.0,
         resp.brokers.iter().map(|b| b.node_id.0).collect(),
     ))
+}
+
+/// How long [`create_topics_until_created`] keeps trying and how patiently.
+pub struct CreateRetry {
+    /// Give up after this long.
+    pub total: Duration,
+    /// Socket timeout of one CreateTopics round trip.
+    pub socket: Duration,
+    /// CreateTopics `timeout_ms`.
+    pub request_timeout_ms: i32,
+    /// Pause after a round over every address failed.
+    pub pause: Duration,
+}
+
+/// Sends one CreateTopics batch to each address `addrs` gives (asked again every round, after
+/// `check` passes) until one answers with every topic created; NOT_CONTROLLER and transient
+/// failures are retried. Errors: `check`'s, an interrupt, or no success within `retry.total`
+/// (quoting the last failure).
+pub fn create_topics_until_created(
+    specs: &[TopicSpec],
+    retry: &CreateRetry,
+    mut addrs: impl FnMut() -> Result<Vec<String>>,
+) -> Result<()> {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < retry.total {
+        crate::util::check_interrupted()?;
+        for a in addrs()? {
+            let r = Conn::connect(&a, "bench-create", Duration::from_secs(2)).and_then(|mut c| {
+                c.set_timeout(retry.socket)?;
+                create_topics(&mut c, specs, retry.request_timeout_ms)
+            });
+            match r {
+                Ok(o) if o.all_created() => return Ok(()),
+                Ok(o) if o.not_controller() => {}
+                Ok(o) => last = o.first_error(),
+                Err(e) => last = format!("{e:#}"),
+            }
+        }
+        std::thread::sleep(retry.pause);
+    }
+    bail!(
+        "CreateTopics of {} topics did not succeed within {} s (last: {last})",
+        specs.len(),
+        retry.total.as_secs()
+    )
 }

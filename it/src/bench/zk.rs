@@ -605,27 +605,14 @@ fn move_controller_off_data_brokers(env: &crate::env::Env, sys: &mut System) -> 
 }
 
 fn create_at_controller(sys: &mut System, specs: &[TopicSpec]) -> Result<()> {
-    let start = Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < Duration::from_secs(900) {
-        util::check_interrupted()?;
+    let retry = rpc::CreateRetry {
+        total: Duration::from_secs(900),
+        socket: Duration::from_secs(200),
+        request_timeout_ms: 180_000,
+        pause: Duration::from_millis(200),
+    };
+    rpc::create_topics_until_created(specs, &retry, || {
         sys.check_alive()?;
-        for a in sys.live_broker_addrs(-1) {
-            let r = Conn::connect(&a, "bench-create", Duration::from_secs(2)).and_then(|mut c| {
-                c.set_timeout(Duration::from_secs(200))?;
-                rpc::create_topics(&mut c, specs, 180_000)
-            });
-            match r {
-                Ok(o) if o.all_created() => return Ok(()),
-                Ok(o) if o.not_controller() => {}
-                Ok(o) => last = o.first_error(),
-                Err(e) => last = format!("{e:#}"),
-            }
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    bail!(
-        "CreateTopics of {} topics did not succeed within 900 s (last: {last})",
-        specs.len()
-    )
+        Ok(sys.live_broker_addrs(-1))
+    })
 }
