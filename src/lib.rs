@@ -1,13 +1,8 @@
-//! kraftwerk: a Kafka KRaft controller.
-//!
-//! Module map (dependencies point down): [`server`] wires a node together (the thread that owns
-//! the Raft core and the controller, listeners, peer connections); [`net`] is the tokio plumbing
-//! (listeners, connections, outbound peer client); [`wire`] is Kafka's framing, headers,
-//! ApiVersions and Envelope; [`config`] reads `server.properties`; [`cli`] holds the offline
-//! commands (`format`, `random-uuid`).
+//! kraftwerk: a Kafka KRaft controller. This crate is the `kraftwerk` binary's: [`config`]
+//! reads `server.properties` (Kafka's own keys) and builds the configurations of the layers
+//! below; [`cli`] holds the offline commands (`format`, `random-uuid`). The node itself lives in
+//! `kraftwerk-server` (async: listeners, peers, node thread) over `kraftwerk-node` (Raft core +
+//! controller, no I/O).
 
 pub mod cli;
 pub mod config;
-pub mod net;
-pub mod server;
-pub mod wire;

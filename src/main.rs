@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kraftwerk::cli::{FormatArgs, RandomUuidArgs};
 use kraftwerk::config::NodeConfig;
-use kraftwerk::server::Server;
+use kraftwerk_server::Server;
 
 #[derive(Parser)]
 #[command(name = "kraftwerk", version, about = "A Kafka KRaft controller")]
@@ -44,6 +44,10 @@ fn init_logging() {
 fn run(config_path: PathBuf) -> anyhow::Result<bool> {
     let config = NodeConfig::load(&config_path)
         .with_context(|| format!("reading {}", config_path.display()))?;
+    let formatted = config
+        .load_formatted()
+        .context("loading the metadata directory")?;
+    let server_config = config.server_config(&formatted);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("kraftwerk-net")
@@ -51,7 +55,7 @@ fn run(config_path: PathBuf) -> anyhow::Result<bool> {
         .build()
         .context("starting the tokio runtime")?;
     runtime.block_on(async move {
-        let server = Server::start(config).await?;
+        let server = Server::start(server_config).await?;
         Ok(server.run_until_signal().await)
     })
 }

@@ -1,8 +1,10 @@
 //! Tests of `format.rs`.
 use super::*;
 use clap::Parser;
+use std::path::Path;
 use kraftwerk_log::bootstrap::BOOTSTRAP_FILE;
-use kraftwerk_log::meta_properties::{JavaProperties, MetaPropertiesVersion, META_PROPERTIES_FILE};
+use kraftwerk_log::java_properties::JavaProperties;
+use kraftwerk_log::meta_properties::{MetaPropertiesVersion, META_PROPERTIES_FILE};
 use kraftwerk_records::metadata::MetadataRecord;
 
 const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
@@ -87,7 +89,7 @@ fn formats_metadata_and_data_dirs() {
         report.formatted[0].directory_id,
         report.formatted[1].directory_id
     );
-    let loaded = load_formatted_node(&NodeConfig::load(&node.config_path).unwrap()).unwrap();
+    let loaded = NodeConfig::load(&node.config_path).unwrap().load_formatted().unwrap();
     assert_eq!(loaded.cluster_id, CLUSTER_ID);
     assert_eq!(loaded.node_id, 1);
     assert_eq!(loaded.directory_id, report.formatted[1].directory_id);
@@ -293,7 +295,7 @@ fn dynamic_quorum_configs_are_refused() {
 fn load_reports_unformatted_and_inconsistent_dirs() {
     let node = node("");
     let config = NodeConfig::load(&node.config_path).unwrap();
-    let err = load_formatted_node(&config).unwrap_err();
+    let err = config.load_formatted().unwrap_err();
     assert!(matches!(&err, LoadError::NotFormatted { .. }), "{err}");
     assert!(err.to_string().contains("format"), "{err}");
     run(&node, &[]).unwrap();
@@ -305,7 +307,7 @@ fn load_reports_unformatted_and_inconsistent_dirs() {
         ..data_meta.clone()
     };
     foreign.write(&node.data).unwrap();
-    let err = load_formatted_node(&config).unwrap_err();
+    let err = config.load_formatted().unwrap_err();
     assert!(matches!(err, LoadError::ClusterIdMismatch { .. }), "{err}");
 
     // Both dirs of another node.
@@ -319,13 +321,13 @@ fn load_reports_unformatted_and_inconsistent_dirs() {
         .write(dir)
         .unwrap();
     }
-    let err = load_formatted_node(&config).unwrap_err();
+    let err = config.load_formatted().unwrap_err();
     assert!(
         err.to_string()
             .contains("Stored node id 7 doesn't match previous node id 1"),
         "{err}"
     );
-    assert_eq!(load_formatted_dir(&node.meta).unwrap().node_id, 7);
+    assert_eq!(kraftwerk_log::formatted::load_formatted_dir(&node.meta).unwrap().node_id, 7);
 
     // Duplicate directory ids.
     let meta_id = read_meta(&node.meta).directory_id;
@@ -334,7 +336,7 @@ fn load_reports_unformatted_and_inconsistent_dirs() {
             .write(dir)
             .unwrap();
     }
-    let err = load_formatted_node(&config).unwrap_err();
+    let err = config.load_formatted().unwrap_err();
     assert!(
         matches!(err, LoadError::DuplicateDirectoryId { .. }),
         "{err}"
@@ -345,13 +347,13 @@ fn load_reports_unformatted_and_inconsistent_dirs() {
         .write(&node.data)
         .unwrap();
     fs::create_dir(node.data.join("__cluster_metadata-0")).unwrap();
-    let err = load_formatted_node(&config).unwrap_err();
+    let err = config.load_formatted().unwrap_err();
     assert!(
         matches!(err, LoadError::MisplacedMetadataPartition { .. }),
         "{err}"
     );
     fs::remove_dir(node.data.join("__cluster_metadata-0")).unwrap();
-    assert!(load_formatted_node(&config).is_ok());
+    assert!(config.load_formatted().is_ok());
 }
 
 #[test]
@@ -370,7 +372,7 @@ fn load_assigns_missing_directory_ids_like_kafka() {
     )
     .unwrap();
     let config = NodeConfig::load(&node.config_path).unwrap();
-    let loaded = load_formatted_node(&config).unwrap();
+    let loaded = config.load_formatted().unwrap();
     assert_eq!(
         read_meta(&node.meta).directory_id,
         Some(loaded.directory_id)
@@ -388,7 +390,7 @@ fn load_assigns_missing_directory_ids_like_kafka() {
         format!("cluster.id={CLUSTER_ID}\n"),
     )
     .unwrap();
-    let err = load_formatted_node(&config).unwrap_err();
+    let err = config.load_formatted().unwrap_err();
     assert!(err.to_string().contains("node.id not found"), "{err}");
 }
 
@@ -531,7 +533,7 @@ fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
             release,
         ]);
         let config = NodeConfig::load(&node.config_path).unwrap();
-        let loaded = load_formatted_node(&config).unwrap();
+        let loaded = config.load_formatted().unwrap();
         assert_eq!(
             (loaded.cluster_id.as_str(), loaded.node_id),
             (CLUSTER_ID, 1)

@@ -3,14 +3,12 @@
 //!
 //! Each command is a clap `Args` struct the binary mounts as a subcommand, plus a `run_*`
 //! function that does the work and prints what Kafka's tool prints. The library functions
-//! behind them ([`format::format`], [`format::random_uuid`], [`format::load_formatted_node`])
-//! are what the server and tests call.
+//! behind them ([`format::format`], [`format::random_uuid`]) are what tests call.
 
 pub mod format;
 
 pub use format::{
-    format, load_formatted_dir, load_formatted_node, random_uuid, run_format, FormatArgs,
-    FormatError, FormatOptions, FormatReport, FormattedDir, LoadError,
+    format, random_uuid, run_format, FormatArgs, FormatError, FormatOptions, FormatReport,
 };
 
 /// `kraftwerk random-uuid`: no arguments.

@@ -34,15 +34,16 @@
 
 use std::collections::VecDeque;
 
-use kafka_protocol::messages::{DescribeClusterRequest, DescribeClusterResponse};
 use kraftwerk_records::metadata::{
     AbortTransactionRecord, ApiMessageAndVersion, ConfigRecord, NoOpRecord,
 };
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::api::{AnsweredBy, ReadContext, WriteContext};
 use crate::error::ReplayError;
 use crate::handlers;
+use crate::handlers::disabled::QuorumRole;
 use crate::handlers::leader_isr::LeaderIsrUpdater;
 use crate::heartbeat::BrokerHeartbeatManager;
 use crate::image::configs::resource_type;
@@ -51,13 +52,10 @@ use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
 use crate::java_random::JavaRandom;
 use crate::replay::replay;
 
-pub use crate::request::{
-    AdminRequest, AdminResponse, ControllerRequest, ControllerResponse, ControllerResult,
-    RequestContext,
-};
+pub use crate::api::{ControllerRequest, ControllerResponse};
+pub use crate::request::{ControllerResult, RequestContext};
 
-/// Most records in one batch, and so in one atomic result (`QuorumController.MAX_RECORDS_PER_BATCH`).
-pub const MAX_RECORDS_PER_BATCH: usize = 10_000;
+pub use kraftwerk_protocol::constants::MAX_RECORDS_PER_BATCH;
 
 /// Static settings of the controller (Kafka's controller-side `server.properties` keys).
 #[derive(Clone, Debug)]
@@ -349,6 +347,15 @@ impl Controller {
         }
     }
 
+    /// The node could not write the last result (it was refused whole): nothing of it will be
+    /// replayed, so the next call must not expect it.
+    pub fn abandon_result(&mut self) {
+        let latest = self.latest().last_offset;
+        if let Some(active) = &mut self.active {
+            active.expected_last_offset = latest;
+        }
+    }
+
     fn expect<R>(&mut self, next_offset: i64, result: &ControllerResult<R>) {
         if let Some(active) = &mut self.active {
             if !result.records.is_empty() {
@@ -357,221 +364,56 @@ impl Controller {
         }
     }
 
-    /// Handles a request on the active controller. A standby answers NOT_CONTROLLER.
+    /// Handles a request: a request any controller answers ([`AnsweredBy::AnyController`]) is
+    /// answered from the committed image without records; one that needs the active controller
+    /// gets NOT_CONTROLLER on a standby, otherwise its handler runs on the latest image. This is
+    /// the only place that decides between the three.
     pub fn handle(
         &mut self,
         ctx: &RequestContext,
-        request: ControllerRequest,
+        request: &ControllerRequest,
     ) -> ControllerResult<ControllerResponse> {
-        if let ControllerRequest::DescribeCluster(r) = &request {
-            let response = self.describe_cluster(ctx, r);
-            return ControllerResult::of(Vec::new(), ControllerResponse::DescribeCluster(response));
+        let answered_by = request.answered_by(ctx);
+        if answered_by == AnsweredBy::AnyController || self.active.is_none() {
+            let response = if answered_by == AnsweredBy::AnyController {
+                let read = ReadContext {
+                    image: &self.committed,
+                    config: &self.config,
+                    ctx,
+                    role: self.quorum_role(ctx),
+                };
+                request.read(&read)
+            } else {
+                None
+            };
+            let response = response.unwrap_or_else(|| request.not_controller_response());
+            return ControllerResult::of(Vec::new(), response);
         }
-        if let ControllerRequest::Admin(admin) = &request {
-            if admin.is_answered_locally(ctx) {
-                let response = self.answer_locally(ctx, admin);
-                return ControllerResult::of(Vec::new(), ControllerResponse::Admin(response));
-            }
-        }
-        if self.active.is_none() {
-            return ControllerResult::of(Vec::new(), Self::not_controller_response(&request));
-        }
-        let request = match request {
-            ControllerRequest::Admin(admin) => {
-                return self.handle_admin(ctx, admin).map(ControllerResponse::Admin)
-            }
-            other => other,
-        };
         self.check_replayed();
         let image = self.latest().clone();
-        let config = &self.config;
         let active = self.active.as_mut().expect("checked above");
-        let result = match &request {
-            ControllerRequest::BrokerRegistration(r) => {
-                handlers::cluster::register_broker(&image, config, &mut active.heartbeats, ctx, r)
-                    .map(ControllerResponse::BrokerRegistration)
-            }
-            ControllerRequest::BrokerHeartbeat(r) => {
-                handlers::cluster::broker_heartbeat(&image, config, &mut active.heartbeats, ctx, r)
-                    .map(ControllerResponse::BrokerHeartbeat)
-            }
-            ControllerRequest::CreateTopics(r) => {
-                handlers::topics::create_topics(&image, config, &mut self.rng, ctx, r)
-                    .map(ControllerResponse::CreateTopics)
-            }
-            ControllerRequest::DeleteTopics(r) => {
-                handlers::topics::delete_topics(&image, config, ctx, r)
-                    .map(ControllerResponse::DeleteTopics)
-            }
-            ControllerRequest::AllocateProducerIds(r) => {
-                handlers::producer_ids::allocate_producer_ids(&image, r)
-                    .map(ControllerResponse::AllocateProducerIds)
-            }
-            ControllerRequest::AlterPartition(r) => {
-                handlers::partitions::alter_partition(&image, config, ctx, r)
-                    .map(ControllerResponse::AlterPartition)
-            }
-            ControllerRequest::AssignReplicasToDirs(r) => {
-                handlers::partitions::assign_replicas_to_dirs(&image, config, r)
-                    .map(ControllerResponse::AssignReplicasToDirs)
-            }
-            ControllerRequest::ControllerRegistration(r) => {
-                handlers::cluster::register_controller(&image, r)
-                    .map(ControllerResponse::ControllerRegistration)
-            }
-            ControllerRequest::UnregisterBroker(r) => {
-                handlers::cluster::unregister_broker(&image, config, &mut active.heartbeats, r)
-                    .map(ControllerResponse::UnregisterBroker)
-            }
-            ControllerRequest::DescribeCluster(_) | ControllerRequest::Admin(_) => {
-                unreachable!("answered above")
-            }
+        let mut write = WriteContext {
+            image: &image,
+            config: &self.config,
+            ctx,
+            rng: &mut self.rng,
+            heartbeats: &mut active.heartbeats,
         };
+        let result = request.write(&mut write);
         self.expect(ctx.next_offset, &result);
         result
     }
 
-    /// Handles an admin request on the active controller. A standby answers NOT_CONTROLLER
-    /// ([`Controller::not_controller_admin_response`]).
-    pub fn handle_admin(
-        &mut self,
-        ctx: &RequestContext,
-        request: AdminRequest,
-    ) -> ControllerResult<AdminResponse> {
-        if request.is_answered_locally(ctx) {
-            return ControllerResult::of(Vec::new(), self.answer_locally(ctx, &request));
-        }
-        if self.active.is_none() {
-            return ControllerResult::of(Vec::new(), Self::not_controller_admin_response(&request));
-        }
-        self.check_replayed();
-        let image = self.latest().clone();
-        let config = &self.config;
-        let result = match &request {
-            AdminRequest::CreatePartitions(r) => {
-                handlers::admin::create_partitions(&image, &mut self.rng, r)
-                    .map(AdminResponse::CreatePartitions)
-            }
-            AdminRequest::ElectLeaders(r) => {
-                handlers::admin::elect_leaders(&image, config, r).map(AdminResponse::ElectLeaders)
-            }
-            AdminRequest::UpdateFeatures(r) => {
-                handlers::admin::update_features(&image, config, ctx, r)
-                    .map(AdminResponse::UpdateFeatures)
-            }
-            AdminRequest::IncrementalAlterConfigs(r) => {
-                handlers::configs::incremental_alter_configs(&image, config, r)
-                    .map(AdminResponse::IncrementalAlterConfigs)
-            }
-            AdminRequest::AlterConfigs(r) => {
-                handlers::configs::legacy_alter_configs(&image, config, r)
-                    .map(AdminResponse::AlterConfigs)
-            }
-            AdminRequest::AlterPartitionReassignments(r) => {
-                handlers::reassignment::alter_partition_reassignments(&image, config, r)
-                    .map(AdminResponse::AlterPartitionReassignments)
-            }
-            AdminRequest::AlterClientQuotas(r) => handlers::quotas::alter_client_quotas(&image, r)
-                .map(AdminResponse::AlterClientQuotas),
-            AdminRequest::AlterUserScramCredentials(r) => {
-                handlers::scram::alter_user_scram_credentials(&image, r)
-                    .map(AdminResponse::AlterUserScramCredentials)
-            }
-            AdminRequest::CreateDelegationToken(r) => ControllerResult::of(
-                Vec::new(),
-                AdminResponse::CreateDelegationToken(handlers::disabled::create_delegation_token(
-                    ctx, r,
-                )),
-            ),
-            AdminRequest::RenewDelegationToken(_) => ControllerResult::of(
-                Vec::new(),
-                AdminResponse::RenewDelegationToken(handlers::disabled::renew_delegation_token(
-                    ctx,
-                )),
-            ),
-            AdminRequest::ExpireDelegationToken(_) => ControllerResult::of(
-                Vec::new(),
-                AdminResponse::ExpireDelegationToken(handlers::disabled::expire_delegation_token(
-                    ctx,
-                )),
-            ),
-            AdminRequest::ListPartitionReassignments(_)
-            | AdminRequest::DescribeConfigs(_)
-            | AdminRequest::DescribeAcls(_)
-            | AdminRequest::CreateAcls(_)
-            | AdminRequest::DeleteAcls(_)
-            | AdminRequest::AddRaftVoter(_)
-            | AdminRequest::RemoveRaftVoter(_) => unreachable!("answered locally above"),
-        };
-        self.expect(ctx.next_offset, &result);
-        result
-    }
-
-    /// Answers an admin request that any controller, active or standby, answers itself
-    /// ([`AdminRequest::is_answered_locally`]): reads of the committed image and this
-    /// controller's configuration, refusals of disabled features, and the Raft voter changes
-    /// (a static quorum refuses them; `ctx.leader_id` tells whether this node leads).
-    pub fn answer_locally(&self, ctx: &RequestContext, request: &AdminRequest) -> AdminResponse {
-        use handlers::disabled::{self, QuorumRole};
-        let role = if ctx.leader_id != self.config.node_id {
+    /// Where this node stands for the voter-change checks (`ctx.leader_id` tells whether it
+    /// leads).
+    fn quorum_role(&self, ctx: &RequestContext) -> QuorumRole {
+        if ctx.leader_id != self.config.node_id {
             QuorumRole::NotLeader
         } else if self.active.is_some() {
             QuorumRole::Leader
         } else {
             QuorumRole::LeaderCatchingUp
-        };
-        let image = &self.committed;
-        match request {
-            AdminRequest::ListPartitionReassignments(r) => {
-                AdminResponse::ListPartitionReassignments(
-                    handlers::reassignment::list_partition_reassignments(image, r),
-                )
-            }
-            AdminRequest::DescribeConfigs(r) => AdminResponse::DescribeConfigs(
-                handlers::describe_configs::describe_configs(image, &self.config, r),
-            ),
-            AdminRequest::DescribeAcls(_) => AdminResponse::DescribeAcls(disabled::describe_acls()),
-            AdminRequest::CreateAcls(r) => AdminResponse::CreateAcls(disabled::create_acls(r)),
-            AdminRequest::DeleteAcls(r) => AdminResponse::DeleteAcls(disabled::delete_acls(r)),
-            AdminRequest::AddRaftVoter(r) => {
-                AdminResponse::AddRaftVoter(disabled::add_raft_voter(&self.config, ctx, role, r))
-            }
-            AdminRequest::RemoveRaftVoter(r) => {
-                AdminResponse::RemoveRaftVoter(disabled::remove_raft_voter(&self.config, role, r))
-            }
-            AdminRequest::CreateDelegationToken(r) => {
-                AdminResponse::CreateDelegationToken(disabled::create_delegation_token(ctx, r))
-            }
-            AdminRequest::RenewDelegationToken(_) => {
-                AdminResponse::RenewDelegationToken(disabled::renew_delegation_token(ctx))
-            }
-            AdminRequest::ExpireDelegationToken(_) => {
-                AdminResponse::ExpireDelegationToken(disabled::expire_delegation_token(ctx))
-            }
-            other => panic!("api {} is not answered locally", other.api_key()),
         }
-    }
-
-    /// NOT_CONTROLLER (41) for an admin request: per topic (CreatePartitions), top level
-    /// (ElectLeaders, UpdateFeatures), per resource (IncrementalAlterConfigs).
-    pub fn not_controller_admin_response(request: &AdminRequest) -> AdminResponse {
-        crate::request::not_controller_admin_response(request)
-    }
-
-    /// DescribeCluster from the committed image, on any controller (standbys answer it too).
-    pub fn describe_cluster(
-        &self,
-        ctx: &RequestContext,
-        request: &DescribeClusterRequest,
-    ) -> DescribeClusterResponse {
-        handlers::cluster::describe_cluster(&self.committed, &self.config, ctx, request)
-    }
-
-    /// The response a non-active controller gives: NOT_CONTROLLER (41) where the broker's
-    /// `NodeToControllerRequestThread` looks for it (top level, or every topic of
-    /// CreateTopics/DeleteTopics), so it re-resolves the controller and retries.
-    pub fn not_controller_response(request: &ControllerRequest) -> ControllerResponse {
-        crate::request::not_controller_response(request)
     }
 
     /// The next internal write, if one is due: an abort of an open transaction, the bootstrap

@@ -1,7 +1,6 @@
 //! Kafka's UUID conventions: reserved topic ids, the reserved directory ids of KIP-858, the
 //! base64 text form, and random topic-id generation from a seeded RNG.
 
-use base64::Engine;
 use rand::RngCore;
 use uuid::Uuid;
 
@@ -9,24 +8,15 @@ use uuid::Uuid;
 /// predates JBOD support (a v0 record or an empty Directories list).
 pub const ZERO_UUID: Uuid = Uuid::from_u64_pair(0, 0);
 
-/// `Uuid.ONE_UUID` = `Uuid.METADATA_TOPIC_ID`, the topic id of `__cluster_metadata`.
-pub const METADATA_TOPIC_ID: Uuid = Uuid::from_u64_pair(0, 1);
+pub use kraftwerk_protocol::constants::METADATA_TOPIC_ID;
+pub use kraftwerk_protocol::kafka_uuid::{
+    is_reserved_directory_id as is_reserved_directory_uuid, DIRECTORY_LOST, DIRECTORY_MIGRATING,
+    DIRECTORY_UNASSIGNED,
+};
 
-/// `DirectoryId.MIGRATING` (Uuid(0,0)): replica directory unknown because the record predates
-/// directory assignment.
-pub const DIRECTORY_MIGRATING: Uuid = Uuid::from_u64_pair(0, 0);
-
-/// `DirectoryId.UNASSIGNED` (Uuid(0,1)): the broker has several directories and has not yet
-/// said which one holds the replica (it sends AssignReplicasToDirs).
-pub const DIRECTORY_UNASSIGNED: Uuid = Uuid::from_u64_pair(0, 1);
-
-/// `DirectoryId.LOST` (Uuid(0,2)): the replica's directory went offline.
-pub const DIRECTORY_LOST: Uuid = Uuid::from_u64_pair(0, 2);
-
-/// `DirectoryId.reserved`: most-significant bits 0 and least-significant bits below 100.
+/// `DirectoryId.reserved` for a borrowed id.
 pub fn is_reserved_directory(dir: &Uuid) -> bool {
-    let (msb, lsb) = dir.as_u64_pair();
-    msb == 0 && (lsb as i64) >= 0 && lsb < 100
+    is_reserved_directory_uuid(*dir)
 }
 
 /// `DirectoryId.isOnline`: UNASSIGNED and MIGRATING count as online, LOST never does; any other
@@ -39,11 +29,6 @@ pub fn is_directory_online(dir: &Uuid, online_dirs: &[Uuid]) -> bool {
         return false;
     }
     online_dirs.is_empty() || online_dirs.contains(dir)
-}
-
-/// Kafka's text form of a UUID (`Uuid.toString`): URL-safe base64 of the 16 bytes, no padding.
-pub fn uuid_to_kafka_string(id: &Uuid) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
 }
 
 /// A random topic id as `Uuid.randomUuid` makes one: a version-4 UUID that is neither
@@ -69,13 +54,14 @@ fn bytes_first_sextet(id: &Uuid) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
     use rand::{rngs::StdRng, SeedableRng};
 
     #[test]
     fn kafka_string_matches_java_for_metadata_topic_id() {
         // Uuid.METADATA_TOPIC_ID.toString() in Java prints this value (broker contract §1.2).
         assert_eq!(
-            uuid_to_kafka_string(&METADATA_TOPIC_ID),
+            kafka_uuid_to_string(METADATA_TOPIC_ID),
             "AAAAAAAAAAAAAAAAAAAAAQ"
         );
     }
@@ -87,7 +73,7 @@ mod tests {
             let id = random_topic_id(&mut rng);
             assert_ne!(id, ZERO_UUID);
             assert_ne!(id, METADATA_TOPIC_ID);
-            assert!(!uuid_to_kafka_string(&id).starts_with('-'), "{id}");
+            assert!(!kafka_uuid_to_string(id).starts_with('-'), "{id}");
         }
     }
 

@@ -5,24 +5,23 @@
 //! becomes `(records, response)` ([`controller::ControllerResult`]); records change state only
 //! through [`replay::replay`], which the active controller, standbys and snapshot loading share.
 //!
-//! # Public API (used by the node, `node.rs`)
+//! # Public API (used by `kraftwerk-node`)
 //!
 //! * [`controller::Controller`] — committed image plus speculative images:
 //!   [`new`](controller::Controller::new), [`replay_committed`](controller::Controller::replay_committed),
 //!   [`replay_uncommitted`](controller::Controller::replay_uncommitted),
+//!   [`load_snapshot`](controller::Controller::load_snapshot),
 //!   [`activate`](controller::Controller::activate) / [`deactivate`](controller::Controller::deactivate),
 //!   [`handle`](controller::Controller::handle), [`poll`](controller::Controller::poll) (bootstrap,
 //!   session-expiry fencing, NoOps), [`next_deadline_ms`](controller::Controller::next_deadline_ms),
-//!   [`not_controller_response`](controller::Controller::not_controller_response),
-//!   [`describe_cluster`](controller::Controller::describe_cluster), [`image`](controller::Controller::image),
-//!   [`latest`](controller::Controller::latest), [`last_committed_offset`](controller::Controller::last_committed_offset).
+//!   [`image`](controller::Controller::image), [`latest`](controller::Controller::latest).
 //!   The module docs of [`controller`] state the contract (append at `next_offset`, replay before
 //!   the next call, answer after commit) and how "empty log" is decided for bootstrap.
+//! * [`api`] — the one list of controller APIs: [`ControllerRequest`] / [`ControllerResponse`]
+//!   (one variant per API), [`CONTROLLER_APIS`] (served versions), who answers each
+//!   ([`AnsweredBy`]), NOT_CONTROLLER and other error answers ([`ControllerApi`]).
 //! * [`controller::ControllerConfig`], [`controller::RequestContext`],
-//!   [`controller::ControllerRequest`] / [`controller::ControllerResponse`] (one variant per
-//!   broker-facing API), [`controller::AdminRequest`] / [`controller::AdminResponse`] with
-//!   [`handle_admin`](controller::Controller::handle_admin) (CreatePartitions, ElectLeaders,
-//!   UpdateFeatures, IncrementalAlterConfigs), [`controller::MAX_RECORDS_PER_BATCH`].
+//!   [`controller::MAX_RECORDS_PER_BATCH`].
 //! * [`image::MetadataImage`] — features, cluster, topics (with broker → partition indexes),
 //!   configs, producer ids, and the records kept for snapshots (ACLs, quotas, SCRAM, delegation
 //!   tokens); [`image::MetadataImage::write_records`] writes it back as records.
@@ -36,11 +35,12 @@
 //!   partitions, producer ids); pure functions of (image, request).
 //! * [`partition_change`] (`PartitionChangeBuilder` incl. ELR), [`placement`]
 //!   (`StripedReplicaPlacer`), [`heartbeat`] (sessions and the broker state machine),
-//!   [`topic_name`], [`topic_configs`], [`ids`], [`request`].
+//!   [`topic_name`], [`topic_configs`], [`ids`], [`request`] (request context and results).
 //! * [`java_order`], [`java_random`]: `java.util.HashSet`/`HashMap` iteration order and
 //!   `java.util.Random`, so records (ELR lists, config order) and replica placement come out as
 //!   Kafka's would; `testdata/` holds vectors generated with Kafka 4.1.2's own classes.
 
+pub mod api;
 pub mod broker_configs;
 pub mod controller;
 pub mod error;
@@ -50,12 +50,10 @@ pub mod ids;
 pub mod image;
 pub mod java_order;
 pub mod java_random;
-pub mod node;
 pub mod partition_change;
 pub mod placement;
 pub mod replay;
 pub mod request;
-pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]
@@ -64,9 +62,7 @@ pub mod topic_configs;
 pub mod topic_name;
 pub mod write;
 
-pub use controller::{
-    Controller, ControllerConfig, ControllerRequest, ControllerResponse, ControllerResult,
-    RequestContext, MAX_RECORDS_PER_BATCH,
-};
+pub use api::{AnsweredBy, ControllerApi, ControllerRequest, ControllerResponse, CONTROLLER_APIS};
+pub use controller::{Controller, ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
 pub use error::{ApiError, ReplayError};
 pub use image::MetadataImage;

@@ -3,7 +3,7 @@
 //! `a_b` may not both exist).
 
 /// Name of the metadata log's topic; CreateTopics silently drops it.
-pub const CLUSTER_METADATA_TOPIC_NAME: &str = "__cluster_metadata";
+pub use kraftwerk_protocol::constants::METADATA_TOPIC_NAME as CLUSTER_METADATA_TOPIC_NAME;
 
 /// Longest legal topic name (`Topic.MAX_NAME_LENGTH`).
 pub const MAX_NAME_LENGTH: usize = 249;

@@ -20,6 +20,8 @@
 //! Errors are [`StorageError`]s, converted to [`kraftwerk_raft::LogError`] at the trait boundary.
 
 pub mod bootstrap;
+pub mod formatted;
+pub mod java_properties;
 pub mod meta_properties;
 
 mod epoch_cache;
@@ -39,7 +41,7 @@ pub use epoch_cache::LEADER_EPOCH_CHECKPOINT;
 pub use error::StorageError;
 pub use index::INDEX_DIR_NAME;
 pub use lock::{DirLock, LOCK_FILE_NAME};
-pub use partition_metadata::{METADATA_TOPIC_ID, PARTITION_METADATA};
+pub use partition_metadata::PARTITION_METADATA;
 pub use quorum_state::{FileQuorumStateStore, QUORUM_STATE_FILE};
 pub use recovery::{IndexRecovery, RecoveryReport, TailTruncation};
 pub use segment::{parse_segment_file_name, segment_file_name};

@@ -2,18 +2,23 @@
 
 use std::path::Path;
 
+use kraftwerk_protocol::constants::METADATA_TOPIC_ID;
+
 use crate::error::StorageError;
+use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 use crate::fsutil::{read_if_exists, write_atomic};
 
 /// File name (Kafka `PartitionMetadataFile.PARTITION_METADATA_FILE_NAME`).
 pub const PARTITION_METADATA: &str = "partition.metadata";
 
-/// Topic id of `__cluster_metadata` (Kafka `Uuid.METADATA_TOPIC_ID`, `(0, 1)`), base64url.
-pub const METADATA_TOPIC_ID: &str = "AAAAAAAAAAAAAAAAAAAAAQ";
+/// Topic id of `__cluster_metadata` as Kafka prints it (base64url, `AAAAAAAAAAAAAAAAAAAAAQ`).
+fn metadata_topic_id_text() -> String {
+    kafka_uuid_to_string(METADATA_TOPIC_ID)
+}
 
 /// The file contents Kafka writes (`PartitionMetadata.encode`): two lines, no trailing newline.
 pub fn partition_metadata_text() -> String {
-    format!("version: 0\ntopic_id: {METADATA_TOPIC_ID}")
+    format!("version: 0\ntopic_id: {}", metadata_topic_id_text())
 }
 
 /// Writes `<dir>/partition.metadata` if it is missing (atomically, like Kafka's `maybeFlush`),
@@ -44,10 +49,11 @@ pub fn ensure_partition_metadata(dir: &Path) -> Result<(), StorageError> {
         .next()
         .and_then(|l| l.strip_prefix("topic_id: "))
         .ok_or_else(|| format_error("missing `topic_id: ` line"))?;
-    if topic_id.trim() != METADATA_TOPIC_ID {
+    let expected = metadata_topic_id_text();
+    if topic_id.trim() != expected {
         return Err(StorageError::inconsistent(
             &path,
-            format!("topic id {topic_id} is not the metadata topic id {METADATA_TOPIC_ID}"),
+            format!("topic id {topic_id} is not the metadata topic id {expected}"),
         ));
     }
     Ok(())

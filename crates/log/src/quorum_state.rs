@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
+use kraftwerk_protocol::kafka_uuid::{kafka_uuid_from_string, kafka_uuid_to_string};
 use kraftwerk_raft::{ElectionState, LogError, QuorumStateStore};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -130,7 +129,7 @@ pub fn encode(state: &ElectionState, kraft_version: u8) -> String {
             format!(
                 "{{\"leaderId\":{leader_id},\"leaderEpoch\":{},\"votedId\":{voted_id},\"votedDirectoryId\":\"{}\",\"data_version\":1}}",
                 state.epoch,
-                URL_SAFE_NO_PAD.encode(directory.as_bytes())
+                kafka_uuid_to_string(directory)
             )
         }
         other => panic!("quorum-state has no data_version for kraft.version {other}"),
@@ -184,11 +183,8 @@ pub fn parse(text: &str) -> Result<ElectionState, String> {
         let Value::String(encoded) = field("votedDirectoryId")? else {
             return Err("votedDirectoryId must be a string".into());
         };
-        let bytes = URL_SAFE_NO_PAD
-            .decode(encoded)
+        let uuid = kafka_uuid_from_string(encoded)
             .map_err(|e| format!("votedDirectoryId {encoded:?}: {e}"))?;
-        let uuid = Uuid::from_slice(&bytes)
-            .map_err(|_| format!("votedDirectoryId {encoded:?} is not 16 bytes"))?;
         state.voted_directory_id = (!uuid.is_nil()).then_some(uuid);
     }
     Ok(state)

@@ -25,8 +25,7 @@ mod snapshots;
 
 pub use snapshots::SnapshotRecovery;
 
-/// Name of the metadata log's partition directory inside `metadata.log.dir`.
-pub const METADATA_PARTITION_DIR: &str = "__cluster_metadata-0";
+pub use kraftwerk_protocol::constants::METADATA_PARTITION_DIR;
 
 /// Kafka's default `metadata.log.segment.bytes`: 1 GiB.
 pub const DEFAULT_SEGMENT_BYTES: u64 = 1 << 30;

@@ -23,9 +23,9 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use kraftwerk_log::bootstrap::{BootstrapMetadata, BOOTSTRAP_FILE};
-use kraftwerk_log::meta_properties::{
-    is_reserved_directory_id, kafka_uuid_from_string, kafka_uuid_to_string, MetaProperties,
-    MetaPropertiesVersion,
+use kraftwerk_log::meta_properties::{MetaProperties, MetaPropertiesVersion};
+use kraftwerk_protocol::kafka_uuid::{
+    is_reserved_directory_id, kafka_uuid_from_string, kafka_uuid_to_string,
 };
 use kraftwerk_log::{FileQuorumStateStore, QUORUM_STATE_FILE};
 use kraftwerk_raft::ElectionState;

@@ -3,14 +3,9 @@
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-/// Name of the metadata topic-partition, `__cluster_metadata-0`.
-pub const METADATA_TOPIC_NAME: &str = "__cluster_metadata";
-/// Partition index of the metadata log.
-pub const METADATA_PARTITION: i32 = 0;
-/// `Uuid.METADATA_TOPIC_ID` = (0, 1), `AAAAAAAAAAAAAAAAAAAAAQ` in base64.
-pub const METADATA_TOPIC_ID: Uuid = Uuid::from_u64_pair(0, 1);
-/// Kafka `MAX_BATCH_SIZE_BYTES` and `MAX_FETCH_SIZE_BYTES`: 8 MiB.
-pub const MAX_FETCH_BYTES: usize = 8 * 1024 * 1024;
+pub use kraftwerk_protocol::constants::{
+    MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
+};
 /// Kafka `KafkaRaftClient.MAX_FETCH_WAIT_MS`: long-poll bound of a Fetch this node sends, in ms.
 pub const FETCH_MAX_WAIT_MS: i32 = 500;
 /// Observers with no Fetch for this long disappear from DescribeQuorum

@@ -6,10 +6,10 @@
 //! with the peer) and encodes.
 
 use kafka_protocol::messages::{
-    BeginQuorumEpochRequest, BeginQuorumEpochResponse, DescribeQuorumRequest,
+    ApiKey, BeginQuorumEpochRequest, BeginQuorumEpochResponse, DescribeQuorumRequest,
     DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest,
-    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, UpdateRaftVoterRequest,
-    UpdateRaftVoterResponse, VoteRequest, VoteResponse,
+    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, RequestKind, ResponseKind,
+    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 
 /// Identifies a request received by this node; chosen by the driver, echoed in the response.
@@ -21,73 +21,86 @@ pub struct InboundId(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OutboundId(pub u64);
 
-/// A Raft RPC request (KIP-595 / KIP-630 / KIP-853 APIs handled by the core).
-#[derive(Clone, Debug, PartialEq)]
-pub enum RaftRequest {
-    /// Vote (api 52).
-    Vote(VoteRequest),
-    /// BeginQuorumEpoch (api 53).
-    BeginQuorumEpoch(BeginQuorumEpochRequest),
-    /// EndQuorumEpoch (api 54).
-    EndQuorumEpoch(EndQuorumEpochRequest),
+/// The Raft RPCs the core handles, with the versions served: one list from which the request
+/// and response enums, api keys and wire conversions come (as `kraftwerk-controller`'s list
+/// does for the controller APIs). Versions are those whose semantics the core implements:
+/// Vote v2 is pre-vote (KIP-996), Fetch v13+ names the topic by id, v17+ carries directory
+/// ids, v18 the follower's high watermark (KIP-1166).
+macro_rules! raft_apis {
+    ($( $(#[doc = $doc:literal])* $name:ident($req:ident => $resp:ident) versions $min:literal ..= $max:literal; )*) => {
+        /// A Raft RPC request (KIP-595 / KIP-630 / KIP-853 APIs handled by the core).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum RaftRequest {
+            $( $(#[doc = $doc])* $name($req), )*
+        }
+
+        /// A Raft RPC response, the counterpart of [`RaftRequest`].
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum RaftResponse {
+            $( $(#[doc = $doc])* $name($resp), )*
+        }
+
+        /// `(api, min version, max version)` of every Raft RPC, in list order.
+        pub const RAFT_APIS: &[(ApiKey, i16, i16)] = &[ $( (ApiKey::$name, $min, $max), )* ];
+
+        impl RaftRequest {
+            /// The Kafka api of the request.
+            pub fn api_key(&self) -> ApiKey {
+                match self { $( Self::$name(_) => ApiKey::$name, )* }
+            }
+
+            /// The Raft request in `kind`, or `kind` back if it is not a Raft RPC.
+            pub fn from_kind(kind: RequestKind) -> Result<Self, RequestKind> {
+                match kind {
+                    $( RequestKind::$name(r) => Ok(Self::$name(r)), )*
+                    other => Err(other),
+                }
+            }
+
+            /// The wire form.
+            pub fn into_kind(self) -> RequestKind {
+                match self { $( Self::$name(r) => RequestKind::$name(r), )* }
+            }
+        }
+
+        impl RaftResponse {
+            /// The Kafka api of the response.
+            pub fn api_key(&self) -> ApiKey {
+                match self { $( Self::$name(_) => ApiKey::$name, )* }
+            }
+
+            /// The Raft response in `kind`, or `kind` back if it is not a Raft RPC's.
+            pub fn from_kind(kind: ResponseKind) -> Result<Self, ResponseKind> {
+                match kind {
+                    $( ResponseKind::$name(r) => Ok(Self::$name(r)), )*
+                    other => Err(other),
+                }
+            }
+
+            /// The wire form.
+            pub fn into_kind(self) -> ResponseKind {
+                match self { $( Self::$name(r) => ResponseKind::$name(r), )* }
+            }
+        }
+    };
+}
+
+raft_apis! {
     /// Fetch (api 1) from a voter or an observer (broker).
-    Fetch(FetchRequest),
-    /// FetchSnapshot (api 59).
-    FetchSnapshot(FetchSnapshotRequest),
+    Fetch(FetchRequest => FetchResponse) versions 4..=18;
+    /// Vote (api 52).
+    Vote(VoteRequest => VoteResponse) versions 0..=2;
+    /// BeginQuorumEpoch (api 53).
+    BeginQuorumEpoch(BeginQuorumEpochRequest => BeginQuorumEpochResponse) versions 0..=1;
+    /// EndQuorumEpoch (api 54).
+    EndQuorumEpoch(EndQuorumEpochRequest => EndQuorumEpochResponse) versions 0..=1;
     /// DescribeQuorum (api 55), from admin tools.
-    DescribeQuorum(DescribeQuorumRequest),
+    DescribeQuorum(DescribeQuorumRequest => DescribeQuorumResponse) versions 0..=2;
+    /// FetchSnapshot (api 59).
+    FetchSnapshot(FetchSnapshotRequest => FetchSnapshotResponse) versions 0..=1;
     /// UpdateRaftVoter (api 82), from a Java 4.1+ follower reporting its supported
     /// kraft.version range (answered, never sent: see `core::update_voter`).
-    UpdateRaftVoter(UpdateRaftVoterRequest),
-}
-
-/// A Raft RPC response, the counterpart of [`RaftRequest`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum RaftResponse {
-    /// Vote (api 52).
-    Vote(VoteResponse),
-    /// BeginQuorumEpoch (api 53).
-    BeginQuorumEpoch(BeginQuorumEpochResponse),
-    /// EndQuorumEpoch (api 54).
-    EndQuorumEpoch(EndQuorumEpochResponse),
-    /// Fetch (api 1).
-    Fetch(FetchResponse),
-    /// FetchSnapshot (api 59).
-    FetchSnapshot(FetchSnapshotResponse),
-    /// DescribeQuorum (api 55).
-    DescribeQuorum(DescribeQuorumResponse),
-    /// UpdateRaftVoter (api 82).
-    UpdateRaftVoter(UpdateRaftVoterResponse),
-}
-
-impl RaftRequest {
-    /// Kafka api key of the request.
-    pub fn api_key(&self) -> i16 {
-        match self {
-            RaftRequest::Vote(_) => 52,
-            RaftRequest::BeginQuorumEpoch(_) => 53,
-            RaftRequest::EndQuorumEpoch(_) => 54,
-            RaftRequest::Fetch(_) => 1,
-            RaftRequest::FetchSnapshot(_) => 59,
-            RaftRequest::DescribeQuorum(_) => 55,
-            RaftRequest::UpdateRaftVoter(_) => 82,
-        }
-    }
-}
-
-impl RaftResponse {
-    /// Kafka api key of the response.
-    pub fn api_key(&self) -> i16 {
-        match self {
-            RaftResponse::Vote(_) => 52,
-            RaftResponse::BeginQuorumEpoch(_) => 53,
-            RaftResponse::EndQuorumEpoch(_) => 54,
-            RaftResponse::Fetch(_) => 1,
-            RaftResponse::FetchSnapshot(_) => 59,
-            RaftResponse::DescribeQuorum(_) => 55,
-            RaftResponse::UpdateRaftVoter(_) => 82,
-        }
-    }
+    UpdateRaftVoter(UpdateRaftVoterRequest => UpdateRaftVoterResponse) versions 0..=0;
 }
 
 /// Why an outbound request got no response.

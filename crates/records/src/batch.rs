@@ -27,12 +27,7 @@ use crate::codec::{put_varint, put_varlong, varint_size, ReadError, Reader};
 pub const LOG_OVERHEAD: usize = 12;
 /// Size of the v2 batch header, records excluded (`DefaultRecordBatch.RECORD_BATCH_OVERHEAD`).
 pub const BATCH_HEADER_BYTES: usize = 61;
-/// Largest total batch size KRaft writes or accepts, header included
-/// (`KafkaRaftClient.MAX_BATCH_SIZE_BYTES`; the metadata log's `max.message.bytes`).
-pub const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
-/// Most records one batch may hold (`QuorumController.MAX_RECORDS_PER_USER_OP`, the bound of
-/// an atomic controller batch).
-pub const MAX_RECORDS_PER_BATCH: usize = 10_000;
+pub use kraftwerk_protocol::constants::{MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH};
 
 /// The only batch format KRaft uses (`RecordBatch.MAGIC_VALUE_V2`).
 pub const MAGIC_V2: i8 = 2;

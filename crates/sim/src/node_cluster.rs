@@ -14,11 +14,10 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 
-use kraftwerk_controller::controller::{
+use kraftwerk_controller::{
     Controller, ControllerConfig, ControllerRequest, ControllerResponse, RequestContext,
 };
-use kraftwerk_controller::node::{Node, NodeInput, NodeOutput, RequestToken, SnapshotPolicy};
-use kraftwerk_controller::snapshot::SnapshotDone;
+use kraftwerk_node::{Node, NodeInput, NodeOutput, RequestToken, SnapshotDone, SnapshotPolicy};
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
 use kraftwerk_raft::{Endpoint, InboundId, Input, OutboundId, Output, RaftConfig, RaftCore};
 use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
@@ -561,7 +560,7 @@ impl NodeCluster {
     fn step(
         &mut self,
         id: i32,
-        f: impl FnOnce(&mut SimNode) -> Result<(), kraftwerk_controller::node::NodeError>,
+        f: impl FnOnce(&mut SimNode) -> Result<(), kraftwerk_node::NodeError>,
     ) {
         let node = self
             .nodes

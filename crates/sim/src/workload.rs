@@ -15,13 +15,12 @@ use kafka_protocol::messages::{
     CreateTopicsRequest, DeleteTopicsRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_controller::controller::{AdminResponse, ControllerRequest, ControllerResponse};
+use kraftwerk_controller::{ControllerRequest, ControllerResponse};
+use kraftwerk_protocol::error_counts::response_has_error;
+use kraftwerk_protocol::constants::NOT_CONTROLLER;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use uuid::Uuid;
-
-/// NOT_CONTROLLER (41).
-pub const NOT_CONTROLLER: i16 = 41;
 
 /// The cluster id of simulated clusters.
 pub const CLUSTER_ID: &str = "c2ltLWNsdXN0ZXItaWQtQQ";
@@ -200,62 +199,8 @@ impl Acknowledged {
     }
 }
 
-/// True if the response tells the client to find another controller.
+/// True if the response tells the client to find another controller: NOT_CONTROLLER where
+/// Java's `errorCounts()` (and so a broker) looks for it.
 pub fn is_not_controller(response: &ControllerResponse) -> bool {
-    match response {
-        ControllerResponse::BrokerRegistration(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::BrokerHeartbeat(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::CreateTopics(r) => {
-            r.topics.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        ControllerResponse::DeleteTopics(r) => {
-            r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        ControllerResponse::AllocateProducerIds(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::AlterPartition(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::AssignReplicasToDirs(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::ControllerRegistration(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::DescribeCluster(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::UnregisterBroker(r) => r.error_code == NOT_CONTROLLER,
-        ControllerResponse::Admin(r) => admin_is_not_controller(r),
-    }
-}
-
-/// NOT_CONTROLLER wherever `not_controller_admin_response` puts it.
-fn admin_is_not_controller(response: &AdminResponse) -> bool {
-    match response {
-        AdminResponse::CreatePartitions(r) => {
-            r.results.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        AdminResponse::ElectLeaders(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::UpdateFeatures(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::IncrementalAlterConfigs(r) => {
-            r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        AdminResponse::AlterPartitionReassignments(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::ListPartitionReassignments(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::DescribeConfigs(r) => {
-            r.results.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        AdminResponse::AlterConfigs(r) => {
-            r.responses.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        AdminResponse::AlterClientQuotas(r) => {
-            r.entries.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        AdminResponse::AlterUserScramCredentials(r) => {
-            r.results.iter().any(|t| t.error_code == NOT_CONTROLLER)
-        }
-        AdminResponse::DescribeAcls(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::CreateAcls(r) => r.results.iter().any(|t| t.error_code == NOT_CONTROLLER),
-        AdminResponse::DeleteAcls(r) => r
-            .filter_results
-            .iter()
-            .any(|t| t.error_code == NOT_CONTROLLER),
-        AdminResponse::CreateDelegationToken(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::RenewDelegationToken(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::ExpireDelegationToken(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::AddRaftVoter(r) => r.error_code == NOT_CONTROLLER,
-        AdminResponse::RemoveRaftVoter(r) => r.error_code == NOT_CONTROLLER,
-    }
+    response_has_error(&response.clone().into_kind(), NOT_CONTROLLER)
 }

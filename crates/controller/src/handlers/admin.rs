@@ -4,6 +4,7 @@
 //! `FeatureControlManager.updateFeatures` and the request-level checks of `ControllerApis`).
 //! Authorization is not implemented. The config APIs are in [`super::configs`].
 
+use crate::api::ControllerApi;
 use std::collections::BTreeMap;
 
 use crate::controller::ControllerRng;
@@ -688,3 +689,41 @@ pub fn update_features(
 
 // IncrementalAlterConfigs lives in `configs.rs` with the other config APIs.
 pub use super::configs::incremental_alter_configs;
+
+impl ControllerApi for CreatePartitionsRequest {
+    type Response = CreatePartitionsResponse;
+
+    /// One result per topic.
+    fn error_response(&self, code: i16, _message: Option<&str>) -> CreatePartitionsResponse {
+        CreatePartitionsResponse::default().with_results(
+            self.topics
+                .iter()
+                .map(|t| {
+                    CreatePartitionsTopicResult::default()
+                        .with_name(t.name.clone())
+                        .with_error_code(code)
+                })
+                .collect(),
+        )
+    }
+}
+
+impl ControllerApi for ElectLeadersRequest {
+    type Response = ElectLeadersResponse;
+
+    /// The top-level code.
+    fn error_response(&self, code: i16, _message: Option<&str>) -> ElectLeadersResponse {
+        ElectLeadersResponse::default().with_error_code(code)
+    }
+}
+
+impl ControllerApi for UpdateFeaturesRequest {
+    type Response = UpdateFeaturesResponse;
+
+    /// The top-level code, no message.
+    fn error_response(&self, code: i16, _message: Option<&str>) -> UpdateFeaturesResponse {
+        UpdateFeaturesResponse::default()
+            .with_error_code(code)
+            .with_error_message(None)
+    }
+}

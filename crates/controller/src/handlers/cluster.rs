@@ -3,6 +3,7 @@
 //! `ClusterControlManager.registerBroker/registerController`,
 //! `ReplicationControlManager.processBrokerHeartbeat/unregisterBroker`, `ControllerApis`).
 
+use crate::api::{message_text, ControllerApi};
 use std::collections::BTreeMap;
 
 use kafka_protocol::error::ResponseError;
@@ -26,7 +27,8 @@ use crate::controller::{
 };
 use crate::error::ApiError;
 use crate::heartbeat::{BrokerHeartbeatManager, HeartbeatInput};
-use crate::ids::{is_reserved_directory, uuid_to_kafka_string};
+use crate::ids::is_reserved_directory;
+use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
 use crate::image::MetadataImage;
 
@@ -135,7 +137,7 @@ pub fn register_broker(
                         ResponseError::InvalidRegistration,
                         format!(
                             "Broker {owner} is already registered with directory {}",
-                            uuid_to_kafka_string(dir)
+                            kafka_uuid_to_string(*dir)
                         ),
                     );
                 }
@@ -473,4 +475,64 @@ pub fn describe_cluster(
         .with_cluster_id(StrBytes::from_string(config.cluster_id.clone()))
         .with_controller_id(controller_id.into())
         .with_brokers(brokers)
+}
+
+impl ControllerApi for BrokerRegistrationRequest {
+    type Response = BrokerRegistrationResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> BrokerRegistrationResponse {
+        BrokerRegistrationResponse::default().with_error_code(code)
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(format!(
+            "BrokerRegistration of broker {} (incarnation {})",
+            self.broker_id.0, self.incarnation_id
+        ))
+    }
+}
+
+impl ControllerApi for BrokerHeartbeatRequest {
+    type Response = BrokerHeartbeatResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> BrokerHeartbeatResponse {
+        BrokerHeartbeatResponse::default().with_error_code(code)
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(format!(
+            "BrokerHeartbeat of broker {} changes its state (want_fence={}, want_shut_down={}, metadata offset {})",
+            self.broker_id.0, self.want_fence, self.want_shut_down, self.current_metadata_offset
+        ))
+    }
+}
+
+impl ControllerApi for UnregisterBrokerRequest {
+    type Response = UnregisterBrokerResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> UnregisterBrokerResponse {
+        UnregisterBrokerResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
+}
+
+impl ControllerApi for ControllerRegistrationRequest {
+    type Response = ControllerRegistrationResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> ControllerRegistrationResponse {
+        ControllerRegistrationResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
+}
+
+impl ControllerApi for DescribeClusterRequest {
+    type Response = DescribeClusterResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> DescribeClusterResponse {
+        DescribeClusterResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
 }

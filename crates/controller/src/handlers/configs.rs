@@ -3,6 +3,10 @@
 //! `validateAlterConfig` and the request-level checks of `ControllerApis`). DescribeConfigs is
 //! in [`super::describe_configs`].
 
+use crate::api::{message_text, ControllerApi};
+use kafka_protocol::messages::{
+    alter_configs_response as legacy, incremental_alter_configs_response as incremental,
+};
 use std::collections::BTreeMap;
 
 use kafka_protocol::error::ResponseError;
@@ -520,4 +524,43 @@ pub fn legacy_alter_configs(
         records,
         AlterConfigsResponse::default().with_responses(responses),
     )
+}
+
+impl ControllerApi for IncrementalAlterConfigsRequest {
+    type Response = IncrementalAlterConfigsResponse;
+
+    /// One response per resource.
+    fn error_response(&self, code: i16, _message: Option<&str>) -> IncrementalAlterConfigsResponse {
+        IncrementalAlterConfigsResponse::default().with_responses(
+            self.resources
+                .iter()
+                .map(|x| {
+                    incremental::AlterConfigsResourceResponse::default()
+                        .with_resource_type(x.resource_type)
+                        .with_resource_name(x.resource_name.clone())
+                        .with_error_code(code)
+                })
+                .collect(),
+        )
+    }
+}
+
+impl ControllerApi for AlterConfigsRequest {
+    type Response = AlterConfigsResponse;
+
+    /// One response per resource.
+    fn error_response(&self, code: i16, message: Option<&str>) -> AlterConfigsResponse {
+        AlterConfigsResponse::default().with_responses(
+            self.resources
+                .iter()
+                .map(|x| {
+                    legacy::AlterConfigsResourceResponse::default()
+                        .with_resource_type(x.resource_type)
+                        .with_resource_name(x.resource_name.clone())
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                })
+                .collect(),
+        )
+    }
 }

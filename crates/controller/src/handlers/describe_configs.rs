@@ -15,6 +15,7 @@
 //! * CLIENT_METRICS: the subscription's stored configs. GROUP: every group config, the group's
 //!   own value or Kafka's default.
 
+use crate::api::{message_text, ControllerApi};
 use std::collections::BTreeMap;
 
 use kafka_protocol::error::ResponseError;
@@ -538,6 +539,26 @@ pub fn describe_configs(
             .map(|r| describe_one(image, config, request, r))
             .collect(),
     )
+}
+
+impl ControllerApi for DescribeConfigsRequest {
+    type Response = DescribeConfigsResponse;
+
+    /// One result per resource, with no configs.
+    fn error_response(&self, code: i16, message: Option<&str>) -> DescribeConfigsResponse {
+        DescribeConfigsResponse::default().with_results(
+            self.resources
+                .iter()
+                .map(|x| {
+                    DescribeConfigsResult::default()
+                        .with_resource_type(x.resource_type)
+                        .with_resource_name(x.resource_name.clone())
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                })
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]

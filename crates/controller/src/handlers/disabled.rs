@@ -12,14 +12,16 @@
 //!   (`kraft.version` 0) answers UNSUPPORTED_VERSION from the Raft leader
 //!   (`KafkaRaftClient.handleAdd/RemoveVoterRequest`, `AddVoterHandler`, `RemoveVoterHandler`).
 
+use crate::api::{message_text, ControllerApi};
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
 use kafka_protocol::messages::delete_acls_response::DeleteAclsFilterResult;
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, CreateAclsRequest, CreateAclsResponse,
     CreateDelegationTokenRequest, CreateDelegationTokenResponse, DeleteAclsRequest,
-    DeleteAclsResponse, DescribeAclsResponse, ExpireDelegationTokenResponse,
-    RemoveRaftVoterRequest, RemoveRaftVoterResponse, RenewDelegationTokenResponse,
+    DeleteAclsResponse, DescribeAclsRequest, DescribeAclsResponse, ExpireDelegationTokenRequest,
+    ExpireDelegationTokenResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    RenewDelegationTokenRequest, RenewDelegationTokenResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
@@ -277,4 +279,94 @@ pub fn remove_raft_voter(
     RemoveRaftVoterResponse::default()
         .with_error_code(code)
         .with_error_message(message.map(StrBytes::from_string))
+}
+
+impl ControllerApi for DescribeAclsRequest {
+    type Response = DescribeAclsResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> DescribeAclsResponse {
+        DescribeAclsResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
+}
+
+impl ControllerApi for CreateAclsRequest {
+    type Response = CreateAclsResponse;
+
+    /// One result per creation.
+    fn error_response(&self, code: i16, message: Option<&str>) -> CreateAclsResponse {
+        CreateAclsResponse::default().with_results(
+            self.creations
+                .iter()
+                .map(|_| {
+                    AclCreationResult::default()
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                })
+                .collect(),
+        )
+    }
+}
+
+impl ControllerApi for DeleteAclsRequest {
+    type Response = DeleteAclsResponse;
+
+    /// One result per filter.
+    fn error_response(&self, code: i16, message: Option<&str>) -> DeleteAclsResponse {
+        DeleteAclsResponse::default().with_filter_results(
+            self.filters
+                .iter()
+                .map(|_| {
+                    DeleteAclsFilterResult::default()
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                })
+                .collect(),
+        )
+    }
+}
+
+impl ControllerApi for CreateDelegationTokenRequest {
+    type Response = CreateDelegationTokenResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> CreateDelegationTokenResponse {
+        CreateDelegationTokenResponse::default().with_error_code(code)
+    }
+}
+
+impl ControllerApi for RenewDelegationTokenRequest {
+    type Response = RenewDelegationTokenResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> RenewDelegationTokenResponse {
+        RenewDelegationTokenResponse::default().with_error_code(code)
+    }
+}
+
+impl ControllerApi for ExpireDelegationTokenRequest {
+    type Response = ExpireDelegationTokenResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> ExpireDelegationTokenResponse {
+        ExpireDelegationTokenResponse::default().with_error_code(code)
+    }
+}
+
+impl ControllerApi for AddRaftVoterRequest {
+    type Response = AddRaftVoterResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> AddRaftVoterResponse {
+        AddRaftVoterResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
+}
+
+impl ControllerApi for RemoveRaftVoterRequest {
+    type Response = RemoveRaftVoterResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> RemoveRaftVoterResponse {
+        RemoveRaftVoterResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
 }

@@ -1,6 +1,7 @@
 //! AlterPartition and AssignReplicasToDirs (Kafka 4.1.2's `ReplicationControlManager.alterPartition`
 //! / `validateAlterPartitionData` / `handleAssignReplicasToDirs`).
 
+use crate::api::ControllerApi;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_partition_request::BrokerState;
 use kafka_protocol::messages::alter_partition_response::{PartitionData, TopicData};
@@ -327,4 +328,45 @@ pub fn assign_replicas_to_dirs(
         records,
         AssignReplicasToDirsResponse::default().with_directories(directories),
     )
+}
+
+impl ControllerApi for AlterPartitionRequest {
+    type Response = AlterPartitionResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> AlterPartitionResponse {
+        AlterPartitionResponse::default().with_error_code(code)
+    }
+
+    fn summary(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().map(move |p| {
+                    let isr: Vec<i32> = if p.new_isr_with_epochs.is_empty() {
+                        p.new_isr.iter().map(|b| b.0).collect()
+                    } else {
+                        p.new_isr_with_epochs.iter().map(|b| b.broker_id.0).collect()
+                    };
+                    format!(
+                        "{}-{} isr={isr:?} leader_epoch={}",
+                        t.topic_id, p.partition_index, p.leader_epoch
+                    )
+                })
+            })
+            .collect();
+        Some(format!(
+            "AlterPartition from broker {}: {}",
+            self.broker_id.0,
+            parts.join(", ")
+        ))
+    }
+}
+
+impl ControllerApi for AssignReplicasToDirsRequest {
+    type Response = AssignReplicasToDirsResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> AssignReplicasToDirsResponse {
+        AssignReplicasToDirsResponse::default().with_error_code(code)
+    }
 }

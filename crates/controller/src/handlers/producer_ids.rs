@@ -1,5 +1,6 @@
 //! AllocateProducerIds (Kafka 4.1.2's `ProducerIdControlManager.generateNextProducerId`).
 
+use crate::api::ControllerApi;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{AllocateProducerIdsRequest, AllocateProducerIdsResponse};
 use kraftwerk_records::metadata::{ApiMessageAndVersion, ProducerIdsRecord};
@@ -48,4 +49,12 @@ pub fn allocate_producer_ids(
             .with_producer_id_start(first.into())
             .with_producer_id_len(PRODUCER_ID_BLOCK_SIZE),
     )
+}
+
+impl ControllerApi for AllocateProducerIdsRequest {
+    type Response = AllocateProducerIdsResponse;
+
+    fn error_response(&self, code: i16, _message: Option<&str>) -> AllocateProducerIdsResponse {
+        AllocateProducerIdsResponse::default().with_error_code(code)
+    }
 }

@@ -2,6 +2,8 @@
 //! `AlterClientQuotasRequest.entries`): client quotas for users, client ids, their combinations
 //! and IP addresses, written as ClientQuotaRecords that brokers replay into their quota managers.
 
+use crate::api::{message_text, ControllerApi};
+use kafka_protocol::messages::alter_client_quotas_response as response;
 use std::net::IpAddr;
 
 use kafka_protocol::error::ResponseError;
@@ -340,6 +342,30 @@ pub fn alter_client_quotas(
         records_out,
         AlterClientQuotasResponse::default().with_entries(entries),
     )
+}
+
+impl ControllerApi for AlterClientQuotasRequest {
+    type Response = AlterClientQuotasResponse;
+
+    /// One entry per requested entity.
+    fn error_response(&self, code: i16, message: Option<&str>) -> AlterClientQuotasResponse {
+        AlterClientQuotasResponse::default().with_entries(
+            self.entries
+                .iter()
+                .map(|e| {
+                    let entity = e.entity.iter().map(|d| {
+                        response::EntityData::default()
+                            .with_entity_type(d.entity_type.clone())
+                            .with_entity_name(d.entity_name.clone())
+                    });
+                    response::EntryData::default()
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                        .with_entity(entity.collect())
+                })
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]

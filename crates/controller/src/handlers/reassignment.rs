@@ -21,6 +21,7 @@
 //! ISR (minus adding); if nothing of the ISR would remain, the first original replica becomes
 //! the ISR, which needs `unclean.leader.election.enable` on the topic.
 
+use crate::api::{message_text, ControllerApi};
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_partition_reassignments_request::ReassignablePartition;
 use kafka_protocol::messages::alter_partition_reassignments_response::{
@@ -439,4 +440,45 @@ pub fn list_partition_reassignments(
         .with_error_code(0)
         .with_error_message(None)
         .with_topics(topics)
+}
+
+impl ControllerApi for AlterPartitionReassignmentsRequest {
+    type Response = AlterPartitionReassignmentsResponse;
+
+    /// The top-level code and every requested partition's.
+    fn error_response(
+        &self,
+        code: i16,
+        message: Option<&str>,
+    ) -> AlterPartitionReassignmentsResponse {
+        let topics = self.topics.iter().map(|t| {
+            ReassignableTopicResponse::default()
+                .with_name(t.name.clone())
+                .with_partitions(
+                    t.partitions
+                        .iter()
+                        .map(|p| {
+                            ReassignablePartitionResponse::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(code)
+                                .with_error_message(message_text(message))
+                        })
+                        .collect(),
+                )
+        });
+        AlterPartitionReassignmentsResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+            .with_responses(topics.collect())
+    }
+}
+
+impl ControllerApi for ListPartitionReassignmentsRequest {
+    type Response = ListPartitionReassignmentsResponse;
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> ListPartitionReassignmentsResponse {
+        ListPartitionReassignmentsResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
 }

@@ -6,6 +6,7 @@
 //! stores `StoredKey = H(HMAC(SaltedPassword, "Client Key"))` and
 //! `ServerKey = HMAC(SaltedPassword, "Server Key")` (RFC 5802, `ScramFormatter`).
 
+use crate::api::{message_text, ControllerApi};
 use hmac::{Hmac, Mac};
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_user_scram_credentials_request::{
@@ -270,6 +271,31 @@ pub fn alter_user_scram_credentials(
         records,
         AlterUserScramCredentialsResponse::default().with_results(results),
     )
+}
+
+impl ControllerApi for AlterUserScramCredentialsRequest {
+    type Response = AlterUserScramCredentialsResponse;
+
+    /// One result per user named in deletions or upsertions, sorted and distinct.
+    fn error_response(&self, code: i16, message: Option<&str>) -> AlterUserScramCredentialsResponse {
+        let users: std::collections::BTreeSet<&StrBytes> = self
+            .deletions
+            .iter()
+            .map(|d| &d.name)
+            .chain(self.upsertions.iter().map(|u| &u.name))
+            .collect();
+        AlterUserScramCredentialsResponse::default().with_results(
+            users
+                .into_iter()
+                .map(|u| {
+                    AlterUserScramCredentialsResult::default()
+                        .with_user(u.clone())
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                })
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! deleteTopics` plus the request-level checks of `ControllerApis.createTopics/deleteTopics`).
 //! Authorization is not implemented: every principal may create, describe and delete.
 
+use crate::api::{message_text, ControllerApi};
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::controller::ControllerRng;
@@ -712,4 +713,60 @@ pub fn delete_topics(
         records,
         DeleteTopicsResponse::default().with_responses(responses),
     )
+}
+
+impl ControllerApi for CreateTopicsRequest {
+    type Response = CreateTopicsResponse;
+
+    /// Every requested topic with the error (`CreateTopicsRequest.getErrorResponse`).
+    fn error_response(&self, code: i16, message: Option<&str>) -> CreateTopicsResponse {
+        CreateTopicsResponse::default().with_topics(
+            self.topics
+                .iter()
+                .map(|t| {
+                    CreatableTopicResult::default()
+                        .with_name(t.name.clone())
+                        .with_error_code(code)
+                        .with_error_message(message_text(message))
+                })
+                .collect(),
+        )
+    }
+
+    fn summary(&self) -> Option<String> {
+        let names: Vec<&str> = self.topics.iter().map(|t| t.name.0.as_str()).collect();
+        Some(format!("CreateTopics {names:?}"))
+    }
+}
+
+impl ControllerApi for DeleteTopicsRequest {
+    type Response = DeleteTopicsResponse;
+
+    /// Every requested topic, by name (v0-5) and by id (v6+), with the error.
+    fn error_response(&self, code: i16, message: Option<&str>) -> DeleteTopicsResponse {
+        let by_name = self.topic_names.iter().map(|n| {
+            DeletableTopicResult::default()
+                .with_name(Some(n.clone()))
+                .with_error_code(code)
+                .with_error_message(message_text(message))
+        });
+        let by_id = self.topics.iter().map(|t| {
+            DeletableTopicResult::default()
+                .with_name(t.name.clone())
+                .with_topic_id(t.topic_id)
+                .with_error_code(code)
+                .with_error_message(message_text(message))
+        });
+        DeleteTopicsResponse::default().with_responses(by_name.chain(by_id).collect())
+    }
+
+    fn summary(&self) -> Option<String> {
+        let topics: Vec<String> = self
+            .topic_names
+            .iter()
+            .map(|n| n.0.to_string())
+            .chain(self.topics.iter().map(|t| t.topic_id.to_string()))
+            .collect();
+        Some(format!("DeleteTopics {topics:?}"))
+    }
 }

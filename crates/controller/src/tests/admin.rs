@@ -13,7 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::MetadataRecord;
 use kraftwerk_records::metadata_version::MetadataVersion;
 
-use crate::controller::{AdminRequest, AdminResponse};
+use crate::controller::{ControllerRequest as AdminRequest, ControllerResponse as AdminResponse};
 use crate::testing::TestNode;
 
 fn name(s: &str) -> TopicName {

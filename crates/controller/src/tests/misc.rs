@@ -137,7 +137,8 @@ fn controller_registration_and_describe_cluster() {
     );
     node.commit();
     let describe = DescribeClusterRequest::default().with_endpoint_type(2);
-    let response = node.controller.describe_cluster(&node.ctx(1), &describe);
+    let ctx1 = node.ctx(1);
+    let response = describe_cluster(&mut node.controller, &ctx1, &describe);
     assert_eq!(response.error_code, 0);
     assert_eq!(
         response
@@ -150,15 +151,16 @@ fn controller_registration_and_describe_cluster() {
     assert_eq!(*response.controller_id, 3000);
     assert_eq!(response.cluster_id.as_str(), crate::testing::CLUSTER_ID);
     // The broker endpoint type is refused on a controller.
-    let wrong = node.controller.describe_cluster(
-        &node.ctx(1),
+    let wrong = describe_cluster(
+        &mut node.controller,
+        &ctx1,
         &DescribeClusterRequest::default().with_endpoint_type(1),
     );
     assert_eq!(wrong.error_code, 114);
     // Another listener name: no controllers, controller id -1.
     let mut ctx = node.ctx(1);
     ctx.listener_name = "OTHER".into();
-    let other = node.controller.describe_cluster(&ctx, &describe);
+    let other = describe_cluster(&mut node.controller, &ctx, &describe);
     assert!(other.brokers.is_empty());
     assert_eq!(*other.controller_id, -1);
 
@@ -222,12 +224,8 @@ fn standby_answers_not_controller_where_the_broker_looks() {
         ControllerRequest::AssignReplicasToDirs(AssignReplicasToDirsRequest::default()),
         ControllerRequest::ControllerRegistration(controller_registration(1)),
         ControllerRequest::UnregisterBroker(UnregisterBrokerRequest::default()),
-        ControllerRequest::Admin(crate::request::AdminRequest::ElectLeaders(
-            Default::default(),
-        )),
-        ControllerRequest::Admin(crate::request::AdminRequest::UpdateFeatures(
-            Default::default(),
-        )),
+        ControllerRequest::ElectLeaders(Default::default()),
+        ControllerRequest::UpdateFeatures(Default::default()),
     ];
     for request in requests {
         let (response, records) = node.request(0, request);
@@ -245,13 +243,9 @@ fn standby_answers_not_controller_where_the_broker_looks() {
             ControllerResponse::ControllerRegistration(r) => vec![r.error_code],
             ControllerResponse::UnregisterBroker(r) => vec![r.error_code],
             ControllerResponse::DescribeCluster(r) => vec![r.error_code],
-            ControllerResponse::Admin(crate::request::AdminResponse::ElectLeaders(r)) => {
-                vec![r.error_code]
-            }
-            ControllerResponse::Admin(crate::request::AdminResponse::UpdateFeatures(r)) => {
-                vec![r.error_code]
-            }
-            ControllerResponse::Admin(other) => panic!("unexpected admin response {other:?}"),
+            ControllerResponse::ElectLeaders(r) => vec![r.error_code],
+            ControllerResponse::UpdateFeatures(r) => vec![r.error_code],
+            other => panic!("unexpected response {other:?}"),
         };
         assert!(
             !codes.is_empty() && codes.iter().all(|c| *c == 41),
@@ -262,4 +256,18 @@ fn standby_answers_not_controller_where_the_broker_looks() {
         node.controller.poll(0, 0).is_none(),
         "a standby writes nothing"
     );
+}
+
+/// DescribeCluster through the controller's one entry point.
+fn describe_cluster(
+    controller: &mut crate::controller::Controller,
+    ctx: &crate::controller::RequestContext,
+    request: &DescribeClusterRequest,
+) -> kafka_protocol::messages::DescribeClusterResponse {
+    let result = controller.handle(ctx, &ControllerRequest::DescribeCluster(request.clone()));
+    assert!(result.records.is_empty());
+    match result.response {
+        ControllerResponse::DescribeCluster(r) => r,
+        other => panic!("unexpected {other:?}"),
+    }
 }

@@ -13,7 +13,8 @@ use kraftwerk_records::metadata_version::MetadataVersion;
 use uuid::Uuid;
 
 use crate::controller::{ControllerRequest, ControllerResponse};
-use crate::ids::{uuid_to_kafka_string, DIRECTORY_MIGRATING, DIRECTORY_UNASSIGNED};
+use crate::ids::{DIRECTORY_MIGRATING, DIRECTORY_UNASSIGNED};
+use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 use crate::testing::{create_topics, dir_of, TestNode};
 
 fn create(
@@ -42,7 +43,7 @@ fn create_topic_writes_topic_configs_and_partitions_in_one_atomic_batch() {
     let ctx = node.ctx(7);
     let result = node
         .controller
-        .handle(&ctx, ControllerRequest::CreateTopics(request));
+        .handle(&ctx, &ControllerRequest::CreateTopics(request));
     assert!(result.atomic);
     let records = result.records.clone();
     let ControllerResponse::CreateTopics(response) = result.response.clone() else {
@@ -54,7 +55,7 @@ fn create_topic_writes_topic_configs_and_partitions_in_one_atomic_batch() {
         panic!()
     };
     assert_eq!(t.name, "orders");
-    assert!(!uuid_to_kafka_string(&t.topic_id).starts_with('-'));
+    assert!(!kafka_uuid_to_string(t.topic_id).starts_with('-'));
     let MetadataRecord::Config(c) = &records[1].record else {
         panic!()
     };
@@ -388,7 +389,7 @@ fn excessively_large_create_topics_fails_with_policy_violation() {
     let ctx = node.ctx(7);
     let result = node
         .controller
-        .handle(&ctx, ControllerRequest::CreateTopics(create_topics(&fine)));
+        .handle(&ctx, &ControllerRequest::CreateTopics(create_topics(&fine)));
     assert!(result.atomic && result.records.len() == 5_000);
     node.append(&result);
     node.commit();

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use super::*;
 
 fn uuid(base64url: &str) -> Uuid {
-    Uuid::from_slice(&URL_SAFE_NO_PAD.decode(base64url).unwrap()).unwrap()
+    kafka_uuid_from_string(base64url).unwrap()
 }
 
 fn state(

@@ -78,6 +78,20 @@ pub enum AppendError {
     },
 }
 
+/// Upper bound of the bytes `records` take in a batch: each value plus 16 bytes of record
+/// framing (length, attributes, deltas, key, header count).
+fn batch_bytes_estimate(records: &[Bytes]) -> usize {
+    records.iter().map(|r| r.len() + 16).sum()
+}
+
+/// Whether `records` (encoded metadata record values) fit one batch the leader appends: at
+/// most [`MAX_RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] less 256 bytes of header
+/// room. [`RaftCore::append`] refuses anything else; writers check first so that a result is
+/// appended whole or not at all.
+pub fn batch_fits(records: &[Bytes]) -> bool {
+    records.len() <= MAX_RECORDS_PER_BATCH && batch_bytes_estimate(records) <= MAX_BATCH_BYTES - 256
+}
+
 /// Current leader and epoch as this node knows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeaderAndEpoch {
@@ -551,11 +565,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let Role::Leader(leader) = &mut self.role else {
             return Err(AppendError::NotLeader);
         };
-        let bytes: usize = records.iter().map(|r| r.len() + 16).sum();
-        if records.is_empty()
-            || records.len() > MAX_RECORDS_PER_BATCH
-            || bytes > MAX_BATCH_BYTES - 256
-        {
+        let bytes = batch_bytes_estimate(&records);
+        if records.is_empty() || !batch_fits(&records) {
             return Err(AppendError::TooLarge {
                 records: records.len(),
                 bytes,

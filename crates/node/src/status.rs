@@ -1,0 +1,124 @@
+//! What the node reports about itself: for metrics, ApiVersions' finalized features and tests.
+
+use kraftwerk_raft::{LeaderAndEpoch, OffsetAndEpoch, QuorumStateStore, RaftMetrics, ReplicatedLog, RoleKind};
+use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
+
+use crate::node::Node;
+
+/// A snapshot of the node's state for metrics and ApiVersions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeStatus {
+    /// Raft role.
+    pub role: RoleKind,
+    /// Leader and epoch.
+    pub leader: LeaderAndEpoch,
+    /// High watermark, if known.
+    pub high_watermark: Option<i64>,
+    /// Log end offset.
+    pub log_end_offset: i64,
+    /// Next offset to replay (everything below is in the committed image).
+    pub replayed_end_offset: i64,
+    /// True if the controller is active.
+    pub active: bool,
+    /// Finalized feature levels: metadata.version first (if bootstrapped), then the others > 0.
+    pub finalized_features: Vec<(String, i16)>,
+    /// Log start offset.
+    pub log_start_offset: i64,
+    /// Complete snapshots on disk.
+    pub snapshot_count: usize,
+    /// Latest snapshot on disk.
+    pub latest_snapshot: Option<OffsetAndEpoch>,
+    /// Raft counters and timings.
+    pub raft: RaftMetrics,
+    /// Node counters (snapshots, activations).
+    pub stats: NodeStats,
+    /// The leader's view of each replica (empty unless leader): lag in offsets and ms.
+    pub replicas: Vec<ReplicaLag>,
+}
+
+/// One replica as the leader sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaLag {
+    /// Node id (a voter or an observer such as a broker).
+    pub id: i32,
+    /// True for voters.
+    pub is_voter: bool,
+    /// Its log end offset (its last Fetch offset), if it fetched.
+    pub log_end_offset: Option<i64>,
+    /// Leader LEO minus its LEO (offsets), if known.
+    pub lag_offsets: Option<i64>,
+    /// Node time of its last Fetch, ms.
+    pub last_fetch_ms: Option<u64>,
+    /// Node time it was last caught up, ms.
+    pub last_caught_up_ms: Option<u64>,
+}
+
+/// Counters for the metrics endpoint.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeStats {
+    /// Snapshots this node wrote.
+    pub snapshots_written: u64,
+    /// Size of the latest snapshot written, bytes.
+    pub last_snapshot_bytes: u64,
+    /// Time to write the latest snapshot, ms (measured by the driver).
+    pub last_snapshot_write_ms: u64,
+    /// Snapshots loaded (at start or fetched from the leader).
+    pub snapshots_loaded: u64,
+    /// Time to load the latest loaded snapshot, ms (measured by the driver).
+    pub last_snapshot_load_ms: u64,
+    /// Controller activations (elections won and served).
+    pub activations: u64,
+}
+
+impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
+    /// Counters for metrics.
+    pub fn stats(&self) -> &NodeStats {
+        &self.stats
+    }
+
+    /// Current state for metrics, ApiVersions finalized features and tests.
+    pub fn status(&self) -> NodeStatus {
+        let log = self.raft.log();
+        let leo = log.end_offset().offset;
+        let snapshots = log.snapshot_ids();
+        NodeStatus {
+            role: self.raft.role(),
+            leader: self.raft.leader_and_epoch(),
+            high_watermark: self.raft.high_watermark(),
+            log_end_offset: leo,
+            replayed_end_offset: self.replayed_end_offset,
+            active: self.controller.is_active(),
+            finalized_features: self.finalized_features(),
+            log_start_offset: log.start_offset(),
+            snapshot_count: snapshots.len(),
+            latest_snapshot: snapshots.last().copied(),
+            raft: self.raft.metrics().clone(),
+            stats: self.stats.clone(),
+            replicas: self
+                .raft
+                .replica_states()
+                .into_iter()
+                .map(|(id, is_voter, p)| ReplicaLag {
+                    id,
+                    is_voter,
+                    log_end_offset: p.end_offset,
+                    lag_offsets: p.end_offset.map(|e| leo - e),
+                    last_fetch_ms: p.last_fetch_ms,
+                    last_caught_up_ms: p.last_caught_up_ms,
+                })
+                .collect(),
+        }
+    }
+
+    /// metadata.version first (if bootstrapped), then the other finalized features.
+    fn finalized_features(&self) -> Vec<(String, i16)> {
+        let features = &self.controller.image().features;
+        let metadata_version = features
+            .metadata_version()
+            .map(|mv| (METADATA_VERSION_FEATURE_NAME.to_owned(), mv.feature_level()));
+        metadata_version
+            .into_iter()
+            .chain(features.finalized().map(|(n, l)| (n.clone(), *l)))
+            .collect()
+    }
+}

@@ -1,0 +1,91 @@
+//! The listener's request handler: routes every decoded request to the node thread and waits for
+//! its answer.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::RequestKind;
+use kraftwerk_controller::request::Principal;
+use kraftwerk_controller::RequestContext as ControllerContext;
+use tokio::sync::oneshot;
+
+use crate::api::{route, Routed};
+use crate::node_thread::{NodeEvent, NodeHandle};
+use crate::net::listener::{
+    BoxFuture, HandlerError, HandlerResult, RequestContext, RequestHandler,
+};
+
+/// Forwards requests to the node thread.
+pub struct NodeRequestHandler {
+    node: NodeHandle,
+}
+
+impl NodeRequestHandler {
+    /// A handler submitting to `node`.
+    pub fn new(node: NodeHandle) -> Arc<Self> {
+        Arc::new(Self { node })
+    }
+}
+
+impl RequestHandler for NodeRequestHandler {
+    fn handle(
+        &self,
+        ctx: RequestContext,
+        request: RequestKind,
+    ) -> BoxFuture<'static, HandlerResult> {
+        let node = self.node.clone();
+        Box::pin(async move {
+            let api = ctx.api_key;
+            let Some(routed) = route(request) else {
+                return Err(HandlerError::new(format!(
+                    "{api:?} is not served by this controller"
+                )));
+            };
+            match routed {
+                Routed::Raft(request) => {
+                    let (reply, answer) = oneshot::channel();
+                    node.submit(NodeEvent::RaftRequest {
+                        api_version: ctx.api_version,
+                        request,
+                        reply,
+                    })
+                    .map_err(|e| HandlerError::new(format!("cannot handle {api:?}: {e}")))?;
+                    let response = answer
+                        .await
+                        .map_err(|_| HandlerError::new("node stopped before answering"))?;
+                    Ok(response.into_kind())
+                }
+                Routed::Controller(request) => {
+                    let (reply, answer) = oneshot::channel();
+                    // A forwarded request runs as the client's principal; a direct one as the
+                    // connection's (User:ANONYMOUS on our PLAINTEXT listeners).
+                    let principal =
+                        ctx.forwarded
+                            .as_ref()
+                            .map_or_else(Principal::default, |f| Principal {
+                                principal_type: f.principal.principal_type.clone(),
+                                name: f.principal.name.clone(),
+                                token_authenticated: f.principal.token_authenticated,
+                            });
+                    let cctx = ControllerContext {
+                        api_version: ctx.api_version,
+                        client_id: Some(ctx.client_id.clone()),
+                        listener_name: ctx.listener_name.to_string(),
+                        principal,
+                        forwarded: ctx.forwarded.is_some(),
+                        ..Default::default()
+                    };
+                    node.submit(NodeEvent::ControllerRequest {
+                        ctx: cctx,
+                        request,
+                        reply,
+                    })
+                    .map_err(|e| HandlerError::new(format!("cannot handle {api:?}: {e}")))?;
+                    let response = answer
+                        .await
+                        .map_err(|_| HandlerError::new("node stopped before answering"))?;
+                    Ok(response.into_kind())
+                }
+            }
+        })
+    }
+}

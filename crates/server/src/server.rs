@@ -1,0 +1,304 @@
+//! A running kraftwerk controller node: the node thread (Raft core + controller + log), the
+//! controller listener, the peer clients and controller registration, wired together.
+//!
+//! `kraftwerk run` builds a [`ServerConfig`], then calls [`Server::start`] and
+//! [`Server::run_until_signal`]. SIGTERM/SIGINT start a graceful shutdown: a leader resigns with
+//! EndQuorumEpoch naming its successors and the process exits once another voter acknowledged
+//! or after a short grace period.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kraftwerk_controller::{Controller, ControllerConfig};
+use kraftwerk_log::{FileQuorumStateStore, LogConfig, SegmentLog};
+use kraftwerk_node::{Node, NodeStatus, SnapshotPolicy};
+use kraftwerk_protocol::api_versions::{ApiVersionsFeatures, FinalizedFeatures, SupportedFeature};
+use kraftwerk_raft::{RaftConfig, RaftCore};
+use kraftwerk_records::metadata_version::controller_supported_features;
+use tokio::sync::{mpsc, watch};
+use tracing::{error, info};
+use uuid::Uuid;
+
+use crate::net::listener::{FeaturesFn, Listener, ListenerConfig};
+use crate::node_thread::{self, NodeExit, NodeHandle};
+use crate::{api, handler, metrics, peers, registration};
+
+/// Everything a node needs to start, built by the binary from `server.properties` and the
+/// formatted metadata directory.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// `metadata.log.dir`: where `__cluster_metadata-0` lives.
+    pub metadata_log_dir: PathBuf,
+    /// Segment and retention settings of the metadata log.
+    pub log: LogConfig,
+    /// The Raft core's configuration (identity, voters, timeouts).
+    pub raft: RaftConfig,
+    /// The controller's configuration (identity, defaults, bootstrap records).
+    pub controller: ControllerConfig,
+    /// When snapshots are written.
+    pub snapshot_policy: SnapshotPolicy,
+    /// The controller listener: its name, bind address and frame limit.
+    pub listener: ListenerSettings,
+    /// The endpoint this controller registers (KIP-919) when it is a voter: its entry in
+    /// `controller.quorum.voters`. `None` for a node that is not a voter.
+    pub registration_endpoint: Option<(String, u16)>,
+    /// `kraftwerk.metrics.listener`: where `/metrics` is served, if anywhere.
+    pub metrics_addr: Option<(String, u16)>,
+    /// `unstable.feature.versions.enable`.
+    pub unstable_feature_versions_enable: bool,
+}
+
+/// The controller listener's settings.
+#[derive(Clone, Debug)]
+pub struct ListenerSettings {
+    /// Listener name, e.g. `CONTROLLER`.
+    pub name: String,
+    /// Host to bind (empty: every interface).
+    pub host: String,
+    /// Port to bind.
+    pub port: u16,
+    /// `socket.request.max.bytes`: largest request frame, in bytes.
+    pub max_frame_bytes: usize,
+}
+
+/// Why a node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The log could not be opened (locked, corrupt beyond recovery, I/O).
+    #[error("opening the metadata log in {dir}: {reason}")]
+    Log {
+        /// The directory.
+        dir: String,
+        /// Why.
+        reason: String,
+    },
+    /// The Raft core could not start (reading `quorum-state`).
+    #[error("starting raft: {0}")]
+    Raft(String),
+    /// A listener could not be bound.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// Address.
+        addr: String,
+        /// OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The node thread could not be started.
+    #[error("starting the node thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// A started node.
+pub struct Server {
+    listener: Listener,
+    node: NodeHandle,
+    node_thread: std::thread::JoinHandle<NodeExit>,
+    status: watch::Receiver<NodeStatus>,
+}
+
+fn features_fn(status: watch::Receiver<NodeStatus>, unstable: bool) -> FeaturesFn {
+    let supported: Vec<SupportedFeature> = controller_supported_features(unstable)
+        .into_iter()
+        .map(|f| SupportedFeature {
+            name: f.name.to_owned(),
+            min_version: f.min_level,
+            max_version: f.max_level,
+        })
+        .collect();
+    Arc::new(move || {
+        let s = status.borrow();
+        let finalized = (!s.finalized_features.is_empty()).then(|| FinalizedFeatures {
+            epoch: s.replayed_end_offset - 1,
+            levels: s.finalized_features.clone(),
+        });
+        ApiVersionsFeatures {
+            supported: supported.clone(),
+            finalized,
+        }
+    })
+}
+
+/// The first address `host:port` resolves to (an empty host binds every interface).
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, ServerError> {
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
+    let text = format!("{host}:{port}");
+    let not_found = || std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    text.to_socket_addrs()
+        .map_err(|source| ServerError::Bind {
+            addr: text.clone(),
+            source,
+        })?
+        .next()
+        .ok_or_else(|| ServerError::Bind {
+            addr: text.clone(),
+            source: not_found(),
+        })
+}
+
+impl Server {
+    /// Opens the metadata log, starts the node thread, the listener, the peer clients,
+    /// controller registration and the metrics endpoint.
+    pub async fn start(config: ServerConfig) -> Result<Server, ServerError> {
+        let clock = node_thread::NodeClock::start();
+        let node = open_node(&config, clock)?;
+        let (status_tx, status_rx) = watch::channel(node.status());
+        let (handle, events) = node_thread::channel();
+        let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
+        let node_thread = std::thread::Builder::new()
+            .name("kraftwerk-node".into())
+            .spawn({
+                let handle = handle.clone();
+                move || node_thread::run(node, handle, events, outbound_tx, status_tx, clock)
+            })
+            .map_err(ServerError::Thread)?;
+
+        let api_table = Arc::new(api::served_api_table());
+        let node_id = config.raft.node_id;
+        let peers = Arc::new(peers::Peers::new(
+            node_id,
+            config
+                .raft
+                .voters
+                .iter()
+                .map(|(id, e)| (*id, e.host.clone(), e.port)),
+            api_table.clone(),
+            config.raft.request_timeout_ms,
+        ));
+        tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
+
+        let settings = &config.listener;
+        let addr = resolve(&settings.host, settings.port)?;
+        let listener_config = ListenerConfig {
+            listener_name: settings.name.clone(),
+            max_frame_bytes: settings.max_frame_bytes,
+            ..ListenerConfig::default()
+        };
+        let listener = Listener::bind(
+            addr,
+            listener_config,
+            api_table,
+            features_fn(status_rx.clone(), config.unstable_feature_versions_enable),
+            handler::NodeRequestHandler::new(handle.clone()),
+        )
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: addr.to_string(),
+            source,
+        })?;
+
+        if let Some((host, port)) = &config.registration_endpoint {
+            let registration = registration::Registration {
+                node_id,
+                incarnation_id: Uuid::new_v4(),
+                listener_name: settings.name.clone(),
+                host: host.clone(),
+                port: *port,
+                unstable_features: config.unstable_feature_versions_enable,
+            };
+            tokio::spawn(registration::run(
+                registration,
+                handle.clone(),
+                peers,
+                status_rx.clone(),
+            ));
+        }
+        if let Some((host, port)) = &config.metrics_addr {
+            let addr = resolve(host, *port)?;
+            metrics::serve(addr, node_id, status_rx.clone())
+                .await
+                .map_err(|source| ServerError::Bind {
+                    addr: addr.to_string(),
+                    source,
+                })?;
+        }
+        info!(node_id, listener = %listener.local_addr(), "kraftwerk controller started");
+        Ok(Server {
+            listener,
+            node: handle,
+            node_thread,
+            status: status_rx,
+        })
+    }
+
+    /// The bound controller listener address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr()
+    }
+
+    /// Serves until SIGTERM/SIGINT (graceful shutdown) or a fatal node error. Returns whether
+    /// the node stopped cleanly.
+    pub async fn run_until_signal(self) -> bool {
+        let Server {
+            listener,
+            node,
+            node_thread,
+            status: _status,
+        } = self;
+        let node_thread = tokio::task::spawn_blocking(move || node_thread.join());
+        tokio::pin!(node_thread);
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        let exit = tokio::select! {
+            _ = term.recv() => None,
+            _ = tokio::signal::ctrl_c() => None,
+            exit = &mut node_thread => Some(exit),
+        };
+        let exit = match exit {
+            Some(exit) => exit,
+            None => {
+                info!("shutdown requested");
+                let _ = node.submit(node_thread::NodeEvent::Shutdown);
+                node_thread.await
+            }
+        };
+        let report = listener.shutdown(Duration::from_millis(1_000)).await;
+        info!(?report, "listener stopped");
+        match exit {
+            Ok(Ok(NodeExit::Clean)) => true,
+            Ok(Ok(NodeExit::Fatal(reason))) => {
+                error!(%reason, "node stopped on a fatal error");
+                false
+            }
+            _ => {
+                error!("node thread panicked");
+                false
+            }
+        }
+    }
+}
+
+/// Opens the log and the Raft core, and wraps them with a standby controller (loading the
+/// latest snapshot, timed here: the node reads no clock).
+fn open_node(
+    config: &ServerConfig,
+    clock: node_thread::NodeClock,
+) -> Result<node_thread::ServerNode, ServerError> {
+    let log = SegmentLog::open(&config.metadata_log_dir, config.log).map_err(|e| {
+        ServerError::Log {
+            dir: config.metadata_log_dir.display().to_string(),
+            reason: e.to_string(),
+        }
+    })?;
+    let report = log.recovery_report().clone();
+    info!(?report, "metadata log opened");
+    let store = FileQuorumStateStore::new(log.partition_dir().join("quorum-state"));
+    let raft = RaftCore::new(config.raft.clone(), log, store, rand::random(), clock.now_ms())
+        .map_err(|e| ServerError::Raft(e.to_string()))?;
+    let mut controller_config = config.controller.clone();
+    controller_config.rng_seed = rand::random();
+    let load_started = std::time::Instant::now();
+    let mut node = Node::with_snapshot_policy(
+        raft,
+        Controller::new(controller_config),
+        config.snapshot_policy,
+        clock.now_ms(),
+    )
+    .map_err(|e| ServerError::Raft(e.to_string()))?;
+    if node.stats().snapshots_loaded > 0 {
+        node.record_snapshot_load_ms(load_started.elapsed().as_millis() as u64);
+    }
+    Ok(node)
+}
