@@ -1,0 +1,61 @@
+# Sourced by .ci/run, scripts/demo, scripts/test and scripts/it: makes sure what building and
+# running kraftwerk needs is on the machine, installing it on Debian/Ubuntu when missing, and
+# sets the build cache location. Nothing here is specific to CI.
+#
+#   clang + libclang-dev   RocksDB's bindings are generated with bindgen (needs libclang) and
+#                          its C++ is compiled by the `cc` crate
+#   java (17+), mvn        Kafka's jars come from Maven Central (scripts/kafka-fetch) and run on
+#                          the JVM (brokers, Java controllers, Kafka's CLI tools)
+#   cargo                  the Rust toolchain (install it with rustup; not done here)
+#
+# KRAFTWERK_NO_INSTALL=1 reports what is missing instead of installing it.
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kraftwerk/target}"
+
+# kraftwerk_missing_packages: the Debian packages this machine lacks, space-separated.
+kraftwerk_missing_packages() {
+    local missing=()
+    command -v clang >/dev/null 2>&1 || missing+=(clang)
+    dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+    command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+    command -v mvn >/dev/null 2>&1 || missing+=(maven)
+    echo "${missing[*]}"
+}
+
+# kraftwerk_ensure_deps NAME: installs the missing packages (as root, or with sudo), then checks
+# that every tool is there. NAME prefixes the messages.
+kraftwerk_ensure_deps() {
+    local name="$1" missing sudo=""
+    missing="$(kraftwerk_missing_packages)"
+    if [[ -n "$missing" ]]; then
+        if [[ "${KRAFTWERK_NO_INSTALL:-0}" == 1 ]] || ! command -v apt-get >/dev/null 2>&1; then
+            echo "$name: missing: $missing (install them, e.g. apt-get install $missing)" >&2
+            return 1
+        fi
+        if [[ "$(id -u)" != 0 ]]; then
+            command -v sudo >/dev/null 2>&1 || { echo "$name: missing $missing and not root (no sudo)" >&2; return 1; }
+            sudo="sudo"
+        fi
+        echo "$name: installing $missing (apt-get)" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        $sudo apt-get update -qq >&2
+        $sudo apt-get install -y -qq $missing >&2
+    fi
+    local tool
+    for tool in java mvn cargo clang; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "$name: '$tool' is missing and could not be installed" >&2; return 1; }
+    done
+    # A bare `dpkg -s` does not prove bindgen finds the library: libclang.so must exist.
+    if ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null && ! compgen -G "/usr/lib/*/libclang*.so*" >/dev/null; then
+        echo "$name: libclang.so not found (package libclang-dev); RocksDB's build needs it" >&2
+        return 1
+    fi
+}
+
+# kraftwerk_build_notice: what a first build costs, printed before cargo starts one.
+kraftwerk_build_notice() {
+    if [[ ! -d "$CARGO_TARGET_DIR/debug/build" ]] || ! compgen -G "$CARGO_TARGET_DIR/debug/build/librocksdb-sys-*/out" >/dev/null; then
+        echo "First build into $CARGO_TARGET_DIR: RocksDB's C++ compiles once (about 15 minutes on 2 cores);" >&2
+        echo "later builds reuse it and take seconds to a minute." >&2
+    fi
+}
