@@ -52,6 +52,8 @@ pub fn run(env: &Env, cfg: &BenchConfig) -> Result<()> {
     Ok(())
 }
 
+/// One mode: a fresh cluster, the metadata, `cfg.reps` rounds of an uncontrolled and a
+/// controlled failover each followed by a restart, then the cluster moved aside.
 fn run_mode(
     env: &Env,
     cfg: &BenchConfig,
@@ -59,6 +61,58 @@ fn run_mode(
     mode: &str,
     rec: &Recorder,
 ) -> Result<()> {
+    let mut c = start_controllers(env, cfg, kind, mode)?;
+    let addrs: Vec<String> = c.controllers.iter().map(|n| n.addr()).collect();
+    let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(120))?;
+    env.step(&format!(
+        "leader {} in epoch {}",
+        q.leader_id, q.leader_epoch
+    ));
+    let mut sims = start_sim_brokers(env, cfg, &c, &addrs)?;
+    build_metadata(env, cfg, &addrs, mode, rec)?;
+    if mode == "snapshot" {
+        wait_snapshots(env, &c, cfg)?;
+    }
+    let (_, q) = measure::find_leader(&addrs)?;
+    sims.set_known_offset(q.high_watermark);
+    record_snapshot(env, &c, q.leader_id, mode, rec)?;
+    let mut probe_no = 0;
+    for rep in 0..cfg.reps {
+        for (signal, name) in [
+            (libc::SIGKILL, "uncontrolled"),
+            (libc::SIGTERM, "controlled"),
+        ] {
+            probe_no += 1;
+            let at = Round {
+                mode,
+                kind,
+                rep,
+                signal,
+                name,
+                probe_no,
+            };
+            let old = fail_over(env, &mut c, &addrs, &at, rec)?;
+            restart_and_catch_up(env, &mut c, &sims, &addrs, &old, &at, rec)?;
+        }
+    }
+    record_end_of_mode(env, cfg, &mut c, &sims, mode, rec)?;
+    sims.stop();
+    c.stop_all(Duration::from_secs(10), Duration::from_secs(30))?;
+    // The next mode builds a new cluster with the same node names: move this one aside.
+    for n in c.controllers.iter() {
+        let to = env.work.join(format!("{mode}-{}", n.name()));
+        std::fs::rename(&n.dir, &to)?;
+    }
+    Ok(())
+}
+
+/// Formats and starts three `kind` controllers with the mode's snapshot threshold.
+fn start_controllers<'e>(
+    env: &'e Env,
+    cfg: &BenchConfig,
+    kind: ControllerKind,
+    mode: &str,
+) -> Result<Cluster<'e>> {
     let threshold = snapshot_threshold(cfg, mode);
     let threshold_s = threshold.to_string();
     let spec = ClusterSpec {
@@ -82,16 +136,19 @@ fn run_mode(
     let mut c = Cluster::new(env, &spec)?;
     c.format_all()?;
     c.start_controllers()?;
-    let addrs: Vec<String> = c.controllers.iter().map(|n| n.addr()).collect();
-    let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(120))?;
-    env.step(&format!(
-        "leader {} in epoch {}",
-        q.leader_id, q.leader_epoch
-    ));
+    Ok(c)
+}
 
+/// Starts the simulated brokers the partitions need and waits until they are unfenced.
+fn start_sim_brokers(
+    env: &Env,
+    cfg: &BenchConfig,
+    c: &Cluster,
+    addrs: &[String],
+) -> Result<SimBrokers> {
     let n_brokers = data_brokers(cfg.partitions);
-    let mut sims = SimBrokers::start(
-        &addrs,
+    let sims = SimBrokers::start(
+        addrs,
         &c.cluster_id,
         FIRST_SIM_BROKER,
         n_brokers,
@@ -101,8 +158,18 @@ fn run_mode(
     env.step(&format!(
         "{n_brokers} simulated brokers registered and unfenced"
     ));
+    Ok(sims)
+}
 
-    // Build the metadata.
+/// Creates `cfg.partitions` partitions (CreateTopics at the leader) and records how long it
+/// took.
+fn build_metadata(
+    env: &Env,
+    cfg: &BenchConfig,
+    addrs: &[String],
+    mode: &str,
+    rec: &Recorder,
+) -> Result<()> {
     let t = Instant::now();
     let topics = metadata_topics(cfg.partitions);
     for chunk in topics.chunks(TOPICS_PER_REQUEST) {
@@ -115,7 +182,7 @@ fn run_mode(
                 assignment: None,
             })
             .collect();
-        create_at_leader(&addrs, &specs)?;
+        create_at_leader(addrs, &specs)?;
     }
     let create = t.elapsed();
     rec.record(mode, 0, "create_all_ms", create.as_millis() as f64, "ms")?;
@@ -125,109 +192,149 @@ fn run_mode(
         topics.len(),
         create.as_secs_f64()
     ));
+    Ok(())
+}
 
-    if mode == "snapshot" {
-        wait_snapshots(env, &c, cfg)?;
-    }
-    let (_, q) = measure::find_leader(&addrs)?;
-    sims.set_known_offset(q.high_watermark);
-    record_snapshot(env, &c, q.leader_id, mode, rec)?;
-    let mut probe_no = 0;
-    for rep in 0..cfg.reps {
-        for (signal, name) in [
-            (libc::SIGKILL, "uncontrolled"),
-            (libc::SIGTERM, "controlled"),
-        ] {
-            let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(60))?;
-            let leader = q.leader_id;
-            let rss = controllers_rss(&mut c);
-            rec.record(mode, rep, "controller_rss_bytes", rss as f64, "bytes")?;
-            probe_no += 1;
-            let topic = TopicSpec {
-                name: format!("failover-{mode}-{probe_no}"),
-                partitions: 1,
-                replication_factor: 1,
-                assignment: None,
-            };
-            let others: Vec<String> = c
-                .controllers
-                .iter()
-                .filter(|n| n.id != leader)
-                .map(|n| n.addr())
-                .collect();
-            let t0 = Instant::now();
-            c.node(leader)?.proc()?.signal(signal)?;
-            let p: Probe =
-                measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(120))?;
+/// Which failover of the run: mode, controller kind, repetition, the signal and its name, the
+/// probe's number.
+struct Round<'a> {
+    mode: &'a str,
+    kind: ControllerKind,
+    rep: usize,
+    signal: i32,
+    name: &'a str,
+    probe_no: usize,
+}
+
+/// The signalled leader, stopped.
+struct OldLeader {
+    id: i32,
+    /// The other controllers' addresses.
+    others: Vec<String>,
+}
+
+/// Signals the leader and probes CreateTopics at the others until one accepts it; records
+/// the failover time (and, for SIGTERM, the time to the process's exit).
+fn fail_over(
+    env: &Env,
+    c: &mut Cluster,
+    addrs: &[String],
+    at: &Round,
+    rec: &Recorder,
+) -> Result<OldLeader> {
+    let (mode, rep, signal, name) = (at.mode, at.rep, at.signal, at.name);
+    let (_, q) = measure::wait_leader(addrs, Duration::from_secs(60))?;
+    let leader = q.leader_id;
+    let rss = controllers_rss(c);
+    rec.record(mode, rep, "controller_rss_bytes", rss as f64, "bytes")?;
+    let topic = TopicSpec {
+        name: format!("failover-{mode}-{}", at.probe_no),
+        partitions: 1,
+        replication_factor: 1,
+        assignment: None,
+    };
+    let others: Vec<String> = c
+        .controllers
+        .iter()
+        .filter(|n| n.id != leader)
+        .map(|n| n.addr())
+        .collect();
+    let t0 = Instant::now();
+    c.node(leader)?.proc()?.signal(signal)?;
+    let p: Probe = measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(120))?;
+    rec.record(
+        mode,
+        rep,
+        &format!("failover_{name}_ms"),
+        p.elapsed.as_secs_f64() * 1000.0,
+        "ms",
+    )?;
+    env.step(&format!(
+        "{name} failover: controller {leader} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
+        p.addr,
+        p.elapsed.as_secs_f64() * 1000.0,
+        p.attempts
+    ));
+    let exit = c.stop(leader, Duration::from_secs(30))?;
+    if signal == libc::SIGTERM {
+        // From SIGTERM to the process being reaped (polled every 20 ms).
+        if let crate::procs::StopOutcome::Terminated(..) = exit {
             rec.record(
                 mode,
                 rep,
-                &format!("failover_{name}_ms"),
-                p.elapsed.as_secs_f64() * 1000.0,
+                "sigterm_exit_ms",
+                t0.elapsed().as_millis() as f64,
                 "ms",
             )?;
-            env.step(&format!(
-                "{name} failover: controller {leader} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
-                p.addr,
-                p.elapsed.as_secs_f64() * 1000.0,
-                p.attempts
-            ));
-            let exit = c.stop(leader, Duration::from_secs(30))?;
-            if signal == libc::SIGTERM {
-                // From SIGTERM to the process being reaped (polled every 20 ms).
-                if let crate::procs::StopOutcome::Terminated(..) = exit {
-                    rec.record(
-                        mode,
-                        rep,
-                        "sigterm_exit_ms",
-                        t0.elapsed().as_millis() as f64,
-                        "ms",
-                    )?;
-                }
-            }
-            // Restart catch-up: the high watermark now is the target.
-            let (_, q) = measure::wait_leader(&others, Duration::from_secs(60))?;
-            sims.set_known_offset(q.high_watermark);
-            let before = c.node(leader)?.log_lines("loaded snapshot").len();
-            let t1 = Instant::now();
-            c.start(leader)?;
-            let d = measure::wait_caught_up(
-                &addrs,
-                leader,
-                q.high_watermark,
-                t1,
-                Duration::from_secs(300),
-            )?;
-            let after_what = if signal == libc::SIGKILL {
-                "kill"
-            } else {
-                "term"
-            };
-            rec.record(
-                mode,
-                rep,
-                &format!("catchup_after_{after_what}_ms"),
-                d.as_secs_f64() * 1000.0,
-                "ms",
-            )?;
-            env.step(&format!(
-                "controller {leader} restarted: log end offset reached the high watermark {} after {:.0} ms",
-                q.high_watermark,
-                d.as_secs_f64() * 1000.0
-            ));
-            let loaded = c.node(leader)?.log_lines("loaded snapshot");
-            if let Some(l) = loaded.get(before) {
-                if let Some(v) = measure::field_u64(l, "load_ms") {
-                    rec.record(mode, rep, "snapshot_load_ms", v as f64, "ms")?;
-                }
-                if let Some(v) = measure::field_u64(l, "offset") {
-                    rec.record(mode, rep, "restart_replay_from_offset", v as f64, "offset")?;
-                }
-            } else if kind == ControllerKind::Kraftwerk {
-                rec.record(mode, rep, "restart_replay_from_offset", 0.0, "offset")?;
-            }
         }
     }
+    Ok(OldLeader { id: leader, others })
+}
+
+/// Restarts the old leader and records how long it took to reach the high watermark (the
+/// target once the others elected a leader), and from which offset it replayed its log.
+fn restart_and_catch_up(
+    env: &Env,
+    c: &mut Cluster,
+    sims: &SimBrokers,
+    addrs: &[String],
+    old: &OldLeader,
+    at: &Round,
+    rec: &Recorder,
+) -> Result<()> {
+    let (mode, rep, leader) = (at.mode, at.rep, old.id);
+    let (_, q) = measure::wait_leader(&old.others, Duration::from_secs(60))?;
+    sims.set_known_offset(q.high_watermark);
+    let before = c.node(leader)?.log_lines("loaded snapshot").len();
+    let t1 = Instant::now();
+    c.start(leader)?;
+    let d = measure::wait_caught_up(
+        addrs,
+        leader,
+        q.high_watermark,
+        t1,
+        Duration::from_secs(300),
+    )?;
+    let after_what = if at.signal == libc::SIGKILL {
+        "kill"
+    } else {
+        "term"
+    };
+    rec.record(
+        mode,
+        rep,
+        &format!("catchup_after_{after_what}_ms"),
+        d.as_secs_f64() * 1000.0,
+        "ms",
+    )?;
+    env.step(&format!(
+        "controller {leader} restarted: log end offset reached the high watermark {} after {:.0} ms",
+        q.high_watermark,
+        d.as_secs_f64() * 1000.0
+    ));
+    let loaded = c.node(leader)?.log_lines("loaded snapshot");
+    if let Some(l) = loaded.get(before) {
+        if let Some(v) = measure::field_u64(l, "load_ms") {
+            rec.record(mode, rep, "snapshot_load_ms", v as f64, "ms")?;
+        }
+        if let Some(v) = measure::field_u64(l, "offset") {
+            rec.record(mode, rep, "restart_replay_from_offset", v as f64, "offset")?;
+        }
+    } else if at.kind == ControllerKind::Kraftwerk {
+        rec.record(mode, rep, "restart_replay_from_offset", 0.0, "offset")?;
+    }
+    Ok(())
+}
+
+/// Records the simulated brokers' error answers and the controllers' peak RSS.
+fn record_end_of_mode(
+    env: &Env,
+    cfg: &BenchConfig,
+    c: &mut Cluster,
+    sims: &SimBrokers,
+    mode: &str,
+    rec: &Recorder,
+) -> Result<()> {
     let (stale, errs, last) = sims.anomalies();
     if stale + errs > 0 {
         env.step(&format!("simulated brokers saw {stale} STALE_BROKER_EPOCH and {errs} other error answers (last: {last})"));
@@ -239,7 +346,7 @@ fn run_mode(
         (stale + errs) as f64,
         "count",
     )?;
-    let rss = controllers_rss(&mut c);
+    let rss = controllers_rss(c);
     rec.record(
         mode,
         cfg.reps.saturating_sub(1),
@@ -247,13 +354,6 @@ fn run_mode(
         rss as f64,
         "bytes",
     )?;
-    sims.stop();
-    c.stop_all(Duration::from_secs(10), Duration::from_secs(30))?;
-    // The next mode builds a new cluster with the same node names: move this one aside.
-    for n in c.controllers.iter() {
-        let to = env.work.join(format!("{mode}-{}", n.name()));
-        std::fs::rename(&n.dir, &to)?;
-    }
     Ok(())
 }
 

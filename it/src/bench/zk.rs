@@ -102,6 +102,34 @@ struct System {
 }
 
 impl System {
+    /// No nodes yet: the classpath from `libs`, a log4j 1 configuration written under the
+    /// work directory, the brokers' JVM options (`IT_SERVER_JAVA_OPTS` overrides).
+    fn new(env: &crate::env::Env, libs: &Path) -> Result<System> {
+        let conf = env.work.join("conf");
+        std::fs::create_dir_all(&conf)?;
+        let log4j = conf.join("log4j-zk-mode.properties");
+        std::fs::write(
+            &log4j,
+            "log4j.rootLogger=INFO, stdout\n\
+             log4j.appender.stdout=org.apache.log4j.ConsoleAppender\n\
+             log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n\
+             log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n\
+             log4j.logger.state.change.logger=WARN\n\
+             log4j.logger.kafka.controller=INFO\n",
+        )?;
+        let java_opts = std::env::var("IT_SERVER_JAVA_OPTS").unwrap_or_else(|_| {
+            "-Xmx1g -Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData".into()
+        });
+        Ok(System {
+            cp: classpath(libs)?,
+            log4j,
+            java_opts,
+            zk: Vec::new(),
+            brokers: Vec::new(),
+            data_ids: Vec::new(),
+        })
+    }
+
     fn java(&self, opts: &str, main: &str) -> Command {
         let mut c = Command::new("java");
         c.args(opts.split_whitespace());
@@ -264,6 +292,26 @@ impl System {
         }
         Ok(())
     }
+
+    /// Stops brokers first (data brokers last would wait for a controller), then ZooKeeper.
+    fn stop_all(&mut self) {
+        let mut all: Vec<Proc> = self
+            .brokers
+            .iter_mut()
+            .filter_map(|b| b.proc.take())
+            .collect();
+        for p in all.iter() {
+            let _ = p.term();
+        }
+        for p in all.iter_mut() {
+            p.stop(Duration::from_secs(60));
+        }
+        for z in self.zk.iter_mut() {
+            if let Some(mut p) = z.proc.take() {
+                p.stop(Duration::from_secs(20));
+            }
+        }
+    }
 }
 
 /// `mntr`/`srvr` four-letter word: the ZooKeeper server's mode (`leader`, `follower`,
@@ -279,6 +327,34 @@ fn zk_mode(addr: &str) -> Option<String> {
 }
 
 pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
+    let libs = kafka_libs(cfg)?;
+    let rec = Recorder::new(env, cfg, &cfg.zk_kafka_version);
+    let mut sys = System::new(env, &libs)?;
+    let zk_connect = start_zookeeper(env, cfg, &mut sys)?;
+    start_brokers(env, cfg, &mut sys, &zk_connect)?;
+    build_metadata(env, cfg, &mut sys, &rec)?;
+    let mut probe_no = 0;
+    for rep in 0..cfg.reps {
+        for (signal, name) in [
+            (libc::SIGKILL, "uncontrolled"),
+            (libc::SIGTERM, "controlled"),
+        ] {
+            probe_no += 1;
+            let at = Round {
+                rep,
+                signal,
+                name,
+                probe_no,
+            };
+            fail_over_controller(env, &mut sys, &at, &rec)?;
+        }
+    }
+    sys.stop_all();
+    Ok(())
+}
+
+/// The `libs` directory of the ZooKeeper-mode Kafka version (fetched by `scripts/kafka-fetch`).
+fn kafka_libs(cfg: &BenchConfig) -> Result<PathBuf> {
     let libs = super::super::kafka::cache_dir()
         .join("kafka")
         .join(&cfg.zk_kafka_version)
@@ -294,65 +370,19 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
             cfg.zk_kafka_version
         );
     }
-    let rec = Recorder::new(env, cfg, &cfg.zk_kafka_version);
-    let conf = env.work.join("conf");
-    std::fs::create_dir_all(&conf)?;
-    let log4j = conf.join("log4j-zk-mode.properties");
-    std::fs::write(
-        &log4j,
-        "log4j.rootLogger=INFO, stdout\n\
-         log4j.appender.stdout=org.apache.log4j.ConsoleAppender\n\
-         log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n\
-         log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n\
-         log4j.logger.state.change.logger=WARN\n\
-         log4j.logger.kafka.controller=INFO\n",
-    )?;
-    let java_opts = std::env::var("IT_SERVER_JAVA_OPTS").unwrap_or_else(|_| {
-        "-Xmx1g -Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData".into()
-    });
-    let mut sys = System {
-        cp: classpath(&libs)?,
-        log4j,
-        java_opts,
-        zk: Vec::new(),
-        brokers: Vec::new(),
-        data_ids: Vec::new(),
-    };
+    Ok(libs)
+}
 
-    // ZooKeeper ensemble.
+/// Configures and starts the ZooKeeper ensemble (`cfg.zk_servers`, at least one) and waits
+/// until every server serves; returns the `zookeeper.connect` string.
+fn start_zookeeper(env: &crate::env::Env, cfg: &BenchConfig, sys: &mut System) -> Result<String> {
     let n_zk = cfg.zk_servers.max(1);
-    let mut quorum_ports = Vec::new();
-    for i in 0..n_zk {
-        sys.zk.push(ZkNode::new(
-            &env.work,
-            format!("zookeeper-{}", i + 1),
-            i as i32 + 1,
-        )?);
-        quorum_ports.push((util::free_port()?, util::free_port()?));
-    }
-    for (i, z) in sys.zk.iter().enumerate() {
-        let data = z.dir.join("data");
-        std::fs::create_dir_all(&data)?;
-        std::fs::write(data.join("myid"), format!("{}\n", z.id))?;
-        let mut s = format!(
-            "tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir={}\nclientPort={}\nclientPortAddress=127.0.0.1\n\
-             maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=*\n",
-            data.display(),
-            z.port
-        );
-        if n_zk > 1 {
-            for (j, (p1, p2)) in quorum_ports.iter().enumerate() {
-                s.push_str(&format!("server.{}=127.0.0.1:{p1}:{p2}\n", j + 1));
-            }
-        }
-        let _ = i;
-        std::fs::write(&z.config, s)?;
-    }
+    add_zk_servers(env, sys, n_zk)?;
     for i in 0..n_zk {
         sys.start_zk(i, env)?;
     }
     let zk_addrs: Vec<String> = sys.zk.iter().map(|z| z.addr()).collect();
-    let modes = util::wait_until(
+    util::wait_until(
         "the ZooKeeper ensemble to serve",
         Duration::from_secs(90),
         Duration::from_millis(250),
@@ -367,31 +397,51 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
         },
     )
     .inspect(|m| env.step(&format!("ZooKeeper ensemble of {n_zk} serving: {m:?}")))?;
-    let _ = modes;
-    let zk_connect = zk_addrs.join(",");
+    Ok(zk_addrs.join(","))
+}
 
-    // Brokers: ids 1, 2 host nothing (their controller role is failed over), 101.. host data.
-    let n_data = data_brokers(cfg.partitions);
-    let mut ids = vec![1, 2];
-    for i in 0..n_data {
-        ids.push(101 + i as i32);
-        sys.data_ids.push(101 + i as i32);
+/// Adds `n_zk` ZooKeeper servers to `sys` with their `myid` and configuration (an ensemble
+/// when more than one).
+fn add_zk_servers(env: &crate::env::Env, sys: &mut System, n_zk: usize) -> Result<()> {
+    let mut quorum_ports = Vec::new();
+    for i in 0..n_zk {
+        sys.zk.push(ZkNode::new(
+            &env.work,
+            format!("zookeeper-{}", i + 1),
+            i as i32 + 1,
+        )?);
+        quorum_ports.push((util::free_port()?, util::free_port()?));
     }
-    for id in &ids {
-        let n = ZkNode::new(&env.work, format!("broker-{id}"), *id)?;
-        let props = format!(
-            "broker.id={id}\nzookeeper.connect={zk_connect}\nzookeeper.session.timeout.ms=2000\n\
-             zookeeper.connection.timeout.ms=10000\nlisteners=PLAINTEXT://{addr}\nadvertised.listeners=PLAINTEXT://{addr}\n\
-             log.dirs={data}\noffsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n\
-             transaction.state.log.min.isr=1\ngroup.initial.rebalance.delay.ms=0\nauto.create.topics.enable=false\n\
-             num.recovery.threads.per.data.dir=1\n",
-            addr = n.addr(),
-            data = n.dir.join("data").display()
+    for z in sys.zk.iter() {
+        let data = z.dir.join("data");
+        std::fs::create_dir_all(&data)?;
+        std::fs::write(data.join("myid"), format!("{}\n", z.id))?;
+        let mut s = format!(
+            "tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir={}\nclientPort={}\nclientPortAddress=127.0.0.1\n\
+             maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=*\n",
+            data.display(),
+            z.port
         );
-        std::fs::write(&n.config, props)?;
-        sys.brokers.push(n);
+        if n_zk > 1 {
+            for (j, (p1, p2)) in quorum_ports.iter().enumerate() {
+                s.push_str(&format!("server.{}=127.0.0.1:{p1}:{p2}\n", j + 1));
+            }
+        }
+        std::fs::write(&z.config, s)?;
     }
-    // Broker 1 first, so that a broker without partitions holds the controller role at the start.
+    Ok(())
+}
+
+/// Configures and starts the brokers: broker 1 first (so that a broker without partitions
+/// holds the controller role at the start), then the others one at a time; returns once all
+/// of them agree on the controller.
+fn start_brokers(
+    env: &crate::env::Env,
+    cfg: &BenchConfig,
+    sys: &mut System,
+    zk_connect: &str,
+) -> Result<()> {
+    let ids = add_brokers(env, cfg, sys, zk_connect)?;
     sys.start_broker(1, env)?;
     util::wait_until(
         "broker 1 to become the controller",
@@ -415,10 +465,50 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
     env.step(&format!(
         "{} brokers registered ({} hosting partitions); controller is broker {ctl}",
         ids.len(),
-        n_data
+        sys.data_ids.len()
     ));
+    Ok(())
+}
 
-    // Build the metadata through the Admin API (CreateTopics at the controller broker).
+/// Adds the brokers to `sys` with their configuration: ids 1, 2 host nothing (their
+/// controller role is failed over), 101.. host data. Returns every id, 1 first.
+fn add_brokers(
+    env: &crate::env::Env,
+    cfg: &BenchConfig,
+    sys: &mut System,
+    zk_connect: &str,
+) -> Result<Vec<i32>> {
+    let n_data = data_brokers(cfg.partitions);
+    let mut ids = vec![1, 2];
+    for i in 0..n_data {
+        ids.push(101 + i as i32);
+        sys.data_ids.push(101 + i as i32);
+    }
+    for id in &ids {
+        let n = ZkNode::new(&env.work, format!("broker-{id}"), *id)?;
+        let props = format!(
+            "broker.id={id}\nzookeeper.connect={zk_connect}\nzookeeper.session.timeout.ms=2000\n\
+             zookeeper.connection.timeout.ms=10000\nlisteners=PLAINTEXT://{addr}\nadvertised.listeners=PLAINTEXT://{addr}\n\
+             log.dirs={data}\noffsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n\
+             transaction.state.log.min.isr=1\ngroup.initial.rebalance.delay.ms=0\nauto.create.topics.enable=false\n\
+             num.recovery.threads.per.data.dir=1\n",
+            addr = n.addr(),
+            data = n.dir.join("data").display()
+        );
+        std::fs::write(&n.config, props)?;
+        sys.brokers.push(n);
+    }
+    Ok(ids)
+}
+
+/// Builds the metadata through the Admin API (CreateTopics at the controller broker), every
+/// partition pinned to a data broker in turn, and records how long it took.
+fn build_metadata(
+    env: &crate::env::Env,
+    cfg: &BenchConfig,
+    sys: &mut System,
+    rec: &Recorder,
+) -> Result<()> {
     let t = Instant::now();
     let topics = metadata_topics(cfg.partitions);
     let mut next = 0usize;
@@ -440,7 +530,7 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
                 }
             })
             .collect();
-        create_at_controller(&mut sys, &specs)?;
+        create_at_controller(sys, &specs)?;
     }
     let create = t.elapsed();
     rec.record(
@@ -456,106 +546,107 @@ pub fn run(env: &crate::env::Env, cfg: &BenchConfig) -> Result<()> {
         topics.len(),
         create.as_secs_f64()
     ));
+    Ok(())
+}
 
-    let mut probe_no = 0;
-    for rep in 0..cfg.reps {
-        for (signal, name) in [
-            (libc::SIGKILL, "uncontrolled"),
-            (libc::SIGTERM, "controlled"),
-        ] {
-            let ctl = move_controller_off_data_brokers(env, &mut sys)?;
-            let i = sys.broker_index(ctl)?;
-            let pid = sys.brokers[i]
-                .pid()
-                .context("controller broker not running")?;
+/// Which failover of the run: repetition, the signal and its name, the probe's number.
+struct Round<'a> {
+    rep: usize,
+    signal: i32,
+    name: &'a str,
+    probe_no: usize,
+}
+
+/// Moves the controller role off the data brokers, signals the controller broker and probes
+/// CreateTopics at the others until one succeeds (recording the failover time and, for
+/// SIGTERM, the time to its exit), then restarts it and waits until every broker agrees on
+/// the controller again.
+fn fail_over_controller(
+    env: &crate::env::Env,
+    sys: &mut System,
+    at: &Round,
+    rec: &Recorder,
+) -> Result<()> {
+    let (rep, signal, name, probe_no) = (at.rep, at.signal, at.name, at.probe_no);
+    let ctl = move_controller_off_data_brokers(env, sys)?;
+    let i = sys.broker_index(ctl)?;
+    record_rss(sys, i, rep, rec)?;
+    let topic = TopicSpec {
+        name: format!("failover-{probe_no}"),
+        partitions: 1,
+        replication_factor: 1,
+        assignment: Some(vec![vec![sys.data_ids[probe_no % sys.data_ids.len()]]]),
+    };
+    let others = sys.live_broker_addrs(ctl);
+    let t0 = Instant::now();
+    sys.brokers[i]
+        .proc
+        .as_ref()
+        .context("controller process")?
+        .signal(signal)?;
+    // The controller broker accepts the request as soon as it holds the role and then
+    // waits for the partition's leader, i.e. for the end of its failover work: give it
+    // the whole deadline, so that no retry answered TOPIC_ALREADY_EXISTS ends the probe
+    // early.
+    let p = measure::probe_create(&others, &topic, 290_000, t0, Duration::from_secs(300))?;
+    rec.record(
+        "zookeeper",
+        rep,
+        &format!("failover_{name}_ms"),
+        p.elapsed.as_secs_f64() * 1000.0,
+        "ms",
+    )?;
+    env.step(&format!(
+        "{name} failover: controller broker {ctl} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
+        p.addr,
+        p.elapsed.as_secs_f64() * 1000.0,
+        p.attempts
+    ));
+    let mut proc = sys.brokers[i].proc.take().context("controller process")?;
+    match proc.stop(Duration::from_secs(60)) {
+        procs::StopOutcome::Terminated(..) if signal == libc::SIGTERM => {
             rec.record(
                 "zookeeper",
                 rep,
-                "controller_rss_bytes",
-                measure::vm_hwm_bytes(pid).unwrap_or(0) as f64,
-                "bytes",
-            )?;
-            let zk_rss = sys
-                .zk
-                .iter_mut()
-                .filter_map(|z| z.pid())
-                .filter_map(measure::vm_hwm_bytes)
-                .max()
-                .unwrap_or(0);
-            rec.record(
-                "zookeeper",
-                rep,
-                "zookeeper_rss_bytes",
-                zk_rss as f64,
-                "bytes",
-            )?;
-            probe_no += 1;
-            let topic = TopicSpec {
-                name: format!("failover-{probe_no}"),
-                partitions: 1,
-                replication_factor: 1,
-                assignment: Some(vec![vec![sys.data_ids[probe_no % sys.data_ids.len()]]]),
-            };
-            let others = sys.live_broker_addrs(ctl);
-            let t0 = Instant::now();
-            sys.brokers[i]
-                .proc
-                .as_ref()
-                .context("controller process")?
-                .signal(signal)?;
-            // The controller broker accepts the request as soon as it holds the role and then
-            // waits for the partition's leader, i.e. for the end of its failover work: give it
-            // the whole deadline, so that no retry answered TOPIC_ALREADY_EXISTS ends the probe
-            // early.
-            let p = measure::probe_create(&others, &topic, 290_000, t0, Duration::from_secs(300))?;
-            rec.record(
-                "zookeeper",
-                rep,
-                &format!("failover_{name}_ms"),
-                p.elapsed.as_secs_f64() * 1000.0,
+                "sigterm_exit_ms",
+                t0.elapsed().as_millis() as f64,
                 "ms",
             )?;
-            env.step(&format!(
-                "{name} failover: controller broker {ctl} signalled, CreateTopics succeeded at {} after {:.0} ms ({} attempts)",
-                p.addr,
-                p.elapsed.as_secs_f64() * 1000.0,
-                p.attempts
-            ));
-            let mut proc = sys.brokers[i].proc.take().context("controller process")?;
-            match proc.stop(Duration::from_secs(60)) {
-                procs::StopOutcome::Terminated(..) if signal == libc::SIGTERM => {
-                    rec.record(
-                        "zookeeper",
-                        rep,
-                        "sigterm_exit_ms",
-                        t0.elapsed().as_millis() as f64,
-                        "ms",
-                    )?;
-                }
-                _ => {}
-            }
-            procs::append_marker(&sys.brokers[i].log, "===== kraftwerk-it: stopped =====");
-            sys.start_broker(ctl, env)?;
-            sys.wait_brokers(Duration::from_secs(180))?;
         }
+        _ => {}
     }
-    // Stop: brokers first (data brokers last would wait for a controller), then ZooKeeper.
-    let mut all: Vec<Proc> = sys
-        .brokers
+    procs::append_marker(&sys.brokers[i].log, "===== kraftwerk-it: stopped =====");
+    sys.start_broker(ctl, env)?;
+    sys.wait_brokers(Duration::from_secs(180))?;
+    Ok(())
+}
+
+/// Records the peak RSS of the controller broker (`brokers[i]`) and of the ZooKeeper servers.
+fn record_rss(sys: &mut System, i: usize, rep: usize, rec: &Recorder) -> Result<()> {
+    let pid = sys.brokers[i]
+        .pid()
+        .context("controller broker not running")?;
+    rec.record(
+        "zookeeper",
+        rep,
+        "controller_rss_bytes",
+        measure::vm_hwm_bytes(pid).unwrap_or(0) as f64,
+        "bytes",
+    )?;
+    let zk_rss = sys
+        .zk
         .iter_mut()
-        .filter_map(|b| b.proc.take())
-        .collect();
-    for p in all.iter() {
-        let _ = p.term();
-    }
-    for p in all.iter_mut() {
-        p.stop(Duration::from_secs(60));
-    }
-    for z in sys.zk.iter_mut() {
-        if let Some(mut p) = z.proc.take() {
-            p.stop(Duration::from_secs(20));
-        }
-    }
+        .filter_map(|z| z.pid())
+        .filter_map(measure::vm_hwm_bytes)
+        .max()
+        .unwrap_or(0);
+    rec.record(
+        "zookeeper",
+        rep,
+        "zookeeper_rss_bytes",
+        zk_rss as f64,
+        "bytes",
+    )?;
     Ok(())
 }
 

@@ -75,18 +75,49 @@ fn expect_line(what: &str, out: &str, needle: &str) -> Result<()> {
     Ok(())
 }
 
+/// Step 1: moves the one partition of [`MOVED`] from the first broker to the second and
+/// reads its messages back.
 fn reassign(env: &Env, c: &mut Cluster) -> Result<()> {
     let boot = c.broker_bootstrap();
     let [from, to] = match c.brokers.as_slice() {
         [a, b, ..] => [a.id, b.id],
         _ => bail!("reassignment needs two brokers"),
     };
+    let sent = create_placed_topic(env, c, &boot, from)?;
+    let plan_arg = write_plan(env, to)?;
+    execute_move(env, c, &boot, &plan_arg, from, to)?;
+    verify_moved(env, c, &boot, &plan_arg, to)?;
+    let got = consume(env, &boot, MOVED, "moved-g", sent.len())?;
+    assert_same_messages("the moved partition", &sent, &got)?;
+    let out = tool_out(
+        env,
+        "kafka-reassign-partitions",
+        &list_args("--bootstrap-server", &boot),
+    )?;
+    expect_line(
+        "kafka-reassign-partitions --list after completion",
+        &out,
+        "No partition reassignments found.",
+    )?;
+    env.step("kafka-reassign-partitions --list: No partition reassignments found.");
+    Ok(())
+}
+
+/// `kafka-reassign-partitions --list` asking `boot` through `flag` (`--bootstrap-server` or
+/// `--bootstrap-controller`).
+fn list_args(flag: &str, boot: &str) -> Vec<String> {
+    args(&[flag, boot, "--list"])
+}
+
+/// Creates [`MOVED`] with its one replica on broker `from` and writes 200 messages to it
+/// (acks=all); returns them.
+fn create_placed_topic(env: &Env, c: &Cluster, boot: &str, from: i32) -> Result<Vec<String>> {
     let out = tool_out(
         env,
         "kafka-topics",
         &args(&[
             "--bootstrap-server",
-            &boot,
+            boot,
             "--create",
             "--topic",
             MOVED,
@@ -99,7 +130,7 @@ fn reassign(env: &Env, c: &mut Cluster) -> Result<()> {
         &out,
         &format!("Created topic {MOVED}"),
     )?;
-    let placed = wait_partition(c, &boot, &format!("{MOVED}-0 on broker {from}"), from)?;
+    let placed = wait_partition(c, boot, &format!("{MOVED}-0 on broker {from}"), from)?;
     env.step(&format!(
         "created topic {MOVED} with --replica-assignment {from}: {}",
         render(&placed)
@@ -107,12 +138,17 @@ fn reassign(env: &Env, c: &mut Cluster) -> Result<()> {
     let sent = messages("moved", 200);
     produce(
         env,
-        &boot,
+        boot,
         MOVED,
         &sent,
         &["--producer-property", "acks=all"],
     )?;
+    Ok(sent)
+}
 
+/// Writes the reassignment plan (`MOVED`-0 onto broker `to` only) into the work directory;
+/// returns its path.
+fn write_plan(env: &Env, to: i32) -> Result<String> {
     let plan = env
         .work
         .join(format!("reassign-{MOVED}-{}.json", util::unix_ms()));
@@ -123,29 +159,32 @@ fn reassign(env: &Env, c: &mut Cluster) -> Result<()> {
         ),
     )
     .with_context(|| format!("writing {}", plan.display()))?;
-    let plan_arg = plan.to_string_lossy().to_string();
-    let verify_args = args(&[
-        "--bootstrap-server",
-        &boot,
-        "--reassignment-json-file",
-        &plan_arg,
-        "--verify",
-    ]);
+    Ok(plan.to_string_lossy().to_string())
+}
+
+/// `--execute` the plan, then `--list` asking the controllers directly.
+fn execute_move(
+    env: &Env,
+    c: &Cluster,
+    boot: &str,
+    plan_arg: &str,
+    from: i32,
+    to: i32,
+) -> Result<()> {
     // The move itself takes milliseconds (a target broker that cannot fetch would keep it in
     // progress, but `--execute` refuses a stopped broker and a SIGSTOPped one stalls the admin
     // requests that land on it), so `--list` during the move may find it done already: it must
     // answer, from the controllers directly, with either outcome. What it lists while a move is
     // in progress is covered by the controller's unit tests.
     let controllers = c.controller_bootstrap();
-    let list_args = |flag: &str, boot: &str| args(&[flag, boot, "--list"]);
     let out = tool_out(
         env,
         "kafka-reassign-partitions",
         &args(&[
             "--bootstrap-server",
-            &boot,
+            boot,
             "--reassignment-json-file",
-            &plan_arg,
+            plan_arg,
             "--execute",
         ]),
     )?;
@@ -174,7 +213,19 @@ fn reassign(env: &Env, c: &mut Cluster) -> Result<()> {
             util::one_line(&out, 400)
         );
     }
+    Ok(())
+}
 
+/// Waits until `--verify` reports the move completed and `kafka-topics --describe` shows only
+/// broker `to` as replica, leader and ISR.
+fn verify_moved(env: &Env, c: &Cluster, boot: &str, plan_arg: &str, to: i32) -> Result<()> {
+    let verify_args = args(&[
+        "--bootstrap-server",
+        boot,
+        "--reassignment-json-file",
+        plan_arg,
+        "--verify",
+    ]);
     let completed = format!("Reassignment of partition {MOVED}-0 is completed.");
     let verified = util::wait_until(
         &format!("kafka-reassign-partitions --verify to report {MOVED}-0 completed"),
@@ -190,23 +241,8 @@ fn reassign(env: &Env, c: &mut Cluster) -> Result<()> {
         },
     )?;
     env.show("kafka-reassign-partitions --verify", verified.trim());
-    let moved = wait_partition(c, &boot, &format!("{MOVED}-0 on broker {to} only"), to)?;
+    let moved = wait_partition(c, boot, &format!("{MOVED}-0 on broker {to} only"), to)?;
     env.step(&format!("after the move: {}", render(&moved)));
-
-    let got = consume(env, &boot, MOVED, "moved-g", sent.len())?;
-    assert_same_messages("the moved partition", &sent, &got)?;
-
-    let out = tool_out(
-        env,
-        "kafka-reassign-partitions",
-        &list_args("--bootstrap-server", &boot),
-    )?;
-    expect_line(
-        "kafka-reassign-partitions --list after completion",
-        &out,
-        "No partition reassignments found.",
-    )?;
-    env.step("kafka-reassign-partitions --list: No partition reassignments found.");
     Ok(())
 }
 

@@ -554,6 +554,34 @@ pub fn assert_images_agree(
 ) -> Result<String> {
     let dir = env.work.join("images");
     std::fs::create_dir_all(&dir)?;
+    let mut logs = log_images(env, c, &dir, upto)?;
+    let mut summary = assert_log_images_equal(&logs, upto)?;
+    let compared = assert_snapshots_match_logs(env, c, &dir, writers, &mut logs.full_logs)?;
+    summary.push_str(&format!(
+        "; snapshots with the image of the log below them: {}",
+        if compared.is_empty() {
+            "none found".to_string()
+        } else {
+            compared.join(", ")
+        }
+    ));
+    env.step(&summary);
+    Ok(summary)
+}
+
+/// What [`log_images`] replayed.
+struct LogImages {
+    /// Controller label → kafka-metadata-shell's image of its log below `upto`.
+    trees: Vec<(String, String)>,
+    /// Controller label → its whole log, for the controllers whose log starts at offset 0.
+    full_logs: Vec<(String, Vec<LogBatch>)>,
+    /// How many distinct log prefixes the shell replayed.
+    distinct_prefixes: usize,
+}
+
+/// Replays each controller's log prefix below `upto` with kafka-metadata-shell (writing the
+/// prefixes into `dir`); a log cleaned below a snapshot (not starting at offset 0) is skipped.
+fn log_images(env: &Env, c: &Cluster, dir: &Path, upto: i64) -> Result<LogImages> {
     let mut trees: Vec<(String, String)> = Vec::new();
     let mut full_logs: Vec<(String, Vec<LogBatch>)> = Vec::new();
     let mut prefixes: Vec<(Vec<u8>, String)> = Vec::new();
@@ -583,6 +611,16 @@ pub fn assert_images_agree(
             ));
         }
     }
+    Ok(LogImages {
+        trees,
+        full_logs,
+        distinct_prefixes: prefixes.len(),
+    })
+}
+
+/// The log images are all the same (and hold a metadataVersion); returns the summary's start.
+fn assert_log_images_equal(logs: &LogImages, upto: i64) -> Result<String> {
+    let trees = &logs.trees;
     let Some((ref_name, ref_tree)) = trees.first().cloned() else {
         bail!("no controller log starts at offset 0: nothing to replay with kafka-metadata-shell");
     };
@@ -600,38 +638,31 @@ pub fn assert_images_agree(
             );
         }
     }
-    let mut summary = format!(
+    Ok(format!(
         "kafka-metadata-shell images of {} controllers' logs identical at offset {upto} ({} lines, {} distinct log prefix(es) replayed)",
         trees.len(),
         ref_tree.lines().count(),
-        prefixes.len()
-    );
-    // Snapshots, against the log prefix each one stands for: every controller's first, middle
-    // and last snapshot written by kraftwerk, and its last one written by Java.
+        logs.distinct_prefixes
+    ))
+}
+
+/// Snapshots, against the log prefix each one stands for: every controller's first, middle
+/// and last snapshot written by kraftwerk, and its last one written by Java. `full_logs` are
+/// re-read when a snapshot is newer than all of them. Returns the snapshots compared.
+fn assert_snapshots_match_logs(
+    env: &Env,
+    c: &Cluster,
+    dir: &Path,
+    writers: &SnapshotWriters,
+    full_logs: &mut [(String, Vec<LogBatch>)],
+) -> Result<Vec<String>> {
     let mut from_log_cache: BTreeMap<i64, String> = BTreeMap::new();
     let mut compared: Vec<String> = Vec::new();
     for n in &c.controllers {
         let current = c.controller_kind(n.id).unwrap_or(ControllerKind::Java);
         let snaps = snapshots(&partition_dir(&n.data_dir()))?;
         let writer = |p: &PathBuf| writers.get(p).copied().unwrap_or(current);
-        let by_kraftwerk: Vec<_> = snaps
-            .iter()
-            .filter(|s| writer(&s.2) == ControllerKind::Kraftwerk)
-            .collect();
-        let by_java: Vec<_> = snaps
-            .iter()
-            .filter(|s| writer(&s.2) == ControllerKind::Java)
-            .collect();
-        let mut chosen: Vec<&(i64, i32, PathBuf)> = Vec::new();
-        if !by_kraftwerk.is_empty() {
-            for i in [0, by_kraftwerk.len() / 2, by_kraftwerk.len() - 1] {
-                if !chosen.contains(&by_kraftwerk[i]) {
-                    chosen.push(by_kraftwerk[i]);
-                }
-            }
-        }
-        chosen.extend(by_java.last().copied());
-        for (offset, epoch, path) in chosen {
+        for (offset, epoch, path) in snapshots_to_compare(&snaps, writer) {
             let (offset, epoch) = (*offset, *epoch);
             let who = writer(path).label();
             // The logs were read at `upto`; a snapshot written since needs a fresh read.
@@ -675,16 +706,33 @@ pub fn assert_images_agree(
             compared.push(format!("{}:{offset}-{epoch}({who})", n.name()));
         }
     }
-    summary.push_str(&format!(
-        "; snapshots with the image of the log below them: {}",
-        if compared.is_empty() {
-            "none found".to_string()
-        } else {
-            compared.join(", ")
+    Ok(compared)
+}
+
+/// Of one controller's snapshots (oldest first), the first, middle and last written by
+/// kraftwerk and the last written by Java, as `writer` attributes them.
+fn snapshots_to_compare(
+    snaps: &[(i64, i32, PathBuf)],
+    writer: impl Fn(&PathBuf) -> ControllerKind,
+) -> Vec<&(i64, i32, PathBuf)> {
+    let by_kraftwerk: Vec<_> = snaps
+        .iter()
+        .filter(|s| writer(&s.2) == ControllerKind::Kraftwerk)
+        .collect();
+    let by_java: Vec<_> = snaps
+        .iter()
+        .filter(|s| writer(&s.2) == ControllerKind::Java)
+        .collect();
+    let mut chosen: Vec<&(i64, i32, PathBuf)> = Vec::new();
+    if !by_kraftwerk.is_empty() {
+        for i in [0, by_kraftwerk.len() / 2, by_kraftwerk.len() - 1] {
+            if !chosen.contains(&by_kraftwerk[i]) {
+                chosen.push(by_kraftwerk[i]);
+            }
         }
-    ));
-    env.step(&summary);
-    Ok(summary)
+    }
+    chosen.extend(by_java.last().copied());
+    chosen
 }
 
 #[cfg(test)]

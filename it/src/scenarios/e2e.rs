@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use super::{
     assert_quorum_status, assert_same_messages, consume, create_topic, kill_leader_and_measure,
-    messages, produce, wait_caught_up,
+    messages, produce, wait_caught_up, Failover,
 };
 use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
 use crate::env::Env;
+use crate::parse::{QuorumStatus, ReplicaRow};
 
 /// Longest acceptable time from SIGKILL of the active controller to another leader.
 const NEW_LEADER_WITHIN_MS: u64 = 15_000;
@@ -49,18 +50,54 @@ pub fn start_single_broker_cluster(env: &Env) -> Result<Cluster<'_>> {
 /// The scenario body.
 pub fn run(env: &Env) -> Result<()> {
     let mut c = start_single_broker_cluster(env)?;
-    let broker = FIRST_BROKER_ID;
-    let boot = c.broker_bootstrap();
-    let one_controller = c.controllers[0].addr();
+    check_healthy_quorum(env, &c)?;
+    topic_round_trip(env, &c)?;
+    let f = fail_over(env, &mut c)?;
+    check_broker_unfenced(env, &c)?;
+    let rows = check_new_leader(env, &c, &f)?;
+    restart_old_leader(env, &mut c, &f, &rows)?;
+    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
+    println!("failover_ms={}", f.failover_ms);
+    Ok(())
+}
 
-    // What `kafka-metadata-quorum` shows on a healthy cluster.
+/// What `kafka-metadata-quorum` shows on a healthy cluster: every voter and the broker in
+/// `describe --replication` with its role, and a leader that keeps its epoch while its high
+/// watermark moves (NoOpRecords).
+fn check_healthy_quorum(env: &Env, c: &Cluster) -> Result<()> {
+    let broker = FIRST_BROKER_ID;
+    let one_controller = c.controllers[0].addr();
     let (s1, raw) = c.describe_status(&one_controller, Duration::from_secs(30))?;
     env.show(
         &format!("kafka-metadata-quorum --bootstrap-controller {one_controller} describe --status"),
         &raw,
     );
-    assert_quorum_status(&s1, &c, &[broker])?;
-    let (rows, raw) = c.describe_replication(&one_controller, Duration::from_secs(30))?;
+    assert_quorum_status(&s1, c, &[broker])?;
+    check_replication_roles(env, c, &one_controller, s1.leader_id)?;
+    let (s2, _) = c.describe_status(&one_controller, Duration::from_secs(30))?;
+    check_idle_leader(&s1, &s2)?;
+    env.step(&format!(
+        "quorum OK: leader {} epoch {}, high watermark moved {} -> {}, voters {:?}, observers {:?}",
+        s2.leader_id,
+        s2.leader_epoch,
+        s1.high_watermark,
+        s2.high_watermark,
+        s2.voters,
+        s2.observers
+    ));
+    Ok(())
+}
+
+/// `describe --replication` through `one_controller` lists `leader` as Leader, the other
+/// voters as Followers and the broker as an Observer.
+fn check_replication_roles(
+    env: &Env,
+    c: &Cluster,
+    one_controller: &str,
+    leader: i32,
+) -> Result<()> {
+    let broker = FIRST_BROKER_ID;
+    let (rows, raw) = c.describe_replication(one_controller, Duration::from_secs(30))?;
     env.show(
         &format!(
             "kafka-metadata-quorum --bootstrap-controller {one_controller} describe --replication"
@@ -71,7 +108,7 @@ pub fn run(env: &Env) -> Result<()> {
         let Some(r) = rows.iter().find(|r| r.node_id == ctl.id) else {
             bail!("describe --replication does not list voter {}", ctl.id);
         };
-        let want = if ctl.id == s1.leader_id {
+        let want = if ctl.id == leader {
             "Leader"
         } else {
             "Follower"
@@ -90,7 +127,12 @@ pub fn run(env: &Env) -> Result<()> {
     {
         bail!("describe --replication does not list broker {broker} as an Observer");
     }
-    let (s2, _) = c.describe_status(&one_controller, Duration::from_secs(30))?;
+    Ok(())
+}
+
+/// Between two `describe --status` calls on an idle healthy quorum the high watermark moves
+/// and the leadership stays.
+fn check_idle_leader(s1: &QuorumStatus, s2: &QuorumStatus) -> Result<()> {
     if s2.high_watermark <= s1.high_watermark {
         bail!(
             "the high watermark did not move between two describe --status calls ({} then {}); the leader should append NoOpRecords",
@@ -107,17 +149,13 @@ pub fn run(env: &Env) -> Result<()> {
             s2.leader_epoch
         );
     }
-    env.step(&format!(
-        "quorum OK: leader {} epoch {}, high watermark moved {} -> {}, voters {:?}, observers {:?}",
-        s2.leader_id,
-        s2.leader_epoch,
-        s1.high_watermark,
-        s2.high_watermark,
-        s2.voters,
-        s2.observers
-    ));
+    Ok(())
+}
 
-    // A topic, 1000 messages in, the same 1000 out.
+/// A topic, 1000 messages in, the same 1000 out.
+fn topic_round_trip(env: &Env, c: &Cluster) -> Result<()> {
+    let broker = FIRST_BROKER_ID;
+    let boot = c.broker_bootstrap();
     let baseline = create_topic(env, &boot, "e2e-one", 3, 1, &[])?;
     println!("create_baseline_ms={}", baseline.as_millis());
     let (parts, raw) = c.describe_topic(&boot, "e2e-one", Duration::from_secs(60))?;
@@ -130,22 +168,30 @@ pub fn run(env: &Env) -> Result<()> {
     let got1 = consume(env, &boot, "e2e-one", "g1", 1000)?;
     assert_same_messages("e2e-one", &sent1, &got1)?;
     env.step("all 1000 messages of e2e-one read back");
+    Ok(())
+}
 
-    // Failover.
+/// SIGKILLs the active controller; another must lead within [`NEW_LEADER_WITHIN_MS`].
+fn fail_over(env: &Env, c: &mut Cluster) -> Result<Failover> {
     let (_, raw) = c.describe_status(&c.controller_bootstrap(), Duration::from_secs(30))?;
     env.show("before failover: describe --status", &raw);
     let (_, raw) = c.describe_replication(&c.controller_bootstrap(), Duration::from_secs(30))?;
     env.show("before failover: describe --replication", &raw);
-    let f = kill_leader_and_measure(env, &mut c, "e2e-two", 3)?;
+    let f = kill_leader_and_measure(env, c, "e2e-two", 3)?;
     println!("failover_ms={}", f.failover_ms);
     println!("new_leader_seen_ms={}", f.leader_ms);
     if f.leader_ms > NEW_LEADER_WITHIN_MS {
         bail!("no new controller leader within {NEW_LEADER_WITHIN_MS} ms of SIGKILL (first seen after {} ms)", f.leader_ms);
     }
     c.check_alive()?;
+    Ok(f)
+}
 
-    // The broker stayed registered and unfenced: its partitions keep their leader, it still
-    // produces and consumes (a fenced broker has no leaderships and would refuse both).
+/// The broker stayed registered and unfenced: its partitions keep their leader, it still
+/// produces and consumes (a fenced broker has no leaderships and would refuse both).
+fn check_broker_unfenced(env: &Env, c: &Cluster) -> Result<()> {
+    let broker = FIRST_BROKER_ID;
+    let boot = c.broker_bootstrap();
     let (parts, _) = c.describe_topic(&boot, "e2e-one", Duration::from_secs(60))?;
     if parts.iter().any(|p| p.leader != broker) {
         bail!(
@@ -159,7 +205,11 @@ pub fn run(env: &Env) -> Result<()> {
     env.step(
         "broker still unfenced after the failover: 1000 messages of e2e-two written and read back",
     );
+    Ok(())
+}
 
+/// The survivors report a new leader in a higher epoch; returns their `describe --replication`.
+fn check_new_leader(env: &Env, c: &Cluster, f: &Failover) -> Result<Vec<ReplicaRow>> {
     let survivors = c.controller_bootstrap_except(f.old_leader);
     let (after, raw) = c.describe_status(&survivors, Duration::from_secs(30))?;
     env.show("after failover: describe --status", &raw);
@@ -174,22 +224,23 @@ pub fn run(env: &Env) -> Result<()> {
     }
     let (rows, raw) = c.describe_replication(&survivors, Duration::from_secs(30))?;
     env.show("after failover: describe --replication", &raw);
+    Ok(rows)
+}
 
-    // The killed controller comes back and replicates everything it missed.
+/// The killed controller comes back and replicates everything it missed (up to the leader's
+/// log end offset in `rows`).
+fn restart_old_leader(env: &Env, c: &mut Cluster, f: &Failover, rows: &[ReplicaRow]) -> Result<()> {
     let leader_leo = rows
         .iter()
         .find(|r| r.status == "Leader")
         .map(|r| r.log_end_offset)
         .unwrap_or(0);
     c.start(f.old_leader)?;
-    let raw = wait_caught_up(env, &c, f.old_leader, leader_leo, Duration::from_secs(90))?;
+    let raw = wait_caught_up(env, c, f.old_leader, leader_leo, Duration::from_secs(90))?;
     env.show("after restart: describe --replication", &raw);
     let (st, raw) = c.describe_status(&c.controller_bootstrap(), Duration::from_secs(30))?;
     env.show("after restart: describe --status", &raw);
-    assert_quorum_status(&st, &c, &[broker])?;
+    assert_quorum_status(&st, c, &[FIRST_BROKER_ID])?;
     c.check_alive()?;
-
-    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
-    println!("failover_ms={}", f.failover_ms);
     Ok(())
 }

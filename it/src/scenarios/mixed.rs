@@ -384,51 +384,38 @@ impl Traffic {
         let n = self.topics.len();
         let topic = format!("t{n:02}");
         let boot = c.broker_bootstrap();
-        let rf = c.brokers.len().min(2).to_string();
         env.step(&format!("traffic round {n} ({why})"));
-        let created = util::wait_until(
-            &format!("kafka-topics --create {topic}"),
-            Duration::from_secs(90),
-            Duration::from_millis(500),
-            || {
-                let r = env.tool(
-                    "kafka-topics",
-                    &args(&[
-                        "--bootstrap-server",
-                        &boot,
-                        "--create",
-                        "--topic",
-                        &topic,
-                        "--partitions",
-                        "2",
-                        "--replication-factor",
-                        &rf,
-                        "--config",
-                        "retention.ms=86400000",
-                    ]),
-                    None,
-                    Duration::from_secs(60),
-                )?;
-                if r.ok()
-                    || r.stderr.contains("already exists")
-                    || r.stdout.contains("already exists")
-                {
-                    return Ok(Some(r.elapsed));
-                }
-                bail!("{}", util::one_line(&r.stderr, 300))
-            },
+        create_topic_with_config(env, c, &boot, &topic)?;
+        self.alter_grow_delete(env, &boot, &topic)?;
+        java_only_records(env, c, &boot, n)?;
+        let sent = messages(&topic, 200);
+        produce(
+            env,
+            &boot,
+            &topic,
+            &sent,
+            &["--producer-property", "acks=all"],
         )?;
-        env.step(&format!("created topic {topic} in {}", util::secs(created)));
+        let got = consume(env, &boot, &topic, &format!("g-{topic}"), sent.len())?;
+        assert_same_messages(&topic, &sent, &got)?;
+        self.topics.push(topic);
+        Ok(())
+    }
+
+    /// Alters a config of `topic` (round `n` = topics so far), grows the previous topic to 3
+    /// partitions and deletes the one before it.
+    fn alter_grow_delete(&self, env: &Env, boot: &str, topic: &str) -> Result<()> {
+        let n = self.topics.len();
         env.tool_ok(
             "kafka-configs",
             &args(&[
                 "--bootstrap-server",
-                &boot,
+                boot,
                 "--alter",
                 "--entity-type",
                 "topics",
                 "--entity-name",
-                &topic,
+                topic,
                 "--add-config",
                 &format!("max.message.bytes={}", 1_048_588 + n),
             ]),
@@ -440,7 +427,7 @@ impl Traffic {
                 "kafka-topics",
                 &args(&[
                     "--bootstrap-server",
-                    &boot,
+                    boot,
                     "--alter",
                     "--topic",
                     prev,
@@ -455,67 +442,99 @@ impl Traffic {
             let old = self.topics[n - 2].clone();
             env.tool_ok(
                 "kafka-topics",
-                &args(&["--bootstrap-server", &boot, "--delete", "--topic", &old]),
+                &args(&["--bootstrap-server", boot, "--delete", "--topic", &old]),
                 None,
                 Duration::from_secs(60),
             )?;
         }
         env.step("altered a topic config, grew the previous topic to 3 partitions, deleted the one before");
-        // Records only a Java controller writes (kraftwerk does not serve
-        // AlterUserScramCredentials or AlterClientQuotas): kraftwerk replays them and must keep
-        // them in the snapshots it writes.
-        let st = leader_status(c)?;
-        if c.controller_kind(st.leader_id) == Some(ControllerKind::Java) {
-            env.tool_ok(
-                "kafka-configs",
-                &args(&[
-                    "--bootstrap-server",
-                    &boot,
-                    "--alter",
-                    "--entity-type",
-                    "users",
-                    "--entity-name",
-                    &format!("user{n}"),
-                    "--add-config",
-                    &format!("SCRAM-SHA-256=[iterations=4096,password=pw{n}]"),
-                ]),
-                None,
-                Duration::from_secs(60),
-            )?;
-            env.tool_ok(
-                "kafka-configs",
-                &args(&[
-                    "--bootstrap-server",
-                    &boot,
-                    "--alter",
-                    "--entity-type",
-                    "clients",
-                    "--entity-name",
-                    &format!("client{n}"),
-                    "--add-config",
-                    &format!("producer_byte_rate={}", 1_048_576 + n),
-                ]),
-                None,
-                Duration::from_secs(60),
-            )?;
-            env.step(&format!(
-                "Java leader {} wrote a SCRAM credential (user{n}) and a client quota (client{n})",
-                label(c, st.leader_id)
-            ));
-        }
-        let sent = messages(&topic, 200);
-        produce(
-            env,
-            &boot,
-            &topic,
-            &sent,
-            &["--producer-property", "acks=all"],
-        )?;
-        let got = consume(env, &boot, &topic, &format!("g-{topic}"), sent.len())?;
-        assert_same_messages(&topic, &sent, &got)?;
-        self.topics.push(topic);
         Ok(())
     }
+}
+
+/// Creates `topic` (2 partitions, RF up to 2, a retention config), retried for up to 90 s
+/// while the controllers change hands; "already exists" counts as created.
+fn create_topic_with_config(env: &Env, c: &Cluster, boot: &str, topic: &str) -> Result<()> {
+    let rf = c.brokers.len().min(2).to_string();
+    let created = util::wait_until(
+        &format!("kafka-topics --create {topic}"),
+        Duration::from_secs(90),
+        Duration::from_millis(500),
+        || {
+            let r = env.tool(
+                "kafka-topics",
+                &args(&[
+                    "--bootstrap-server",
+                    boot,
+                    "--create",
+                    "--topic",
+                    topic,
+                    "--partitions",
+                    "2",
+                    "--replication-factor",
+                    &rf,
+                    "--config",
+                    "retention.ms=86400000",
+                ]),
+                None,
+                Duration::from_secs(60),
+            )?;
+            if r.ok() || r.stderr.contains("already exists") || r.stdout.contains("already exists")
+            {
+                return Ok(Some(r.elapsed));
+            }
+            bail!("{}", util::one_line(&r.stderr, 300))
+        },
+    )?;
+    env.step(&format!("created topic {topic} in {}", util::secs(created)));
+    Ok(())
+}
+
+/// Records only a Java controller writes (kraftwerk does not serve AlterUserScramCredentials
+/// or AlterClientQuotas): kraftwerk replays them and must keep them in the snapshots it
+/// writes. If a Java controller leads, round `n` adds a SCRAM credential and a client quota.
+fn java_only_records(env: &Env, c: &Cluster, boot: &str, n: usize) -> Result<()> {
+    let st = leader_status(c)?;
+    if c.controller_kind(st.leader_id) != Some(ControllerKind::Java) {
+        return Ok(());
+    }
+    env.tool_ok(
+        "kafka-configs",
+        &args(&[
+            "--bootstrap-server",
+            boot,
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            &format!("user{n}"),
+            "--add-config",
+            &format!("SCRAM-SHA-256=[iterations=4096,password=pw{n}]"),
+        ]),
+        None,
+        Duration::from_secs(60),
+    )?;
+    env.tool_ok(
+        "kafka-configs",
+        &args(&[
+            "--bootstrap-server",
+            boot,
+            "--alter",
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            &format!("client{n}"),
+            "--add-config",
+            &format!("producer_byte_rate={}", 1_048_576 + n),
+        ]),
+        None,
+        Duration::from_secs(60),
+    )?;
+    env.step(&format!(
+        "Java leader {} wrote a SCRAM credential (user{n}) and a client quota (client{n})",
+        label(c, st.leader_id)
+    ));
+    Ok(())
 }
 
 /// Prints the hand-offs as a table.

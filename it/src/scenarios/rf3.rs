@@ -32,6 +32,26 @@ const TOPIC: &str = "rf3";
 
 /// The scenario body.
 pub fn run(env: &Env) -> Result<()> {
+    let mut c = start_cluster(env)?;
+    let boot = c.broker_bootstrap();
+    let (parts, sent1) = fill_topic(env, &c, &boot)?;
+    let v = Victim::pick(env, &parts)?;
+    let survivors_boot = c.broker_bootstrap_except(v.id);
+    let t0 = kill(env, &mut c, v.id)?;
+    let sent_k = leaders_shrink_isr(env, &c, &survivors_boot, &v, t0)?;
+    controller_moves_leaders(env, &c, &survivors_boot, v.id, t0)?;
+    let all = produce_with_one_broker_down(env, &mut c, &survivors_boot, [sent1, sent_k].concat())?;
+    victim_rejoins(env, &mut c, &boot, v.id, t0, &all)?;
+    // Step 5: admin tools against the quorum.
+    super::admin::run(env, &mut c)?;
+    c.check_alive()?;
+    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
+    Ok(())
+}
+
+/// Formats and starts the controllers (long broker session) and three brokers (short replica
+/// lag); returns once every broker serves.
+fn start_cluster(env: &Env) -> Result<Cluster<'_>> {
     if env.controllers.len() < 3 {
         bail!(
             "e2e-rf3 needs at least 3 controllers, IT_CONTROLLERS has {}",
@@ -61,12 +81,16 @@ pub fn run(env: &Env) -> Result<()> {
     for b in &broker_ids {
         c.wait_broker_ready(*b, Duration::from_secs(150))?;
     }
-    let boot = c.broker_bootstrap();
+    Ok(c)
+}
 
-    create_topic(env, &boot, TOPIC, 3, 3, &["min.insync.replicas=2"])?;
+/// Creates [`TOPIC`] (RF 3, min ISR 2), waits for full ISRs, writes 1000 messages with
+/// acks=all and reads them back; returns the partitions and the messages.
+fn fill_topic(env: &Env, c: &Cluster, boot: &str) -> Result<(Vec<PartitionInfo>, Vec<String>)> {
+    create_topic(env, boot, TOPIC, 3, 3, &["min.insync.replicas=2"])?;
     let parts = wait_partitions(
-        &c,
-        &boot,
+        c,
+        boot,
         "all partitions to have a leader and a full ISR",
         Duration::from_secs(60),
         |ps| ps.len() == 3 && ps.iter().all(|p| p.leader >= 0 && p.isr.len() == 3),
@@ -74,60 +98,73 @@ pub fn run(env: &Env) -> Result<()> {
     let sent1 = messages("rf3-a", 1000);
     produce(
         env,
-        &boot,
+        boot,
         TOPIC,
         &sent1,
         &["--producer-property", "acks=all"],
     )?;
     // Consuming once creates __consumer_offsets (RF 3) while all brokers are up.
-    let got = consume(env, &boot, TOPIC, "g1", 1000)?;
+    let got = consume(env, boot, TOPIC, "g1", 1000)?;
     assert_same_messages("rf3 before the kill", &sent1, &got)?;
+    Ok((parts, sent1))
+}
 
-    // The victim leads some partitions and follows others.
-    let victim = pick_victim(&parts)?;
-    let victim_led: Vec<i32> = parts
-        .iter()
-        .filter(|p| p.leader == victim)
-        .map(|p| p.partition)
-        .collect();
-    let followed: Vec<&PartitionInfo> = parts
-        .iter()
-        .filter(|p| p.leader != victim && p.isr.contains(&victim))
-        .collect();
-    env.step(&format!(
-        "victim broker {victim}: leads partitions {victim_led:?}, follows {:?}",
-        followed.iter().map(|p| p.partition).collect::<Vec<_>>()
-    ));
-    let survivors_boot = c.broker_bootstrap_except(victim);
+/// The broker to kill: it leads some partitions and follows others.
+struct Victim {
+    id: i32,
+    /// Partitions it leads.
+    led: Vec<i32>,
+    /// Partitions it follows (in their ISR, not their leader).
+    followed: Vec<i32>,
+}
+
+impl Victim {
+    fn pick(env: &Env, parts: &[PartitionInfo]) -> Result<Victim> {
+        let id = pick_victim(parts)?;
+        let led: Vec<i32> = parts
+            .iter()
+            .filter(|p| p.leader == id)
+            .map(|p| p.partition)
+            .collect();
+        let followed: Vec<i32> = parts
+            .iter()
+            .filter(|p| p.leader != id && p.isr.contains(&id))
+            .map(|p| p.partition)
+            .collect();
+        env.step(&format!(
+            "victim broker {id}: leads partitions {led:?}, follows {followed:?}"
+        ));
+        Ok(Victim { id, led, followed })
+    }
+}
+
+/// SIGKILLs broker `victim`; returns the instant the timings that follow count from.
+fn kill(env: &Env, c: &mut Cluster, victim: i32) -> Result<Instant> {
     c.kill(victim)?;
     let t0 = Instant::now();
     env.step(&format!("SIGKILL broker {victim}"));
+    Ok(t0)
+}
 
-    // 1. ISR shrink by the partition leaders, before the controller fences the victim. A
-    //    follower that had fetched up to the leader's log end counts as caught up for as long
-    //    as nothing new is written (Kafka's isCaughtUp), so write to the partitions the victim
-    //    follows: keyed messages aimed at them with Kafka's key partitioner, acks=all. They can
-    //    only be acknowledged once the leaders have shrunk the ISR to the two live replicas
-    //    (min.insync.replicas=2), so the producer returning means the shrink happened.
-    let followed_ids: Vec<i32> = followed.iter().map(|p| p.partition).collect();
-    let keyed: Vec<(String, String)> = messages("rf3-k", 300)
-        .into_iter()
-        .scan(0u32, |i, m| {
-            // Next key that lands on a followed partition.
-            loop {
-                *i += 1;
-                let key = format!("k{i}");
-                if followed_ids.contains(&(util::partition_for_key(key.as_bytes(), 3) as i32)) {
-                    return Some((key, m));
-                }
-            }
-        })
-        .collect();
-    let lines: Vec<String> = keyed.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-    let sent_k: Vec<String> = keyed.into_iter().map(|(_, v)| v).collect();
+/// Step 1: ISR shrink by the partition leaders, before the controller fences the victim. A
+/// follower that had fetched up to the leader's log end counts as caught up for as long as
+/// nothing new is written (Kafka's isCaughtUp), so write to the partitions the victim follows:
+/// keyed messages aimed at them with Kafka's key partitioner, acks=all. They can only be
+/// acknowledged once the leaders have shrunk the ISR to the two live replicas
+/// (min.insync.replicas=2), so the producer returning means the shrink happened. Returns the
+/// messages written.
+fn leaders_shrink_isr(
+    env: &Env,
+    c: &Cluster,
+    survivors_boot: &str,
+    v: &Victim,
+    t0: Instant,
+) -> Result<Vec<String>> {
+    let (victim, followed_ids) = (v.id, &v.followed);
+    let (lines, sent_k) = keyed_to(followed_ids, messages("rf3-k", 300));
     produce(
         env,
-        &survivors_boot,
+        survivors_boot,
         TOPIC,
         &lines,
         &[
@@ -141,8 +178,8 @@ pub fn run(env: &Env) -> Result<()> {
     )
     .context("acks=all produce to the partitions the dead broker followed")?;
     let shrunk = wait_partitions(
-        &c,
-        &survivors_boot,
+        c,
+        survivors_boot,
         &format!("the leaders of {followed_ids:?} to drop broker {victim} from their ISR"),
         Duration::from_millis(SESSION_MS),
         |ps| {
@@ -158,7 +195,7 @@ pub fn run(env: &Env) -> Result<()> {
     );
     if shrunk
         .iter()
-        .filter(|p| victim_led.contains(&p.partition))
+        .filter(|p| v.led.contains(&p.partition))
         .any(|p| p.leader != victim)
     {
         bail!(
@@ -167,12 +204,42 @@ pub fn run(env: &Env) -> Result<()> {
         );
     }
     println!("isr_shrink_ms={shrink_ms}");
-    check_shrink_evidence(env, &c, &shrunk, &followed_ids, victim)?;
+    check_shrink_evidence(env, c, &shrunk, followed_ids, victim)?;
+    Ok(sent_k)
+}
 
-    // 2. Session expiry: the controller fences the victim and moves its leaderships.
+/// Keys `values` so that Kafka's key partitioner puts each on one of `partitions` (of 3):
+/// returns the `key:value` lines for the console producer and the values.
+fn keyed_to(partitions: &[i32], values: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let keyed: Vec<(String, String)> = values
+        .into_iter()
+        .scan(0u32, |i, m| {
+            // Next key that lands on a followed partition.
+            loop {
+                *i += 1;
+                let key = format!("k{i}");
+                if partitions.contains(&(util::partition_for_key(key.as_bytes(), 3) as i32)) {
+                    return Some((key, m));
+                }
+            }
+        })
+        .collect();
+    let lines: Vec<String> = keyed.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+    let values: Vec<String> = keyed.into_iter().map(|(_, v)| v).collect();
+    (lines, values)
+}
+
+/// Step 2, session expiry: the controller fences the victim and moves its leaderships.
+fn controller_moves_leaders(
+    env: &Env,
+    c: &Cluster,
+    survivors_boot: &str,
+    victim: i32,
+    t0: Instant,
+) -> Result<()> {
     let moved = wait_partitions(
-        &c,
-        &survivors_boot,
+        c,
+        survivors_boot,
         &format!("broker {victim}'s partitions to get a new leader"),
         Duration::from_millis(SESSION_MS + 30_000),
         |ps| {
@@ -186,32 +253,46 @@ pub fn run(env: &Env) -> Result<()> {
         &render(&moved),
     );
     println!("leader_moved_ms={moved_ms}");
+    Ok(())
+}
 
-    // 3. acks=all with 2 in-sync replicas still works.
+/// Step 3: acks=all with 2 in-sync replicas still works: 1000 more messages, then every
+/// message written so far (`earlier`, then these) is read back. Returns them all.
+fn produce_with_one_broker_down(
+    env: &Env,
+    c: &mut Cluster,
+    survivors_boot: &str,
+    earlier: Vec<String>,
+) -> Result<Vec<String>> {
     let sent2 = messages("rf3-b", 1000);
     produce(
         env,
-        &survivors_boot,
+        survivors_boot,
         TOPIC,
         &sent2,
         &["--producer-property", "acks=all"],
     )?;
-    let all: Vec<String> = sent1
-        .iter()
-        .chain(sent_k.iter())
-        .chain(sent2.iter())
-        .cloned()
-        .collect();
-    let got = consume(env, &survivors_boot, TOPIC, "g2", all.len())?;
+    let all = [earlier, sent2].concat();
+    let got = consume(env, survivors_boot, TOPIC, "g2", all.len())?;
     assert_same_messages("rf3 with one broker down", &all, &got)?;
     c.check_alive()?;
+    Ok(all)
+}
 
-    // 4. The victim comes back and rejoins every ISR.
+/// Step 4: the victim comes back, rejoins every ISR, and every message reads back.
+fn victim_rejoins(
+    env: &Env,
+    c: &mut Cluster,
+    boot: &str,
+    victim: i32,
+    t0: Instant,
+    all: &[String],
+) -> Result<()> {
     c.start(victim)?;
     c.wait_broker_ready(victim, Duration::from_secs(120))?;
     let back = wait_partitions(
-        &c,
-        &boot,
+        c,
+        boot,
         &format!("broker {victim} to rejoin every ISR"),
         Duration::from_secs(120),
         |ps| {
@@ -222,14 +303,9 @@ pub fn run(env: &Env) -> Result<()> {
     env.show("after restart: kafka-topics --describe", &render(&back));
     let rejoin_ms = t0.elapsed().as_millis();
     println!("isr_rejoined_ms={rejoin_ms}");
-    let got = consume(env, &boot, TOPIC, "g3", all.len())?;
-    assert_same_messages("rf3 after the restart", &all, &got)?;
+    let got = consume(env, boot, TOPIC, "g3", all.len())?;
+    assert_same_messages("rf3 after the restart", all, &got)?;
     c.check_alive()?;
-
-    // 5. Admin tools against the quorum.
-    super::admin::run(env, &mut c)?;
-    c.check_alive()?;
-    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
     Ok(())
 }
 

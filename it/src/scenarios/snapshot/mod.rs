@@ -81,6 +81,33 @@ const NEW_BROKER: i32 = 103;
 
 /// The scenario body.
 pub fn run(env: &Env) -> Result<()> {
+    let (mut c, metrics) = start_cluster(env)?;
+    let boot = c.node(OLD_BROKER)?.addr();
+    let mut s = State {
+        history: History::default(),
+        archive: BTreeMap::new(),
+        next_topic: 0,
+    };
+    let first = empty_broker_joins(env, &mut c, &mut s, &boot, &metrics)?;
+    broker_down_across_snapshots(env, &mut c, &mut s, &boot, &metrics, first)?;
+    // Step 3: a controller restarted after snapshots loads its latest one and replays the tail.
+    let restarted = restart_controller(env, &mut c, &mut s, &boot)?;
+    kafka_tools_read_snapshots(env, &mut c, &s)?;
+    check_metrics(env, &metrics, restarted)?;
+    checks::assert_healthy(&mut c)?;
+    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
+    // Step 6: the stopped controllers' directories keep KIP-630's invariants.
+    for n in &c.controllers {
+        env.step(&assert_disk_invariants(&n.label(), &n.data_dir())?);
+    }
+    Ok(())
+}
+
+/// Formats every node and starts the controllers (tiny snapshot, segment and retention
+/// settings, metrics listeners) and brokers [`OLD_BROKER`] and [`DOWN_BROKER`];
+/// [`NEW_BROKER`] stays formatted but never started. Returns the cluster and the controllers'
+/// metrics addresses.
+fn start_cluster(env: &Env) -> Result<(Cluster<'_>, Vec<(i32, String)>)> {
     if env.controllers.len() < 3 {
         bail!(
             "snapshot-catchup needs 3 controllers, IT_CONTROLLERS has {}",
@@ -116,18 +143,57 @@ pub fn run(env: &Env) -> Result<()> {
     c.start(DOWN_BROKER)?;
     c.wait_broker_ready(OLD_BROKER, Duration::from_secs(150))?;
     c.wait_broker_ready(DOWN_BROKER, Duration::from_secs(150))?;
-    let boot = c.node(OLD_BROKER)?.addr();
-    let mut s = State {
-        history: History::default(),
-        archive: BTreeMap::new(),
-        next_topic: 0,
-    };
+    Ok((c, metrics))
+}
 
-    // 1. C05: the first snapshot, then a broker with an empty disk.
-    let first = grow_until_snapshot(env, &mut c, &mut s, &boot, "before", 0)?;
-    let (leader, _) = leader_of(&c)?;
+/// Step 1, C05: the first snapshot, then a broker with an empty disk: it must load that
+/// snapshot (fetched from offset 0 while the leader's log still starts there) and serve the
+/// topics. Returns the snapshot's id.
+fn empty_broker_joins(
+    env: &Env,
+    c: &mut Cluster,
+    s: &mut State,
+    boot: &str,
+    metrics: &[(i32, String)],
+) -> Result<(i64, i32)> {
+    let first = grow_until_snapshot(env, c, s, boot, "before", 0)?;
+    let leader = assert_one_snapshot_log_from_zero(env, c, metrics)?;
+    assert_empty_metadata_log(env, c, NEW_BROKER)?;
+    c.start(NEW_BROKER)?;
+    c.wait_broker_ready(NEW_BROKER, Duration::from_secs(150))?;
+    let got = assert_downloaded(env, c, NEW_BROKER, 0, s)?;
+    if got != first {
+        bail!("broker {NEW_BROKER} downloaded snapshot {got:?}, but the leader's only snapshot was {first:?}");
+    }
+    let after = log_start(leader, metrics)?;
+    if after.is_some_and(|v| v != 0) {
+        bail!(
+            "the leader's log start moved to {after:?} while broker {NEW_BROKER} joined (a second snapshot was written): \
+             its Fetch(0) may have been below the log start, C05 not shown"
+        );
+    }
+    env.step(&format!(
+        "C05: broker {NEW_BROKER} fetched from offset 0 and was answered with SnapshotId {}-{} while the leader's log \
+         still started at offset {} (segment 0 on disk): it loaded the snapshot instead of replaying the log",
+        first.0,
+        first.1,
+        after.map_or("0 (first segment)".into(), |v| v.to_string())
+    ));
+    assert_serves(env, c, NEW_BROKER, &s.history.current())?;
+    describe_through(env, c, NEW_BROKER, &format!("snap-before-{}", s.next_topic))?;
+    Ok(first)
+}
+
+/// The setup C05 needs: the leader has exactly one snapshot and its log still starts at
+/// offset 0. Returns the leader.
+fn assert_one_snapshot_log_from_zero(
+    env: &Env,
+    c: &mut Cluster,
+    metrics: &[(i32, String)],
+) -> Result<i32> {
+    let (leader, _) = leader_of(c)?;
     let leader_snaps = checks::snapshots(&partition_dir(&c.node(leader)?.data_dir()))?;
-    let start0 = log_start(leader, &metrics)?;
+    let start0 = log_start(leader, metrics)?;
     let seg0 = segment_bases(&c.node(leader)?.data_dir())?;
     env.step(&format!(
         "controller {leader} (leader): snapshots {:?}, log start offset {}, segments from {:?}",
@@ -143,47 +209,36 @@ pub fn run(env: &Env) -> Result<()> {
             seg0.first()
         );
     }
-    let new_dir = partition_dir(&c.node(NEW_BROKER)?.data_dir());
+    Ok(leader)
+}
+
+/// Broker `id`, never started, has no metadata log batches and no snapshots.
+fn assert_empty_metadata_log(env: &Env, c: &mut Cluster, id: i32) -> Result<()> {
+    let new_dir = partition_dir(&c.node(id)?.data_dir());
     let (batches, snaps) = (
         read_batches_or_empty(&new_dir),
         checks::snapshots(&new_dir)?,
     );
     if !batches.is_empty() || !snaps.is_empty() {
-        bail!("broker {NEW_BROKER} should start with an empty metadata log, it has {} batches and snapshots {:?}", batches.len(), ids(&snaps));
+        bail!("broker {id} should start with an empty metadata log, it has {} batches and snapshots {:?}", batches.len(), ids(&snaps));
     }
     env.step(&format!(
-        "broker {NEW_BROKER}: empty metadata log (no batches, no snapshots) before its first start"
+        "broker {id}: empty metadata log (no batches, no snapshots) before its first start"
     ));
-    c.start(NEW_BROKER)?;
-    c.wait_broker_ready(NEW_BROKER, Duration::from_secs(150))?;
-    let got = assert_downloaded(env, &mut c, NEW_BROKER, 0, &s)?;
-    if got != first {
-        bail!("broker {NEW_BROKER} downloaded snapshot {got:?}, but the leader's only snapshot was {first:?}");
-    }
-    let after = log_start(leader, &metrics)?;
-    if after.is_some_and(|v| v != 0) {
-        bail!(
-            "the leader's log start moved to {after:?} while broker {NEW_BROKER} joined (a second snapshot was written): \
-             its Fetch(0) may have been below the log start, C05 not shown"
-        );
-    }
-    env.step(&format!(
-        "C05: broker {NEW_BROKER} fetched from offset 0 and was answered with SnapshotId {}-{} while the leader's log \
-         still started at offset {} (segment 0 on disk): it loaded the snapshot instead of replaying the log",
-        first.0,
-        first.1,
-        after.map_or("0 (first segment)".into(), |v| v.to_string())
-    ));
-    assert_serves(env, &c, NEW_BROKER, &s.history.current())?;
-    describe_through(
-        env,
-        &c,
-        NEW_BROKER,
-        &format!("snap-before-{}", s.next_topic),
-    )?;
+    Ok(())
+}
 
-    // 2. A broker down across two snapshots, and the log start moving past its end. It hosts
-    // partitions of the topic deleted while it is down: only the snapshot can tell it.
+/// Step 2: a broker down across two snapshots, and the log start moving past its end. It
+/// hosts partitions of the topic deleted while it is down: only the snapshot can tell it.
+/// `first` is the leader's first snapshot.
+fn broker_down_across_snapshots(
+    env: &Env,
+    c: &mut Cluster,
+    s: &mut State,
+    boot: &str,
+    metrics: &[(i32, String)],
+    first: (i64, i32),
+) -> Result<()> {
     let deleted = s
         .history
         .current()
@@ -192,26 +247,19 @@ pub fn run(env: &Env) -> Result<()> {
         .context("no topic to delete")?;
     let down_data = c.node(DOWN_BROKER)?.data_dir();
     let hosted = partition_dirs(&down_data, &deleted)?;
-    stop_ok(env, &mut c, DOWN_BROKER)?;
-    let down_dir = partition_dir(&c.node(DOWN_BROKER)?.data_dir());
-    let down_end = checks::end_offset(&checks::read_batches(&down_dir)?);
-    let down_snaps_before = checks::snapshots(&down_dir)?;
-    env.step(&format!(
-        "broker {DOWN_BROKER} stopped; its metadata log ends at offset {down_end}, its snapshots: {:?}",
-        ids(&down_snaps_before)
-    ));
-    delete_topic(env, &c, &mut s, &boot, &deleted)?;
-    let s2 = grow_until_snapshot(env, &mut c, &mut s, &boot, "down", down_end.max(first.0))?;
-    let s3 = grow_until_snapshot(env, &mut c, &mut s, &boot, "down", s2.0)?;
+    let down_end = stop_down_broker(env, c)?;
+    delete_topic(env, c, s, boot, &deleted)?;
+    let s2 = grow_until_snapshot(env, c, s, boot, "down", down_end.max(first.0))?;
+    let s3 = grow_until_snapshot(env, c, s, boot, "down", s2.0)?;
     env.step(&format!(
         "while broker {DOWN_BROKER} was down (its log ends at {down_end}) the leader wrote snapshots {}-{} and {}-{}",
         s2.0, s2.1, s3.0, s3.1
     ));
-    print_kraftwerk_lines(env, &c, "snapshot written", 4);
-    wait_log_start_past(env, &c, &metrics, down_end)?;
+    print_kraftwerk_lines(env, c, "snapshot written", 4);
+    wait_log_start_past(env, c, metrics, down_end)?;
     c.start(DOWN_BROKER)?;
     c.wait_broker_ready(DOWN_BROKER, Duration::from_secs(150))?;
-    let got = assert_downloaded(env, &mut c, DOWN_BROKER, down_end, &s)?;
+    let got = assert_downloaded(env, c, DOWN_BROKER, down_end, s)?;
     env.step(&format!(
         "broker {DOWN_BROKER} caught up through FetchSnapshot: snapshot {}-{} (its log had ended at {down_end}, below the \
          leader's log start)",
@@ -221,7 +269,7 @@ pub fn run(env: &Env) -> Result<()> {
     if current.contains(&deleted) {
         bail!("internal: {deleted} should be deleted");
     }
-    assert_serves(env, &c, DOWN_BROKER, &current)?;
+    assert_serves(env, c, DOWN_BROKER, &current)?;
     assert_deleted_locally(env, &down_data, DOWN_BROKER, &deleted, hosted)?;
     let down_topic = s
         .history
@@ -229,13 +277,27 @@ pub fn run(env: &Env) -> Result<()> {
         .last()
         .map(|o| o.topic.clone())
         .unwrap_or_default();
-    describe_through(env, &c, DOWN_BROKER, &down_topic)?;
+    describe_through(env, c, DOWN_BROKER, &down_topic)?;
+    Ok(())
+}
 
-    // 3. A controller restarted after snapshots loads its latest one and replays the tail.
-    let restarted = restart_controller(env, &mut c, &mut s, &boot)?;
+/// Stops [`DOWN_BROKER`] cleanly; returns where its metadata log ends.
+fn stop_down_broker(env: &Env, c: &mut Cluster) -> Result<i64> {
+    stop_ok(env, c, DOWN_BROKER)?;
+    let down_dir = partition_dir(&c.node(DOWN_BROKER)?.data_dir());
+    let down_end = checks::end_offset(&checks::read_batches(&down_dir)?);
+    let down_snaps_before = checks::snapshots(&down_dir)?;
+    env.step(&format!(
+        "broker {DOWN_BROKER} stopped; its metadata log ends at offset {down_end}, its snapshots: {:?}",
+        ids(&down_snaps_before)
+    ));
+    Ok(down_end)
+}
 
-    // 4. Kafka's tools read the snapshot files, and list the topics of their offset.
-    let (leader, _) = leader_of(&c)?;
+/// Step 4: Kafka's tools read the snapshot files (the leader's latest, and each broker's),
+/// and list the topics of their offset.
+fn kafka_tools_read_snapshots(env: &Env, c: &mut Cluster, s: &State) -> Result<()> {
+    let (leader, _) = leader_of(c)?;
     let leader_latest = checks::snapshots(&partition_dir(&c.node(leader)?.data_dir()))?
         .pop()
         .context("the leader has no snapshot")?;
@@ -249,9 +311,12 @@ pub fn run(env: &Env) -> Result<()> {
     for (who, f) in &files {
         check_with_kafka_tools(env, &s.history, who, f)?;
     }
+    Ok(())
+}
 
-    // 5. Metrics.
-    for (id, addr) in &metrics {
+/// Step 5, metrics: every kraftwerk controller has a snapshot, and `restarted` loaded one.
+fn check_metrics(env: &Env, metrics: &[(i32, String)], restarted: i32) -> Result<()> {
+    for (id, addr) in metrics {
         let m = scrape(addr)
             .with_context(|| format!("GET http://{addr}/metrics of controller {id}"))?;
         let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
@@ -274,14 +339,6 @@ pub fn run(env: &Env) -> Result<()> {
         if *id == restarted && get("kraftwerk_snapshots_loaded_total") < 1.0 {
             bail!("controller {id} was restarted from its snapshot but /metrics shows kraftwerk_snapshots_loaded_total {}", get("kraftwerk_snapshots_loaded_total"));
         }
-    }
-
-    checks::assert_healthy(&mut c)?;
-    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
-
-    // 6. The stopped controllers' directories keep KIP-630's invariants.
-    for n in &c.controllers {
-        env.step(&assert_disk_invariants(&n.label(), &n.data_dir())?);
     }
     Ok(())
 }
