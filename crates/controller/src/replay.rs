@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use kraftwerk_records::metadata::{
-    ApiMessageAndVersion, BrokerRegistrationChangeRecord, ClearElrRecord, MetadataRecord,
-    PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, RegisterControllerRecord,
+    ApiMessageAndVersion, BeginTransactionRecord, BrokerRegistrationChangeRecord, ClearElrRecord,
+    ConfigRecord, MetadataRecord, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord,
+    RegisterControllerRecord, RemoveTopicRecord,
 };
 
 use crate::error::ReplayError;
@@ -31,133 +32,52 @@ pub fn replay(
     message: &ApiMessageAndVersion,
     offset: i64,
 ) -> Result<(), ReplayError> {
-    match &message.record {
+    apply(image, &message.record, offset)?;
+    image.last_offset = image.last_offset.max(offset);
+    image.records_replayed += 1;
+    Ok(())
+}
+
+/// Changes `image` as `record` says (`QuorumController.replay`'s switch): each record type goes
+/// to the image module that owns its state, or to a `replay_*` function here when it spans
+/// several.
+fn apply(
+    image: &mut MetadataImage,
+    record: &MetadataRecord,
+    offset: i64,
+) -> Result<(), ReplayError> {
+    match record {
         MetadataRecord::RegisterBroker(r) => replay_register_broker(image, r, offset)?,
         MetadataRecord::UnregisterBroker(r) => {
             image.cluster.remove_broker(r.broker_id, r.broker_epoch)?
         }
         MetadataRecord::Topic(r) => image.topics.add_topic(&r.name, r.topic_id)?,
         MetadataRecord::Partition(r) => replay_partition(image, r)?,
-        MetadataRecord::Config(r) => image.configs.replay(
-            ConfigResource {
-                resource_type: r.resource_type,
-                name: r.resource_name.clone(),
-            },
-            &r.name,
-            r.value.as_deref(),
-        ),
+        MetadataRecord::Config(r) => replay_config(image, r),
         MetadataRecord::PartitionChange(r) => replay_partition_change(image, r)?,
-        MetadataRecord::FenceBroker(r) => {
-            image
-                .cluster
-                .change_broker(r.id, r.epoch, Some(true), None, None)?
-        }
-        MetadataRecord::UnfenceBroker(r) => {
-            image
-                .cluster
-                .change_broker(r.id, r.epoch, Some(false), None, None)?
-        }
-        MetadataRecord::RemoveTopic(r) => {
-            let topic = image.topics.remove_topic(&r.topic_id)?;
-            image.configs.remove_topic(&topic.name);
-        }
-        MetadataRecord::DelegationToken(r) => {
-            image
-                .other
-                .delegation_tokens
-                .insert(r.token_id.clone(), r.clone());
-        }
-        MetadataRecord::UserScramCredential(r) => {
-            image
-                .other
-                .scram_credentials
-                .insert((r.name.clone(), r.mechanism), r.clone());
-        }
+        MetadataRecord::FenceBroker(r) => set_fenced(image, r.id, r.epoch, true)?,
+        MetadataRecord::UnfenceBroker(r) => set_fenced(image, r.id, r.epoch, false)?,
+        MetadataRecord::RemoveTopic(r) => replay_remove_topic(image, r)?,
+        MetadataRecord::DelegationToken(r) => image.other.put_delegation_token(r),
+        MetadataRecord::UserScramCredential(r) => image.other.put_scram_credential(r),
         MetadataRecord::FeatureLevel(r) => image.features.replay(&r.name, r.feature_level)?,
-        MetadataRecord::ClientQuota(r) => {
-            let mut entity: Vec<(String, Option<String>)> = r
-                .entity
-                .iter()
-                .map(|e| (e.entity_type.clone(), e.entity_name.clone()))
-                .collect();
-            entity.sort();
-            let now_empty = {
-                let quotas = image.other.client_quotas.entry(entity.clone()).or_default();
-                if r.remove {
-                    quotas.remove(&r.key);
-                } else {
-                    quotas.insert(r.key.clone(), r.value);
-                }
-                quotas.is_empty()
-            };
-            if now_empty {
-                image.other.client_quotas.remove(&entity);
-            }
-        }
-        MetadataRecord::ProducerIds(r) => {
-            let current = image.producer_ids.next_producer_id;
-            if current != -1 && r.next_producer_id <= current {
-                return Err(ReplayError::ProducerIdNotIncreasing {
-                    next: r.next_producer_id,
-                    current,
-                });
-            }
-            image.producer_ids.next_producer_id = r.next_producer_id;
-            image.producer_ids.last_broker_id = r.broker_id;
-            image.producer_ids.last_broker_epoch = r.broker_epoch;
-        }
+        MetadataRecord::ClientQuota(r) => image.other.replay_client_quota(r),
+        MetadataRecord::ProducerIds(r) => image.producer_ids.replay(r)?,
         MetadataRecord::BrokerRegistrationChange(r) => replay_registration_change(image, r)?,
-        MetadataRecord::AccessControlEntry(r) => {
-            image.other.acls.insert(r.id, r.clone());
-        }
-        MetadataRecord::RemoveAccessControlEntry(r) => {
-            image.other.acls.remove(&r.id);
-        }
+        MetadataRecord::AccessControlEntry(r) => image.other.put_acl(r),
+        MetadataRecord::RemoveAccessControlEntry(r) => image.other.remove_acl(&r.id),
         MetadataRecord::NoOp(_) => {}
         MetadataRecord::ZkMigrationState(r) => {
             image.other.zk_migration_state = Some(r.zk_migration_state)
         }
         MetadataRecord::RemoveUserScramCredential(r) => {
-            image
-                .other
-                .scram_credentials
-                .remove(&(r.name.clone(), r.mechanism));
+            image.other.remove_scram_credential(&r.name, r.mechanism)
         }
-        MetadataRecord::BeginTransaction(r) => {
-            if let Some(open) = &image.transaction {
-                return Err(ReplayError::Transaction(format!(
-                    "Can't replay a BeginTransactionRecord at {offset} because the transaction at {} was never closed.",
-                    open.start_offset
-                )));
-            }
-            let before = image.clone();
-            image.transaction = Some(Arc::new(OpenTransaction {
-                start_offset: offset,
-                name: r.name.clone(),
-                before,
-            }));
-        }
-        MetadataRecord::EndTransaction(_) => {
-            if image.transaction.take().is_none() {
-                return Err(ReplayError::Transaction(format!(
-                    "Can't replay an EndTransactionRecord at {offset} because there is no open transaction."
-                )));
-            }
-        }
-        MetadataRecord::AbortTransaction(_) => {
-            let Some(open) = image.transaction.take() else {
-                return Err(ReplayError::Transaction(format!(
-                    "Can't replay an AbortTransactionRecord at {offset} because there is no open transaction."
-                )));
-            };
-            // Revert everything the transaction did (`SnapshotRegistry.revertToSnapshot`), but
-            // keep counting log positions.
-            let records_replayed = image.records_replayed;
-            *image = open.before.clone();
-            image.records_replayed = records_replayed;
-        }
+        MetadataRecord::BeginTransaction(r) => begin_transaction(image, r, offset)?,
+        MetadataRecord::EndTransaction(_) => end_transaction(image, offset)?,
+        MetadataRecord::AbortTransaction(_) => abort_transaction(image, offset)?,
         MetadataRecord::RemoveDelegationToken(r) => {
-            image.other.delegation_tokens.remove(&r.token_id);
+            image.other.remove_delegation_token(&r.token_id)
         }
         MetadataRecord::RegisterController(r) => {
             image.cluster.put_controller(controller_registration(r))
@@ -165,8 +85,80 @@ pub fn replay(
         MetadataRecord::ClearElr(r) => replay_clear_elr(image, r)?,
         MetadataRecord::UnregisterController(r) => image.cluster.remove_controller(r.controller_id),
     }
-    image.last_offset = image.last_offset.max(offset);
-    image.records_replayed += 1;
+    Ok(())
+}
+
+fn replay_config(image: &mut MetadataImage, r: &ConfigRecord) {
+    let resource = ConfigResource {
+        resource_type: r.resource_type,
+        name: r.resource_name.clone(),
+    };
+    image.configs.replay(resource, &r.name, r.value.as_deref());
+}
+
+/// FenceBrokerRecord / UnfenceBrokerRecord (before metadata.version 3.3-IV2).
+fn set_fenced(
+    image: &mut MetadataImage,
+    broker_id: i32,
+    epoch: i64,
+    fenced: bool,
+) -> Result<(), ReplayError> {
+    image
+        .cluster
+        .change_broker(broker_id, epoch, Some(fenced), None, None)
+}
+
+/// A deleted topic takes its dynamic configs with it.
+fn replay_remove_topic(
+    image: &mut MetadataImage,
+    r: &RemoveTopicRecord,
+) -> Result<(), ReplayError> {
+    let topic = image.topics.remove_topic(&r.topic_id)?;
+    image.configs.remove_topic(&topic.name);
+    Ok(())
+}
+
+/// Opens a transaction, remembering the image to restore on abort.
+fn begin_transaction(
+    image: &mut MetadataImage,
+    r: &BeginTransactionRecord,
+    offset: i64,
+) -> Result<(), ReplayError> {
+    if let Some(open) = &image.transaction {
+        return Err(ReplayError::Transaction(format!(
+            "Can't replay a BeginTransactionRecord at {offset} because the transaction at {} was never closed.",
+            open.start_offset
+        )));
+    }
+    let before = image.clone();
+    image.transaction = Some(Arc::new(OpenTransaction {
+        start_offset: offset,
+        name: r.name.clone(),
+        before,
+    }));
+    Ok(())
+}
+
+fn end_transaction(image: &mut MetadataImage, offset: i64) -> Result<(), ReplayError> {
+    if image.transaction.take().is_none() {
+        return Err(ReplayError::Transaction(format!(
+            "Can't replay an EndTransactionRecord at {offset} because there is no open transaction."
+        )));
+    }
+    Ok(())
+}
+
+fn abort_transaction(image: &mut MetadataImage, offset: i64) -> Result<(), ReplayError> {
+    let Some(open) = image.transaction.take() else {
+        return Err(ReplayError::Transaction(format!(
+            "Can't replay an AbortTransactionRecord at {offset} because there is no open transaction."
+        )));
+    };
+    // Revert everything the transaction did (`SnapshotRegistry.revertToSnapshot`), but keep
+    // counting log positions.
+    let records_replayed = image.records_replayed;
+    *image = open.before.clone();
+    image.records_replayed = records_replayed;
     Ok(())
 }
 

@@ -17,7 +17,8 @@ use kraftwerk_records::metadata::{
 use kraftwerk_records::metadata_version::{MetadataVersion, METADATA_VERSION_FEATURE_NAME};
 use uuid::Uuid;
 
-use crate::image::cluster::BrokerRegistration;
+use crate::image::cluster::{BrokerRegistration, ControllerRegistration};
+use crate::image::other::QuotaEntity;
 use crate::image::partition::PartitionRegistration;
 use crate::image::MetadataImage;
 
@@ -101,6 +102,68 @@ pub fn register_broker_record(b: &BrokerRegistration, mv: MetadataVersion) -> Ap
     ApiMessageAndVersion::new(record, version)
 }
 
+/// The RegisterControllerRecord describing a controller registration.
+fn register_controller_record(c: &ControllerRegistration) -> ApiMessageAndVersion {
+    let record = RegisterControllerRecord {
+        controller_id: c.id,
+        incarnation_id: c.incarnation_id,
+        zk_migration_ready: c.zk_migration_ready,
+        end_points: c
+            .listeners
+            .iter()
+            .map(|l| ControllerEndpoint {
+                name: l.name.clone(),
+                host: l.host.clone(),
+                port: l.port,
+                security_protocol: l.security_protocol,
+                ..Default::default()
+            })
+            .collect(),
+        features: c
+            .features
+            .iter()
+            .map(|f| ControllerFeature {
+                name: f.name.clone(),
+                min_supported_version: f.min_supported,
+                max_supported_version: f.max_supported,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    ApiMessageAndVersion::new(record, 0)
+}
+
+fn feature_level_record(name: &str, feature_level: i16) -> ApiMessageAndVersion {
+    ApiMessageAndVersion::new(
+        FeatureLevelRecord {
+            name: name.to_owned(),
+            feature_level,
+            ..Default::default()
+        },
+        0,
+    )
+}
+
+/// The ClientQuotaRecord setting one quota key of `entity`.
+fn client_quota_record(entity: &QuotaEntity, key: &str, value: f64) -> ApiMessageAndVersion {
+    let record = ClientQuotaRecord {
+        entity: entity
+            .iter()
+            .map(|(t, n)| EntityData {
+                entity_type: t.clone(),
+                entity_name: n.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        key: key.to_owned(),
+        value,
+        remove: false,
+        ..Default::default()
+    };
+    ApiMessageAndVersion::new(record, 0)
+}
+
 impl MetadataImage {
     /// The records that rebuild this image from nothing (a snapshot's content).
     ///
@@ -112,25 +175,26 @@ impl MetadataImage {
         }
         let mv = self.metadata_version();
         let mut out = Vec::new();
+        self.write_features(&mut out);
+        self.write_cluster(mv, &mut out);
+        self.write_topics(mv, &mut out);
+        self.write_configs(&mut out);
+        self.write_client_quotas(&mut out);
+        self.write_producer_ids(&mut out);
+        self.write_acls_scram_and_tokens(&mut out);
+        out
+    }
+
+    /// metadata.version first, then the other finalized features, then the ZK migration state.
+    fn write_features(&self, out: &mut Vec<ApiMessageAndVersion>) {
         if let Some(mv) = self.features.metadata_version() {
-            out.push(ApiMessageAndVersion::new(
-                FeatureLevelRecord {
-                    name: METADATA_VERSION_FEATURE_NAME.to_owned(),
-                    feature_level: mv.feature_level(),
-                    ..Default::default()
-                },
-                0,
+            out.push(feature_level_record(
+                METADATA_VERSION_FEATURE_NAME,
+                mv.feature_level(),
             ));
         }
         for (name, level) in self.features.finalized() {
-            out.push(ApiMessageAndVersion::new(
-                FeatureLevelRecord {
-                    name: name.clone(),
-                    feature_level: *level,
-                    ..Default::default()
-                },
-                0,
-            ));
+            out.push(feature_level_record(name, *level));
         }
         if let Some(state) = self.other.zk_migration_state {
             out.push(ApiMessageAndVersion::new(
@@ -141,41 +205,20 @@ impl MetadataImage {
                 0,
             ));
         }
+    }
+
+    /// Brokers, then controllers.
+    fn write_cluster(&self, mv: MetadataVersion, out: &mut Vec<ApiMessageAndVersion>) {
         for broker in self.cluster.brokers() {
             out.push(register_broker_record(broker, mv));
         }
-        for c in self.cluster.controllers() {
-            out.push(ApiMessageAndVersion::new(
-                RegisterControllerRecord {
-                    controller_id: c.id,
-                    incarnation_id: c.incarnation_id,
-                    zk_migration_ready: c.zk_migration_ready,
-                    end_points: c
-                        .listeners
-                        .iter()
-                        .map(|l| ControllerEndpoint {
-                            name: l.name.clone(),
-                            host: l.host.clone(),
-                            port: l.port,
-                            security_protocol: l.security_protocol,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    features: c
-                        .features
-                        .iter()
-                        .map(|f| ControllerFeature {
-                            name: f.name.clone(),
-                            min_supported_version: f.min_supported,
-                            max_supported_version: f.max_supported,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                },
-                0,
-            ));
+        for controller in self.cluster.controllers() {
+            out.push(register_controller_record(controller));
         }
+    }
+
+    /// Each TopicRecord followed by its PartitionRecords.
+    fn write_topics(&self, mv: MetadataVersion, out: &mut Vec<ApiMessageAndVersion>) {
         for topic in self.topics.iter() {
             out.push(ApiMessageAndVersion::new(
                 TopicRecord {
@@ -189,6 +232,9 @@ impl MetadataImage {
                 out.push(partition_record(topic.id, *partition_id, p, mv));
             }
         }
+    }
+
+    fn write_configs(&self, out: &mut Vec<ApiMessageAndVersion>) {
         for (resource, configs) in self.configs.iter() {
             for (key, value) in configs.iter() {
                 out.push(ApiMessageAndVersion::new(
@@ -203,27 +249,18 @@ impl MetadataImage {
                 ));
             }
         }
+    }
+
+    fn write_client_quotas(&self, out: &mut Vec<ApiMessageAndVersion>) {
         for (entity, quotas) in self.other.client_quotas.iter() {
             for (key, value) in quotas.iter() {
-                out.push(ApiMessageAndVersion::new(
-                    ClientQuotaRecord {
-                        entity: entity
-                            .iter()
-                            .map(|(t, n)| EntityData {
-                                entity_type: t.clone(),
-                                entity_name: n.clone(),
-                                ..Default::default()
-                            })
-                            .collect(),
-                        key: key.clone(),
-                        value: *value,
-                        remove: false,
-                        ..Default::default()
-                    },
-                    0,
-                ));
+                out.push(client_quota_record(entity, key, *value));
             }
         }
+    }
+
+    /// Nothing until the first block was allocated.
+    fn write_producer_ids(&self, out: &mut Vec<ApiMessageAndVersion>) {
         if self.producer_ids.next_producer_id != -1 {
             out.push(ApiMessageAndVersion::new(
                 ProducerIdsRecord {
@@ -235,6 +272,10 @@ impl MetadataImage {
                 0,
             ));
         }
+    }
+
+    /// The records kept as they were replayed.
+    fn write_acls_scram_and_tokens(&self, out: &mut Vec<ApiMessageAndVersion>) {
         for acl in self.other.acls.values() {
             out.push(ApiMessageAndVersion::new(acl.clone(), 0));
         }
@@ -244,6 +285,5 @@ impl MetadataImage {
         for token in self.other.delegation_tokens.values() {
             out.push(ApiMessageAndVersion::new(token.clone(), 0));
         }
-        out
     }
 }

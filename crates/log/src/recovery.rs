@@ -236,6 +236,23 @@ fn read_header(segment: &Segment, position: u64) -> Result<Option<BatchHeader>, 
     Ok(BatchHeader::parse(&bytes).ok())
 }
 
+/// Why an index cannot be trusted: it cannot be read, or it disagrees with the segments.
+enum Distrust {
+    Storage(StorageError),
+    Disagrees(String),
+}
+
+impl From<StorageError> for Distrust {
+    fn from(e: StorageError) -> Self {
+        Distrust::Storage(e)
+    }
+}
+
+/// An index that disagrees with the segments, for `reason`.
+fn disagrees<T>(reason: String) -> Result<T, Distrust> {
+    Err(Distrust::Disagrees(reason))
+}
+
 /// Checks that the index describes a prefix of the segments: every segment before the index's
 /// last one is sealed with the recorded size and last batch, segments are contiguous, and the
 /// index's last batch is still where it says, with the same header.
@@ -243,6 +260,15 @@ fn verify(
     index: &Index,
     segments: &BTreeMap<i64, Segment>,
 ) -> Result<Result<ScanStart, String>, StorageError> {
+    match check_index(index, segments) {
+        Ok(start) => Ok(Ok(start)),
+        Err(Distrust::Disagrees(reason)) => Ok(Err(reason)),
+        Err(Distrust::Storage(e)) => Err(e),
+    }
+}
+
+/// [`verify`], with both ways of failing in one error.
+fn check_index(index: &Index, segments: &BTreeMap<i64, Segment>) -> Result<ScanStart, Distrust> {
     let sealed = index.sealed_segments()?;
     let mut epochs = EpochCache::default();
     for (epoch, start) in index.epochs()? {
@@ -250,115 +276,153 @@ fn verify(
     }
     let Some(last) = index.last_batch()? else {
         if !sealed.is_empty() || epochs.latest().is_some() {
-            return Ok(Err("index has segments or epochs but no batches".into()));
+            return disagrees("index has segments or epochs but no batches".into());
         }
-        return Ok(Ok(scan_everything(segments)));
+        return Ok(scan_everything(segments));
     };
     let Some(end_segment) = segments.get(&last.segment_base) else {
-        return Ok(Err(format!(
+        return disagrees(format!(
             "segment {} of the last indexed batch is missing",
             last.segment_base
-        )));
+        ));
     };
-    if let Some(base) = sealed
-        .keys()
-        .find(|&&b| b > last.segment_base || !segments.contains_key(&b))
-    {
-        return Ok(Err(format!(
-            "index records segment {base} as sealed, but it is missing or holds no indexed batch"
-        )));
-    }
-    // The segment of the last indexed batch is sealed only when a truncation emptied the next
-    // one; then it must be exactly what the index holds.
-    if let Some(seal) = sealed.get(&last.segment_base) {
-        if seal.size_bytes != end_segment.size_bytes() || seal.last_offset != last.last_offset {
-            return Ok(Err(format!(
-                "sealed segment {} differs from the index",
-                last.segment_base
-            )));
-        }
-    }
-    let mut expected_base: Option<i64> = None;
-    for (&base, segment) in segments.range(..last.segment_base) {
-        let Some(seal) = sealed.get(&base) else {
-            return Ok(Err(format!("segment {base} is not in the index")));
-        };
-        if expected_base.is_some_and(|e| e != base) {
-            return Ok(Err(format!(
-                "segment {base} does not continue the previous one"
-            )));
-        }
-        if segment.size_bytes() != seal.size_bytes {
-            return Ok(Err(format!(
-                "segment {base} has {} bytes, the index recorded {}",
-                segment.size_bytes(),
-                seal.size_bytes
-            )));
-        }
-        if seal.last_offset >= 0 {
-            let Some(entry) = index.batch_ending_at(seal.last_offset)? else {
-                return Ok(Err(format!(
-                    "no indexed batch ends at {}",
-                    seal.last_offset
-                )));
-            };
-            let header = read_header(segment, entry.position as u64)?;
-            if entry.segment_base != base
-                || entry.end_position() != seal.size_bytes
-                || !header.is_some_and(|h| entry.matches(&h))
-            {
-                return Ok(Err(format!(
-                    "last batch of segment {base} differs from the index"
-                )));
-            }
-            expected_base = Some(seal.last_offset + 1);
-        } else {
-            expected_base = Some(base);
-        }
-    }
-    if expected_base.is_some_and(|e| e != last.segment_base) {
-        return Ok(Err(format!(
-            "segment {} does not continue the previous one",
-            last.segment_base
-        )));
-    }
-    if end_segment.size_bytes() < last.end_position() {
-        return Ok(Err(format!(
-            "segment {} has {} bytes, shorter than the indexed data ({} bytes)",
-            last.segment_base,
-            end_segment.size_bytes(),
-            last.end_position()
-        )));
-    }
-    if !read_header(end_segment, last.position as u64)?.is_some_and(|h| last.matches(&h)) {
-        return Ok(Err(format!(
-            "the last indexed batch (offsets {}..={}) differs from the segment",
-            last.base_offset, last.last_offset
-        )));
-    }
-    // The whole last batch is cheap to check (at most 8 MiB) and is where damage from a
-    // misbehaving disk would most likely show; Java would cut the log there.
-    let bytes = end_segment.read_at(last.position as u64, last.size_bytes as usize)?;
-    if let Err(e) = batch::verify_crc(&bytes) {
-        return Ok(Err(format!(
-            "the last indexed batch (offsets {}..={}) fails its check: {e}",
-            last.base_offset, last.last_offset
-        )));
-    }
+    check_seals(&sealed, segments, &last, end_segment)?;
+    check_sealed_prefix(index, &sealed, segments, &last)?;
+    check_last_batch(end_segment, &last)?;
     if epochs.latest_epoch() != Some(last.epoch) {
-        return Ok(Err(format!(
+        return disagrees(format!(
             "indexed epochs end at {:?}, the last batch has epoch {}",
             epochs.latest_epoch(),
             last.epoch
-        )));
+        ));
     }
-    Ok(Ok(ScanStart {
+    Ok(ScanStart {
         segment_base: last.segment_base,
         position: last.end_position(),
         next_offset: last.next_offset(),
         last_offset_in_segment: last.last_offset,
         epochs,
-    }))
+    })
+}
+
+/// No seal for a segment after the last indexed batch's, or for a missing one. The segment of
+/// the last indexed batch is sealed only when a truncation emptied the next one; then it must
+/// be exactly what the index holds.
+fn check_seals(
+    sealed: &BTreeMap<i64, SealedSegment>,
+    segments: &BTreeMap<i64, Segment>,
+    last: &BatchEntry,
+    end_segment: &Segment,
+) -> Result<(), Distrust> {
+    if let Some(base) = sealed
+        .keys()
+        .find(|&&b| b > last.segment_base || !segments.contains_key(&b))
+    {
+        return disagrees(format!(
+            "index records segment {base} as sealed, but it is missing or holds no indexed batch"
+        ));
+    }
+    if let Some(seal) = sealed.get(&last.segment_base) {
+        if seal.size_bytes != end_segment.size_bytes() || seal.last_offset != last.last_offset {
+            return disagrees(format!(
+                "sealed segment {} differs from the index",
+                last.segment_base
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every segment before the last indexed batch's is sealed as the index says, and each one
+/// starts where the previous one ended.
+fn check_sealed_prefix(
+    index: &Index,
+    sealed: &BTreeMap<i64, SealedSegment>,
+    segments: &BTreeMap<i64, Segment>,
+    last: &BatchEntry,
+) -> Result<(), Distrust> {
+    let mut expected_base: Option<i64> = None;
+    for (&base, segment) in segments.range(..last.segment_base) {
+        let Some(seal) = sealed.get(&base) else {
+            return disagrees(format!("segment {base} is not in the index"));
+        };
+        if expected_base.is_some_and(|e| e != base) {
+            return disagrees(format!("segment {base} does not continue the previous one"));
+        }
+        check_sealed_segment(index, base, segment, seal)?;
+        expected_base = Some(if seal.last_offset >= 0 {
+            seal.last_offset + 1
+        } else {
+            base
+        });
+    }
+    if expected_base.is_some_and(|e| e != last.segment_base) {
+        return disagrees(format!(
+            "segment {} does not continue the previous one",
+            last.segment_base
+        ));
+    }
+    Ok(())
+}
+
+/// A sealed segment has the recorded size and ends with the recorded last batch.
+fn check_sealed_segment(
+    index: &Index,
+    base: i64,
+    segment: &Segment,
+    seal: &SealedSegment,
+) -> Result<(), Distrust> {
+    if segment.size_bytes() != seal.size_bytes {
+        return disagrees(format!(
+            "segment {base} has {} bytes, the index recorded {}",
+            segment.size_bytes(),
+            seal.size_bytes
+        ));
+    }
+    if seal.last_offset < 0 {
+        return Ok(());
+    }
+    let Some(entry) = index.batch_ending_at(seal.last_offset)? else {
+        return disagrees(format!("no indexed batch ends at {}", seal.last_offset));
+    };
+    let header = read_header(segment, entry.position as u64)?;
+    if entry.segment_base != base
+        || entry.end_position() != seal.size_bytes
+        || !header.is_some_and(|h| entry.matches(&h))
+    {
+        return disagrees(format!(
+            "last batch of segment {base} differs from the index"
+        ));
+    }
+    Ok(())
+}
+
+/// The last indexed batch is whole in its segment, with the same header and a valid CRC.
+fn check_last_batch(end_segment: &Segment, last: &BatchEntry) -> Result<(), Distrust> {
+    if end_segment.size_bytes() < last.end_position() {
+        return disagrees(format!(
+            "segment {} has {} bytes, shorter than the indexed data ({} bytes)",
+            last.segment_base,
+            end_segment.size_bytes(),
+            last.end_position()
+        ));
+    }
+    if !read_header(end_segment, last.position as u64)?.is_some_and(|h| last.matches(&h)) {
+        return disagrees(format!(
+            "the last indexed batch (offsets {}..={}) differs from the segment",
+            last.base_offset, last.last_offset
+        ));
+    }
+    // The whole last batch is cheap to check (at most 8 MiB) and is where damage from a
+    // misbehaving disk would most likely show; Java would cut the log there.
+    let bytes = end_segment.read_at(last.position as u64, last.size_bytes as usize)?;
+    if let Err(e) = batch::verify_crc(&bytes) {
+        return disagrees(format!(
+            "the last indexed batch (offsets {}..={}) fails its check: {e}",
+            last.base_offset, last.last_offset
+        ));
+    }
+    Ok(())
 }
 
 /// The forward scan from a [`ScanStart`] to the end of the last segment.
@@ -379,110 +443,221 @@ struct Stop {
     reason: String,
 }
 
+/// Where the scan of a segment ends.
+enum ChunkEnd {
+    /// The chunk was read up to this position; go on from there.
+    Next(u64),
+    /// The data stops being a continuation of the log.
+    Stop(Stop),
+}
+
+impl Stop {
+    /// A segment whose base offset does not continue the log: it is deleted whole.
+    fn misplaced_segment(base: i64, next_offset: i64) -> Stop {
+        Stop {
+            segment_base: base,
+            position: 0,
+            delete_segment: true,
+            reason: format!(
+                "segment base offset {base} does not continue the log end offset {next_offset}"
+            ),
+        }
+    }
+
+    /// The log is cut at `position` of segment `base`.
+    fn cut_at(base: i64, position: u64, reason: String) -> Stop {
+        Stop {
+            segment_base: base,
+            position,
+            delete_segment: false,
+            reason,
+        }
+    }
+}
+
+/// What the scan has read so far.
+struct Progress {
+    epochs: EpochCache,
+    next_offset: i64,
+    /// Index entries not yet written.
+    write: IndexWrite,
+    /// Last offset of the segment being scanned (`-1` if none yet).
+    segment_last_offset: i64,
+    /// Last offset of each scanned segment.
+    last_offsets: BTreeMap<i64, i64>,
+    batches: u64,
+    bytes: u64,
+}
+
+impl Progress {
+    /// Indexes the valid batch `header` found at `position` of segment `base`.
+    fn index_batch(&mut self, dir: &Path, header: &BatchHeader, base: i64, position: u64) {
+        self.write
+            .put_batch(&BatchEntry::new(header, base, position));
+        let epoch = header.partition_leader_epoch;
+        // Kafka `LogSegment.recover`: only non-negative, increasing epochs are assigned.
+        if epoch >= 0
+            && self
+                .epochs
+                .latest_epoch()
+                .is_none_or(|latest| epoch > latest)
+        {
+            self.epochs.assign(epoch, header.base_offset);
+        } else if epoch < self.epochs.latest_epoch().unwrap_or(0) {
+            tracing::warn!(dir = %dir.display(), offset = header.base_offset, epoch, "batch epoch below the latest epoch; keeping the latest");
+        }
+        self.next_offset = header.next_offset();
+        self.segment_last_offset = header.last_offset();
+        self.batches += 1;
+        self.bytes += header.size_bytes() as u64;
+    }
+}
+
 impl Scan<'_> {
+    /// Scans from `start` to the end of the data, cuts whatever does not continue the log, and
+    /// brings the index up to date (durably). Returns the epochs, the log end offset and the
+    /// cut, if any.
     fn run(
         &mut self,
         start: ScanStart,
     ) -> Result<(EpochCache, i64, Option<TailTruncation>), StorageError> {
-        let mut epochs = start.epochs;
-        let mut next_offset = start.next_offset;
-        let mut write = IndexWrite::default();
-        let mut last_offsets: BTreeMap<i64, i64> = BTreeMap::new();
-        let mut stop = None;
-        let bases: Vec<i64> = self
-            .segments
-            .range(start.segment_base..)
-            .map(|(&b, _)| b)
-            .collect();
-        for &base in &bases {
-            let resuming = base == start.segment_base;
-            if !resuming && base != next_offset {
-                stop = Some(Stop {
-                    segment_base: base,
-                    position: 0,
-                    delete_segment: true,
-                    reason: format!("segment base offset {base} does not continue the log end offset {next_offset}"),
-                });
-                break;
-            }
-            let segment = self.segments.get_mut(&base).expect("listed");
-            // Whatever we index must be durable first; fdatasync of clean pages is cheap.
-            segment.sync()?;
-            let segment = &self.segments[&base];
-            let mut last_offset = if resuming {
-                start.last_offset_in_segment
-            } else {
-                -1
-            };
-            let mut position = if resuming { start.position } else { 0 };
-            while position < segment.size_bytes() {
-                let len = (segment.size_bytes() - position).min(SCAN_CHUNK_BYTES as u64) as usize;
-                let reaches_end = position + len as u64 == segment.size_bytes();
-                let buf = segment.read_at(position, len)?;
-                let prefix = batch::valid_prefix(&buf);
-                let mut at = position;
-                for header in &prefix.headers {
-                    if header.base_offset != next_offset {
-                        stop = Some(Stop {
-                            segment_base: base,
-                            position: at,
-                            delete_segment: false,
-                            reason: format!("batch at position {at} starts at offset {} instead of {next_offset}", header.base_offset),
-                        });
-                        break;
-                    }
-                    let entry = BatchEntry::new(header, base, at);
-                    write.put_batch(&entry);
-                    let epoch = header.partition_leader_epoch;
-                    // Kafka `LogSegment.recover`: only non-negative, increasing epochs are assigned.
-                    if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
-                        epochs.assign(epoch, header.base_offset);
-                    } else if epoch < epochs.latest_epoch().unwrap_or(0) {
-                        tracing::warn!(dir = %self.dir.display(), offset = header.base_offset, epoch, "batch epoch below the latest epoch; keeping the latest");
-                    }
-                    next_offset = header.next_offset();
-                    last_offset = header.last_offset();
-                    at += header.size_bytes() as u64;
-                    self.report_batches += 1;
-                    self.report_bytes += header.size_bytes() as u64;
-                }
-                if stop.is_some() {
-                    break;
-                }
-                position = at;
-                if write.len() >= INDEX_WRITE_ENTRIES {
-                    self.index.write(std::mem::take(&mut write), false)?;
-                }
-                match prefix.stopped_because {
-                    None => {}
-                    Some(batch::BatchError::Truncated { .. }) if !reaches_end => {}
-                    Some(e) => {
-                        stop = Some(Stop {
-                            segment_base: base,
-                            position,
-                            delete_segment: false,
-                            reason: format!("{e} at position {position}"),
-                        });
-                        break;
-                    }
-                }
-            }
-            last_offsets.insert(base, last_offset);
-            if stop.is_some() {
-                break;
-            }
-        }
+        let mut progress = Progress {
+            epochs: start.epochs,
+            next_offset: start.next_offset,
+            write: IndexWrite::default(),
+            segment_last_offset: -1,
+            last_offsets: BTreeMap::new(),
+            batches: 0,
+            bytes: 0,
+        };
+        let stop = self.scan_segments(
+            start.segment_base,
+            start.position,
+            start.last_offset_in_segment,
+            &mut progress,
+        )?;
+        self.report_batches += progress.batches;
+        self.report_bytes += progress.bytes;
         let truncation = match stop {
-            Some(stop) => Some(self.cut_tail(stop, next_offset)?),
+            Some(stop) => Some(self.cut_tail(stop, progress.next_offset)?),
             None => None,
         };
-        // Seal every segment but the last; forget any seal of the last.
+        self.seal_segments(
+            start.segment_base,
+            &progress.last_offsets,
+            &mut progress.write,
+        );
+        self.rewrite_epochs(&progress.epochs, &mut progress.write)?;
+        self.index.write(progress.write, true)?;
+        Ok((progress.epochs, progress.next_offset, truncation))
+    }
+
+    /// Scans segment `first_base` from `position` (its last offset before that being
+    /// `last_offset`), then every later segment from its start, until the data ends or stops
+    /// continuing the log.
+    fn scan_segments(
+        &mut self,
+        first_base: i64,
+        position: u64,
+        last_offset: i64,
+        progress: &mut Progress,
+    ) -> Result<Option<Stop>, StorageError> {
+        let bases: Vec<i64> = self.segments.range(first_base..).map(|(&b, _)| b).collect();
+        for &base in &bases {
+            let resuming = base == first_base;
+            if !resuming && base != progress.next_offset {
+                return Ok(Some(Stop::misplaced_segment(base, progress.next_offset)));
+            }
+            let (position, last_offset) = if resuming {
+                (position, last_offset)
+            } else {
+                (0, -1)
+            };
+            progress.segment_last_offset = last_offset;
+            let stop = self.scan_segment(base, position, progress)?;
+            progress
+                .last_offsets
+                .insert(base, progress.segment_last_offset);
+            if stop.is_some() {
+                return Ok(stop);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Scans segment `base` from `position` to its end, one chunk at a time.
+    fn scan_segment(
+        &mut self,
+        base: i64,
+        mut position: u64,
+        progress: &mut Progress,
+    ) -> Result<Option<Stop>, StorageError> {
+        // Whatever we index must be durable first; fdatasync of clean pages is cheap.
+        self.segments.get_mut(&base).expect("listed").sync()?;
+        let segment = &self.segments[&base];
+        while position < segment.size_bytes() {
+            match self.scan_chunk(segment, base, position, progress)? {
+                ChunkEnd::Next(next) => position = next,
+                ChunkEnd::Stop(stop) => return Ok(Some(stop)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads up to [`SCAN_CHUNK_BYTES`] of `segment` at `position` and indexes the valid batches
+    /// that continue the log. A batch cut by the end of the chunk is read again by the next one;
+    /// one cut by the end of the segment, or any other invalid batch, stops the scan.
+    fn scan_chunk(
+        &self,
+        segment: &Segment,
+        base: i64,
+        position: u64,
+        progress: &mut Progress,
+    ) -> Result<ChunkEnd, StorageError> {
+        let len = (segment.size_bytes() - position).min(SCAN_CHUNK_BYTES as u64) as usize;
+        let reaches_end = position + len as u64 == segment.size_bytes();
+        let buf = segment.read_at(position, len)?;
+        let prefix = batch::valid_prefix(&buf);
+        let mut at = position;
+        for header in &prefix.headers {
+            if header.base_offset != progress.next_offset {
+                let reason = format!(
+                    "batch at position {at} starts at offset {} instead of {}",
+                    header.base_offset, progress.next_offset
+                );
+                return Ok(ChunkEnd::Stop(Stop::cut_at(base, at, reason)));
+            }
+            progress.index_batch(self.dir, header, base, at);
+            at += header.size_bytes() as u64;
+        }
+        if progress.write.len() >= INDEX_WRITE_ENTRIES {
+            self.index
+                .write(std::mem::take(&mut progress.write), false)?;
+        }
+        match prefix.stopped_because {
+            None => {}
+            Some(batch::BatchError::Truncated { .. }) if !reaches_end => {}
+            Some(e) => {
+                let reason = format!("{e} at position {at}");
+                return Ok(ChunkEnd::Stop(Stop::cut_at(base, at, reason)));
+            }
+        }
+        Ok(ChunkEnd::Next(at))
+    }
+
+    /// Seals every segment from `first_base` but the last; forgets any seal of the last.
+    fn seal_segments(
+        &self,
+        first_base: i64,
+        last_offsets: &BTreeMap<i64, i64>,
+        write: &mut IndexWrite,
+    ) {
         let last_base = *self
             .segments
             .keys()
             .next_back()
             .expect("at least one segment");
-        for (&base, segment) in self.segments.range(start.segment_base..last_base) {
+        for (&base, segment) in self.segments.range(first_base..last_base) {
             let last_offset = last_offsets.get(&base).copied().unwrap_or(-1);
             write.put_sealed(
                 base,
@@ -493,8 +668,15 @@ impl Scan<'_> {
             );
         }
         write.delete_sealed_from(last_base);
-        // The scan may have added epochs (or, on a cut tail, the batches of some never made it
-        // into the cache): rewrite the epoch entries to match the cache.
+    }
+
+    /// The scan may have added epochs (or, on a cut tail, the batches of some never made it
+    /// into the cache): rewrites the epoch entries to match the cache.
+    fn rewrite_epochs(
+        &self,
+        epochs: &EpochCache,
+        write: &mut IndexWrite,
+    ) -> Result<(), StorageError> {
         let indexed: Vec<(i32, i64)> = self.index.epochs()?;
         for (epoch, _) in indexed
             .iter()
@@ -505,8 +687,7 @@ impl Scan<'_> {
         for (epoch, start) in epochs.entries() {
             write.put_epoch(epoch, start);
         }
-        self.index.write(write, true)?;
-        Ok((epochs, next_offset, truncation))
+        Ok(())
     }
 
     /// Cuts the log at `stop`: truncates that segment (or deletes it when it does not belong)

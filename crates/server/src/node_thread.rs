@@ -10,10 +10,11 @@ use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use kraftwerk_node::{Node, NodeInput, NodeOutput, NodeStatus, RequestToken};
-use kraftwerk_node::SnapshotDone;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
 use kraftwerk_log::{FileQuorumStateStore, SegmentLog};
+use kraftwerk_node::{
+    Node, NodeError, NodeInput, NodeOutput, NodeStatus, RequestToken, SnapshotDone, SnapshotJob,
+};
 use kraftwerk_raft::{
     InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,
 };
@@ -155,174 +156,228 @@ impl NodeClock {
     }
 }
 
+/// Most events handled in one pass of the node thread.
+const MAX_EVENTS_PER_PASS: usize = 512;
+
+/// Longest the node thread sleeps waiting for an event, in ms.
+const MAX_WAIT_MS: u64 = 1_000;
+
 /// Runs the node until shutdown or a fatal error, on `clock` (the clock the node was created
 /// with).
 pub fn run(
-    mut node: ServerNode,
+    node: ServerNode,
     self_handle: NodeHandle,
     events: Receiver<NodeEvent>,
     outbound: mpsc::UnboundedSender<OutboundRaft>,
     status: watch::Sender<NodeStatus>,
     clock: NodeClock,
 ) -> NodeExit {
-    let now_ms = || clock.now_ms();
-    let mut raft_replies: HashMap<InboundId, oneshot::Sender<RaftResponse>> = HashMap::new();
-    let mut controller_replies: HashMap<RequestToken, oneshot::Sender<ControllerResponse>> =
-        HashMap::new();
-    let mut next_id: u64 = 0;
-    let mut shutdown_deadline: Option<u64> = None;
-    loop {
-        let now = now_ms();
-        let deadline = node
-            .next_deadline_ms()
-            .min(shutdown_deadline.unwrap_or(u64::MAX));
-        let wait = Duration::from_millis(deadline.saturating_sub(now).min(1_000));
-        let first = match events.recv_timeout(wait) {
-            Ok(event) => Some(event),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => {
+    NodeThread {
+        node,
+        self_handle,
+        events,
+        outbound,
+        status,
+        clock,
+        raft_replies: HashMap::new(),
+        controller_replies: HashMap::new(),
+        next_id: 0,
+        shutdown_deadline: None,
+    }
+    .run()
+}
+
+/// The node thread's state: the node, its channels, and the callers waiting for answers.
+struct NodeThread {
+    node: ServerNode,
+    self_handle: NodeHandle,
+    events: Receiver<NodeEvent>,
+    outbound: mpsc::UnboundedSender<OutboundRaft>,
+    status: watch::Sender<NodeStatus>,
+    clock: NodeClock,
+    raft_replies: HashMap<InboundId, oneshot::Sender<RaftResponse>>,
+    controller_replies: HashMap<RequestToken, oneshot::Sender<ControllerResponse>>,
+    /// Last id given to an inbound Raft request or controller request.
+    next_id: u64,
+    /// When a graceful shutdown stops waiting for a successor, once one began.
+    shutdown_deadline: Option<u64>,
+}
+
+impl NodeThread {
+    /// One pass per batch of events: feed them to the node, deliver its outputs, publish its
+    /// status, and stop on a fatal error or a finished shutdown.
+    fn run(mut self) -> NodeExit {
+        loop {
+            let Some(batch) = self.collect_batch() else {
                 info!("every node handle dropped; stopping");
                 return NodeExit::Clean;
+            };
+            let result = self.handle_batch(batch);
+            for output in self.node.take_outputs() {
+                self.deliver(output);
             }
+            if let Err(e) = result {
+                error!(error = %e, "fatal node error; stopping");
+                return NodeExit::Fatal(e.to_string());
+            }
+            self.publish_status();
+            if self.shutdown_due() {
+                return self.stop();
+            }
+        }
+    }
+
+    /// Waits for an event until the node's next deadline (or the shutdown deadline), then takes
+    /// what else is queued (bounded), so a burst is handled in one pass. Empty when the wait
+    /// timed out; `None` when every handle is gone.
+    fn collect_batch(&self) -> Option<Vec<NodeEvent>> {
+        let deadline = self
+            .node
+            .next_deadline_ms()
+            .min(self.shutdown_deadline.unwrap_or(u64::MAX));
+        let wait_ms = deadline
+            .saturating_sub(self.clock.now_ms())
+            .min(MAX_WAIT_MS);
+        let mut batch = match self.events.recv_timeout(Duration::from_millis(wait_ms)) {
+            Ok(event) => vec![event],
+            Err(RecvTimeoutError::Timeout) => Vec::new(),
+            Err(RecvTimeoutError::Disconnected) => return None,
         };
-        // Take what else is queued (bounded), so a burst is handled in one pass.
-        let mut batch: Vec<NodeEvent> = first.into_iter().collect();
-        while batch.len() < 512 {
-            match events.try_recv() {
+        while batch.len() < MAX_EVENTS_PER_PASS {
+            match self.events.try_recv() {
                 Ok(e) => batch.push(e),
                 Err(_) => break,
             }
         }
-        let now = now_ms();
-        let mut result = Ok(());
+        Some(batch)
+    }
+
+    /// Feeds `batch` to the node, stopping at the first error, then polls it.
+    fn handle_batch(&mut self, batch: Vec<NodeEvent>) -> Result<(), NodeError> {
+        let now = self.clock.now_ms();
         // The node reads no clock: time its work here, so that a snapshot load (at most one per
         // pass, after a FetchSnapshot download) gets a duration.
         let started = Instant::now();
-        let loaded_before = node.stats().snapshots_loaded;
-        for event in batch {
-            next_id += 1;
-            result = match event {
-                NodeEvent::RaftRequest {
+        let loaded_before = self.node.stats().snapshots_loaded;
+        let mut result = batch
+            .into_iter()
+            .try_for_each(|event| self.feed(now, event));
+        if result.is_ok() {
+            result = self.node.poll(now);
+        }
+        if self.node.stats().snapshots_loaded != loaded_before {
+            self.node
+                .record_snapshot_load_ms(started.elapsed().as_millis() as u64);
+        }
+        result
+    }
+
+    /// Hands one event to the node, keeping the reply channel of a request under its id.
+    fn feed(&mut self, now: u64, event: NodeEvent) -> Result<(), NodeError> {
+        self.next_id += 1;
+        match event {
+            NodeEvent::RaftRequest {
+                api_version,
+                request,
+                reply,
+            } => {
+                let id = InboundId(self.next_id);
+                self.raft_replies.insert(id, reply);
+                let input = Input::Request {
+                    id,
                     api_version,
                     request,
-                    reply,
-                } => {
-                    let id = InboundId(next_id);
-                    raft_replies.insert(id, reply);
-                    node.handle(
-                        now,
-                        NodeInput::Raft(Input::Request {
-                            id,
-                            api_version,
-                            request,
-                        }),
-                    )
-                }
-                NodeEvent::RaftResponse { id, response } => {
-                    node.handle(now, NodeInput::Raft(Input::Response { id, response }))
-                }
-                NodeEvent::RaftSendFailed { id, failure } => {
-                    node.handle(now, NodeInput::Raft(Input::SendFailed { id, failure }))
-                }
-                NodeEvent::ControllerRequest {
+                };
+                self.node.handle(now, NodeInput::Raft(input))
+            }
+            NodeEvent::RaftResponse { id, response } => self
+                .node
+                .handle(now, NodeInput::Raft(Input::Response { id, response })),
+            NodeEvent::RaftSendFailed { id, failure } => self
+                .node
+                .handle(now, NodeInput::Raft(Input::SendFailed { id, failure })),
+            NodeEvent::ControllerRequest {
+                ctx,
+                request,
+                reply,
+            } => {
+                let token = RequestToken(self.next_id);
+                self.controller_replies.insert(token, reply);
+                let input = NodeInput::Controller {
+                    token,
                     ctx,
                     request,
-                    reply,
-                } => {
-                    let token = RequestToken(next_id);
-                    controller_replies.insert(token, reply);
-                    node.handle(
-                        now,
-                        NodeInput::Controller {
-                            token,
-                            ctx,
-                            request,
-                        },
-                    )
-                }
-                NodeEvent::SnapshotDone(done) => node.handle(now, NodeInput::SnapshotDone(done)),
-                NodeEvent::Shutdown => {
-                    if shutdown_deadline.is_none() {
-                        info!("graceful shutdown: resigning leadership if held");
-                        shutdown_deadline = Some(now + SHUTDOWN_GRACE_MS);
-                        node.begin_shutdown(now)
-                    } else {
-                        Ok(())
-                    }
-                }
-            };
-            if result.is_err() {
-                break;
+                };
+                self.node.handle(now, input)
             }
+            NodeEvent::SnapshotDone(done) => self.node.handle(now, NodeInput::SnapshotDone(done)),
+            NodeEvent::Shutdown => self.begin_shutdown(now),
         }
-        if result.is_ok() {
-            result = node.poll(now);
+    }
+
+    /// The first Shutdown event starts the grace period and resigns leadership; later ones
+    /// change nothing.
+    fn begin_shutdown(&mut self, now: u64) -> Result<(), NodeError> {
+        if self.shutdown_deadline.is_some() {
+            return Ok(());
         }
-        if node.stats().snapshots_loaded != loaded_before {
-            node.record_snapshot_load_ms(started.elapsed().as_millis() as u64);
-        }
-        for output in node.take_outputs() {
-            match output {
-                NodeOutput::Raft(Output::Send {
+        info!("graceful shutdown: resigning leadership if held");
+        self.shutdown_deadline = Some(now + SHUTDOWN_GRACE_MS);
+        self.node.begin_shutdown(now)
+    }
+
+    /// Sends one output where it goes: a peer, a waiting caller, or a snapshot writer thread.
+    fn deliver(&mut self, output: NodeOutput) {
+        match output {
+            NodeOutput::Raft(Output::Send {
+                id,
+                destination,
+                request,
+            }) => {
+                let request = OutboundRaft {
                     id,
                     destination,
                     request,
-                }) => {
-                    if outbound
-                        .send(OutboundRaft {
-                            id,
-                            destination,
-                            request,
-                        })
-                        .is_err()
-                    {
-                        warn!("peer dispatcher stopped");
-                    }
-                }
-                NodeOutput::Raft(Output::Respond { id, response }) => {
-                    if let Some(reply) = raft_replies.remove(&id) {
-                        let _ = reply.send(response);
-                    }
-                }
-                NodeOutput::Controller { token, response } => {
-                    if let Some(reply) = controller_replies.remove(&token) {
-                        let _ = reply.send(response);
-                    }
-                }
-                NodeOutput::WriteSnapshot(job) => {
-                    // Off this thread: a large snapshot must never stall Raft or the controller.
-                    let handle = self_handle.clone();
-                    let spawned = std::thread::Builder::new()
-                        .name("kraftwerk-snapshot".into())
-                        .spawn(move || {
-                            let started = Instant::now();
-                            let mut done = job.run();
-                            done.duration_ms = started.elapsed().as_millis() as u64;
-                            // The queue may be full for a moment; the result must not be lost.
-                            let mut event = NodeEvent::SnapshotDone(done);
-                            loop {
-                                match handle.tx.try_send(event) {
-                                    Ok(()) => break,
-                                    Err(TrySendError::Full(e)) => {
-                                        event = e;
-                                        std::thread::sleep(Duration::from_millis(10));
-                                    }
-                                    Err(TrySendError::Disconnected(_)) => break,
-                                }
-                            }
-                        });
-                    if let Err(e) = spawned {
-                        error!(error = %e, "cannot start the snapshot writer thread");
-                    }
+                };
+                if self.outbound.send(request).is_err() {
+                    warn!("peer dispatcher stopped");
                 }
             }
+            NodeOutput::Raft(Output::Respond { id, response }) => {
+                if let Some(reply) = self.raft_replies.remove(&id) {
+                    let _ = reply.send(response);
+                }
+            }
+            NodeOutput::Controller { token, response } => {
+                if let Some(reply) = self.controller_replies.remove(&token) {
+                    let _ = reply.send(response);
+                }
+            }
+            NodeOutput::WriteSnapshot(job) => self.spawn_snapshot_writer(job),
         }
-        if let Err(e) = result {
-            error!(error = %e, "fatal node error; stopping");
-            return NodeExit::Fatal(e.to_string());
+    }
+
+    /// Writes the snapshot off this thread: a large snapshot must never stall Raft or the
+    /// controller. The result comes back as a [`NodeEvent::SnapshotDone`].
+    fn spawn_snapshot_writer(&self, job: SnapshotJob) {
+        let handle = self.self_handle.clone();
+        let spawned = std::thread::Builder::new()
+            .name("kraftwerk-snapshot".into())
+            .spawn(move || {
+                let started = Instant::now();
+                let mut done = job.run();
+                done.duration_ms = started.elapsed().as_millis() as u64;
+                submit_until_accepted(&handle, NodeEvent::SnapshotDone(done));
+            });
+        if let Err(e) = spawned {
+            error!(error = %e, "cannot start the snapshot writer thread");
         }
-        let current = node.status();
-        status.send_if_modified(|s| {
+    }
+
+    /// Publishes the node's status if it changed.
+    fn publish_status(&self) {
+        let current = self.node.status();
+        self.status.send_if_modified(|s| {
             if *s != current {
                 *s = current;
                 true
@@ -330,19 +385,41 @@ pub fn run(
                 false
             }
         });
-        if let Some(deadline) = shutdown_deadline {
-            if node.shutdown_may_complete() || now_ms() >= deadline {
-                if !node.shutdown_may_complete() {
-                    warn!("shutdown grace period over before a successor acknowledged");
-                }
-                let (log, _) = node.into_parts();
-                if let Err(e) = log.close() {
-                    error!(error = %e, "closing the log failed");
-                    return NodeExit::Fatal(e.to_string());
-                }
-                info!("node stopped");
-                return NodeExit::Clean;
+    }
+
+    /// A graceful shutdown may end: a successor took over, or the grace period is over.
+    fn shutdown_due(&self) -> bool {
+        self.shutdown_deadline.is_some_and(|deadline| {
+            self.node.shutdown_may_complete() || self.clock.now_ms() >= deadline
+        })
+    }
+
+    /// Ends a graceful shutdown: closes the log.
+    fn stop(self) -> NodeExit {
+        if !self.node.shutdown_may_complete() {
+            warn!("shutdown grace period over before a successor acknowledged");
+        }
+        let (log, _) = self.node.into_parts();
+        if let Err(e) = log.close() {
+            error!(error = %e, "closing the log failed");
+            return NodeExit::Fatal(e.to_string());
+        }
+        info!("node stopped");
+        NodeExit::Clean
+    }
+}
+
+/// Queues `event`, retrying while the queue is full (the result of a snapshot must not be
+/// lost); gives up only when the node thread is gone.
+fn submit_until_accepted(handle: &NodeHandle, mut event: NodeEvent) {
+    loop {
+        match handle.tx.try_send(event) {
+            Ok(()) => return,
+            Err(TrySendError::Full(e)) => {
+                event = e;
+                std::thread::sleep(Duration::from_millis(10));
             }
+            Err(TrySendError::Disconnected(_)) => return,
         }
     }
 }

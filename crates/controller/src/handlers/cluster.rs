@@ -19,7 +19,7 @@ use kraftwerk_records::metadata::{
     ApiMessageAndVersion, BrokerEndpoint, BrokerFeature, ControllerEndpoint, ControllerFeature,
     RegisterBrokerRecord, RegisterControllerRecord,
 };
-use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
+use kraftwerk_records::metadata_version::{MetadataVersion, METADATA_VERSION_FEATURE_NAME};
 
 use super::leader_isr::LeaderIsrUpdater;
 use crate::controller::{
@@ -28,20 +28,17 @@ use crate::controller::{
 use crate::error::ApiError;
 use crate::heartbeat::{BrokerHeartbeatManager, HeartbeatInput};
 use crate::ids::is_reserved_directory;
-use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
+use crate::image::cluster::BrokerRegistration;
 use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
 use crate::image::MetadataImage;
+use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 
 /// `EndpointType.CONTROLLER` in DescribeCluster.
 pub const ENDPOINT_TYPE_CONTROLLER: i8 = 2;
 /// `EndpointType.BROKER` in DescribeCluster.
 pub const ENDPOINT_TYPE_BROKER: i8 = 1;
 
-fn registration_error(
-    error: ResponseError,
-    message: impl Into<String>,
-) -> ControllerResult<BrokerRegistrationResponse> {
-    let error = ApiError::new(error, message);
+fn registration_error(error: ApiError) -> ControllerResult<BrokerRegistrationResponse> {
     tracing::info!(code = error.code, message = ?error.message, "rejecting broker registration");
     ControllerResult::of(
         Vec::new(),
@@ -78,121 +75,195 @@ pub fn register_broker(
     ctx: &RequestContext,
     request: &BrokerRegistrationRequest,
 ) -> ControllerResult<BrokerRegistrationResponse> {
-    let broker_id = *request.broker_id;
+    let features = match validate_registration(image, config, heartbeats, ctx, request) {
+        Ok(features) => features,
+        Err(error) => return registration_error(error),
+    };
+    let mv = image.metadata_version();
+    let mut records = Vec::new();
+    let mut record = register_broker_record(request, features, mv);
+    match image.cluster.broker(record.broker_id) {
+        Some(existing) if existing.incarnation_id == request.incarnation_id => {
+            keep_registration_state(&mut record, existing)
+        }
+        existing => {
+            // The old incarnation leaves ISRs/ELRs first (`handleBrokerShutdown`).
+            let clean = is_clean_shutdown(ctx, request, existing.map(|e| e.epoch));
+            LeaderIsrUpdater { image, config }.broker_shutdown(
+                record.broker_id,
+                clean,
+                &mut records,
+            );
+            start_new_incarnation(&mut record, heartbeats, ctx.next_offset);
+        }
+    }
+    let broker_epoch = record.broker_epoch;
+    records.push(ApiMessageAndVersion::new(
+        record,
+        mv.register_broker_record_version(),
+    ));
+    let atomic = records.len() <= MAX_RECORDS_PER_BATCH;
+    ControllerResult {
+        records,
+        atomic,
+        response: BrokerRegistrationResponse::default().with_broker_epoch(broker_epoch),
+    }
+}
+
+/// The request-level checks of `ClusterControlManager.registerBroker`, in Kafka's order; on
+/// success, the feature ranges the RegisterBrokerRecord carries.
+fn validate_registration(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    heartbeats: &BrokerHeartbeatManager,
+    ctx: &RequestContext,
+    request: &BrokerRegistrationRequest,
+) -> Result<Vec<BrokerFeature>, ApiError> {
+    check_cluster_id(config, request)?;
+    check_no_other_live_incarnation(image, heartbeats, ctx, request)?;
+    if request.is_migrating_zk_broker {
+        return Err(ApiError::new(
+            ResponseError::BrokerIdNotRegistered,
+            "Controller does not support registering ZK brokers.",
+        ));
+    }
+    if image.metadata_version().is_directory_assignment_supported() {
+        check_log_dirs(image, request)?;
+    }
+    registration_features(&finalized_levels(image, config), request)
+}
+
+fn check_cluster_id(
+    config: &ControllerConfig,
+    request: &BrokerRegistrationRequest,
+) -> Result<(), ApiError> {
     if request.cluster_id.as_str() != config.cluster_id {
-        return registration_error(
+        return Err(ApiError::new(
             ResponseError::InconsistentClusterId,
             format!(
                 "Expected cluster ID {}, but got cluster ID {}",
                 config.cluster_id,
                 request.cluster_id.as_str()
             ),
-        );
+        ));
     }
-    let existing = image.cluster.broker(broker_id);
-    let same_incarnation = existing.is_some_and(|e| e.incarnation_id == request.incarnation_id);
-    if let Some(existing) = existing {
-        if heartbeats.has_valid_session(broker_id, existing.epoch, ctx.now_ms) && !same_incarnation
-        {
-            return registration_error(
-                ResponseError::DuplicateBrokerRegistration,
-                "Another broker is registered with that broker id. If the broker was recently restarted this \
-                 should self-resolve once the heartbeat manager expires the broker's session.",
-            );
-        }
-    }
-    if request.is_migrating_zk_broker {
-        return registration_error(
-            ResponseError::BrokerIdNotRegistered,
-            "Controller does not support registering ZK brokers.",
-        );
-    }
-    let mv = image.metadata_version();
-    if mv.is_directory_assignment_supported() {
-        if request.log_dirs.is_empty() {
-            return registration_error(
-                ResponseError::InvalidRegistration,
-                "No directories specified in request",
-            );
-        }
-        if request.log_dirs.iter().any(is_reserved_directory) {
-            return registration_error(
-                ResponseError::InvalidRegistration,
-                "Reserved directory ID in request",
-            );
-        }
-        let mut sorted = request.log_dirs.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        if sorted.len() != request.log_dirs.len() {
-            return registration_error(
-                ResponseError::InvalidRegistration,
-                "Duplicate directory ID in request",
-            );
-        }
-        for dir in &request.log_dirs {
-            if let Some(owner) = image.cluster.directory_owner(dir) {
-                if owner != broker_id {
-                    return registration_error(
-                        ResponseError::InvalidRegistration,
-                        format!(
-                            "Broker {owner} is already registered with directory {}",
-                            kafka_uuid_to_string(*dir)
-                        ),
-                    );
-                }
-            }
-        }
-    }
+    Ok(())
+}
 
-    // Finalized levels the broker must support; the controller adds its kraft.version.
+/// A registered broker with a live session may only be amended by its own incarnation.
+fn check_no_other_live_incarnation(
+    image: &MetadataImage,
+    heartbeats: &BrokerHeartbeatManager,
+    ctx: &RequestContext,
+    request: &BrokerRegistrationRequest,
+) -> Result<(), ApiError> {
+    let broker_id = *request.broker_id;
+    let Some(existing) = image.cluster.broker(broker_id) else {
+        return Ok(());
+    };
+    if heartbeats.has_valid_session(broker_id, existing.epoch, ctx.now_ms)
+        && existing.incarnation_id != request.incarnation_id
+    {
+        return Err(ApiError::new(
+            ResponseError::DuplicateBrokerRegistration,
+            "Another broker is registered with that broker id. If the broker was recently restarted this \
+             should self-resolve once the heartbeat manager expires the broker's session.",
+        ));
+    }
+    Ok(())
+}
+
+/// Log directories (MV ≥ 3.7-IV2): present, not reserved, distinct, and owned by no other
+/// broker.
+fn check_log_dirs(
+    image: &MetadataImage,
+    request: &BrokerRegistrationRequest,
+) -> Result<(), ApiError> {
+    let invalid = |message: String| Err(ApiError::new(ResponseError::InvalidRegistration, message));
+    if request.log_dirs.is_empty() {
+        return invalid("No directories specified in request".to_owned());
+    }
+    if request.log_dirs.iter().any(is_reserved_directory) {
+        return invalid("Reserved directory ID in request".to_owned());
+    }
+    let mut sorted = request.log_dirs.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != request.log_dirs.len() {
+        return invalid("Duplicate directory ID in request".to_owned());
+    }
+    for dir in &request.log_dirs {
+        match image.cluster.directory_owner(dir) {
+            Some(owner) if owner != *request.broker_id => {
+                return invalid(format!(
+                    "Broker {owner} is already registered with directory {}",
+                    kafka_uuid_to_string(*dir)
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Finalized levels the broker must support; the controller adds its kraft.version.
+fn finalized_levels(image: &MetadataImage, config: &ControllerConfig) -> BTreeMap<String, i16> {
     let mut finalized: BTreeMap<String, i16> = image
         .features
         .finalized()
         .map(|(name, level)| (name.clone(), *level))
         .collect();
-    finalized.insert(METADATA_VERSION_FEATURE_NAME.to_owned(), mv.feature_level());
+    finalized.insert(
+        METADATA_VERSION_FEATURE_NAME.to_owned(),
+        image.metadata_version().feature_level(),
+    );
     finalized.insert(KRAFT_VERSION_FEATURE_NAME.to_owned(), config.kraft_version);
+    finalized
+}
+
+/// Checks every feature range of the request against `finalized`, requires metadata.version
+/// among them, and checks that a finalized feature the broker does not name is at level 0.
+fn registration_features(
+    finalized: &BTreeMap<String, i16>,
+    request: &BrokerRegistrationRequest,
+) -> Result<Vec<BrokerFeature>, ApiError> {
+    let unsupported = |message| ApiError::new(ResponseError::UnsupportedVersion, message);
     let mut features = Vec::with_capacity(request.features.len());
     for feature in &request.features {
         let name = feature.name.as_str();
         let level = finalized.get(name).copied().unwrap_or(0);
-        if let Err(message) = check_feature_range(
-            name,
-            level,
-            feature.min_supported_version,
-            feature.max_supported_version,
-        ) {
-            return registration_error(ResponseError::UnsupportedVersion, message);
-        }
+        let (min, max) = (feature.min_supported_version, feature.max_supported_version);
+        check_feature_range(name, level, min, max).map_err(unsupported)?;
         features.push(BrokerFeature {
             name: name.to_owned(),
-            min_supported_version: feature.min_supported_version,
-            max_supported_version: feature.max_supported_version,
+            min_supported_version: min,
+            max_supported_version: max,
             ..Default::default()
         });
     }
-    if !request
-        .features
-        .iter()
-        .any(|f| f.name.as_str() == METADATA_VERSION_FEATURE_NAME)
-    {
-        return registration_error(
+    let requested = |name: &str| request.features.iter().any(|f| f.name.as_str() == name);
+    if !requested(METADATA_VERSION_FEATURE_NAME) {
+        return Err(ApiError::new(
             ResponseError::InvalidRegistration,
             format!("Request features do not contain '{METADATA_VERSION_FEATURE_NAME}'"),
-        );
+        ));
     }
-    for (name, level) in &finalized {
-        if *level != 0 && !request.features.iter().any(|f| f.name.as_str() == name) {
-            if let Err(message) = check_feature_range(name, *level, 0, 0) {
-                return registration_error(ResponseError::UnsupportedVersion, message);
-            }
+    for (name, level) in finalized {
+        if *level != 0 && !requested(name) {
+            check_feature_range(name, *level, 0, 0).map_err(unsupported)?;
         }
     }
+    Ok(features)
+}
 
-    let mut records = Vec::new();
-    let mut record = RegisterBrokerRecord {
-        broker_id,
+/// The RegisterBrokerRecord of the request, before its epoch and state are decided.
+fn register_broker_record(
+    request: &BrokerRegistrationRequest,
+    features: Vec<BrokerFeature>,
+    mv: MetadataVersion,
+) -> RegisterBrokerRecord {
+    RegisterBrokerRecord {
+        broker_id: *request.broker_id,
         is_migrating_zk_broker: false,
         incarnation_id: request.incarnation_id,
         rack: request.rack.as_ref().map(|r| r.to_string()),
@@ -214,35 +285,36 @@ pub fn register_broker(
             Vec::new()
         },
         ..Default::default()
-    };
-    match existing {
-        Some(existing) if same_incarnation => {
-            record.fenced = existing.fenced;
-            record.in_controlled_shutdown = existing.in_controlled_shutdown;
-            record.broker_epoch = existing.epoch;
-        }
-        _ => {
-            let stored_epoch = existing.map_or(-2, |e| e.epoch);
-            let clean = ctx.api_version >= 3 && stored_epoch == request.previous_broker_epoch;
-            LeaderIsrUpdater { image, config }.broker_shutdown(broker_id, clean, &mut records);
-            record.broker_epoch = ctx.next_offset;
-            record.fenced = true;
-            heartbeats.forget_other_epochs(broker_id, ctx.next_offset);
-        }
-    }
-    let broker_epoch = record.broker_epoch;
-    records.push(ApiMessageAndVersion::new(
-        record,
-        mv.register_broker_record_version(),
-    ));
-    let atomic = records.len() <= MAX_RECORDS_PER_BATCH;
-    ControllerResult {
-        records,
-        atomic,
-        response: BrokerRegistrationResponse::default().with_broker_epoch(broker_epoch),
     }
 }
 
+/// The same incarnation amends its registration: epoch, fencing and controlled shutdown stay.
+fn keep_registration_state(record: &mut RegisterBrokerRecord, existing: &BrokerRegistration) {
+    record.fenced = existing.fenced;
+    record.in_controlled_shutdown = existing.in_controlled_shutdown;
+    record.broker_epoch = existing.epoch;
+}
+
+/// A new incarnation starts fenced, with the offset of its registration as broker epoch; the
+/// sessions of older epochs end.
+fn start_new_incarnation(
+    record: &mut RegisterBrokerRecord,
+    heartbeats: &mut BrokerHeartbeatManager,
+    broker_epoch: i64,
+) {
+    record.broker_epoch = broker_epoch;
+    record.fenced = true;
+    heartbeats.forget_other_epochs(record.broker_id, broker_epoch);
+}
+
+/// v3+ `PreviousBrokerEpoch`: the broker says it shut down cleanly from the epoch we stored.
+fn is_clean_shutdown(
+    ctx: &RequestContext,
+    request: &BrokerRegistrationRequest,
+    stored_epoch: Option<i64>,
+) -> bool {
+    ctx.api_version >= 3 && stored_epoch.unwrap_or(-2) == request.previous_broker_epoch
+}
 /// BrokerHeartbeat (api 63, v0-1): the FENCED/UNFENCED/CONTROLLED_SHUTDOWN/SHUTDOWN_NOW state
 /// machine (`BrokerHeartbeatManager.calculateNextBrokerState`), the records of each transition,
 /// offline log directories (v1, MV ≥ 3.7-IV2), and the session refresh. `IsFenced` and

@@ -188,16 +188,29 @@ pub fn create_topics(
     )
 }
 
-/// Validates and creates one topic: its result and records, or its error.
+/// Validates and creates one topic: its result and records, or its error
+/// (`ReplicationControlManager.createTopic`).
 fn create_topic(
     image: &MetadataImage,
     config: &ControllerConfig,
     rng: &mut ControllerRng,
     topic: &CreatableTopic,
 ) -> Result<(CreatableTopicResult, Vec<ApiMessageAndVersion>), ApiError> {
-    let name = topic.name.as_str();
-    // Name rules, then collisions (the later error wins, as Java's map put does), then
-    // existence.
+    check_new_topic_name(image, topic.name.as_str())?;
+    let configs = CreationConfigs::validated(topic)?;
+    let partitions = if !topic.assignments.is_empty() {
+        manual_partitions(image, topic)?
+    } else {
+        placed_partitions(image, config, rng, topic)?
+    };
+    let topic_id = random_topic_id(&mut rng.ids);
+    let records = new_topic_records(image, topic.name.as_str(), topic_id, &configs, &partitions);
+    let result = created_topic_result(image, config, topic, topic_id, &configs, &partitions);
+    Ok((result, records))
+}
+
+/// Name rules, then collisions (the later error wins, as Java's map put does), then existence.
+fn check_new_topic_name(image: &MetadataImage, name: &str) -> Result<(), ApiError> {
     let mut error = None;
     if let Err(message) = topic_name::validate(name) {
         error = Some(ApiError::new(ResponseError::InvalidTopicException, message));
@@ -214,9 +227,72 @@ fn create_topic(
             format!("Topic '{name}' already exists."),
         ));
     }
-    if let Some(error) = error {
-        return Err(error);
+    error.map_or(Ok(()), Err)
+}
+
+/// The configs a CreateTopics entry sets.
+struct CreationConfigs {
+    /// Key → value, the last value winning (Java collects them in a HashMap).
+    values: BTreeMap<String, String>,
+    /// The keys in that HashMap's iteration order, the order of the ConfigRecords.
+    keys: Vec<String>,
+}
+
+impl CreationConfigs {
+    /// The topic's configs, checked in Kafka's order: no null values, no value over
+    /// [`MAX_CONFIG_VALUE_LENGTH`], only known keys, each value valid for its key.
+    fn validated(topic: &CreatableTopic) -> Result<Self, ApiError> {
+        check_no_null_configs(topic)?;
+        let configs = Self::collect(topic);
+        configs.check_value_lengths()?;
+        configs.check_known_keys()?;
+        for key in &configs.keys {
+            validate_topic_config(key, &configs.values[key])
+                .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
+        }
+        Ok(configs)
     }
+
+    fn collect(topic: &CreatableTopic) -> Self {
+        let mut values = BTreeMap::new();
+        for c in &topic.configs {
+            values.insert(
+                c.name.to_string(),
+                c.value.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+            );
+        }
+        let request_keys: Vec<&str> = topic.configs.iter().map(|c| c.name.as_str()).collect();
+        let keys = java_string_map_order(&request_keys)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        CreationConfigs { values, keys }
+    }
+
+    fn check_value_lengths(&self) -> Result<(), ApiError> {
+        for key in &self.keys {
+            if self.values[key].encode_utf16().count() > MAX_CONFIG_VALUE_LENGTH {
+                return Err(ApiError::new(
+                    ResponseError::InvalidConfig,
+                    "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_known_keys(&self) -> Result<(), ApiError> {
+        match self.keys.iter().find(|key| topic_config(key).is_none()) {
+            Some(key) => Err(ApiError::new(
+                ResponseError::InvalidConfig,
+                format!("Unknown topic config name: {key}"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+fn check_no_null_configs(topic: &CreatableTopic) -> Result<(), ApiError> {
     let null_configs: Vec<&str> = topic
         .configs
         .iter()
@@ -232,50 +308,20 @@ fn create_topic(
             ),
         ));
     }
-    // Java collects the configs in a HashMap (last value wins) and writes the ConfigRecords in
-    // its iteration order.
-    let mut creation_configs: BTreeMap<String, String> = BTreeMap::new();
-    for c in &topic.configs {
-        creation_configs.insert(
-            c.name.to_string(),
-            c.value.as_ref().map(|v| v.to_string()).unwrap_or_default(),
-        );
-    }
-    let request_keys: Vec<&str> = topic.configs.iter().map(|c| c.name.as_str()).collect();
-    let config_keys: Vec<String> = java_string_map_order(&request_keys)
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    for key in &config_keys {
-        if creation_configs[key].encode_utf16().count() > MAX_CONFIG_VALUE_LENGTH {
-            return Err(ApiError::new(
-                ResponseError::InvalidConfig,
-                "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.",
-            ));
-        }
-    }
-    for key in &config_keys {
-        if topic_config(key).is_none() {
-            return Err(ApiError::new(
-                ResponseError::InvalidConfig,
-                format!("Unknown topic config name: {key}"),
-            ));
-        }
-    }
-    for key in &config_keys {
-        validate_topic_config(key, &creation_configs[key])
-            .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
-    }
+    Ok(())
+}
 
-    let partitions = if !topic.assignments.is_empty() {
-        manual_partitions(image, topic)?
-    } else {
-        placed_partitions(image, config, rng, topic)?
-    };
-
-    let topic_id = random_topic_id(&mut rng.ids);
+/// A new topic's records: its TopicRecord, its ConfigRecords, a ClearElrRecord if needed, and
+/// its PartitionRecords.
+fn new_topic_records(
+    image: &MetadataImage,
+    name: &str,
+    topic_id: Uuid,
+    configs: &CreationConfigs,
+    partitions: &[PartitionRegistration],
+) -> Vec<ApiMessageAndVersion> {
     let mv = image.metadata_version();
-    let mut records = Vec::with_capacity(1 + config_keys.len() + partitions.len());
+    let mut records = Vec::with_capacity(1 + configs.keys.len() + partitions.len());
     records.push(ApiMessageAndVersion::new(
         TopicRecord {
             name: name.to_owned(),
@@ -284,21 +330,20 @@ fn create_topic(
         },
         0,
     ));
-    for key in &config_keys {
+    for key in &configs.keys {
         records.push(ApiMessageAndVersion::new(
             ConfigRecord {
                 resource_type: resource_type::TOPIC,
                 resource_name: name.to_owned(),
                 name: key.clone(),
-                value: Some(creation_configs[key].clone()),
+                value: Some(configs.values[key].clone()),
                 ..Default::default()
             },
             0,
         ));
     }
     // Setting min.insync.replicas clears the topic's ELRs (`createClearElrRecordsAsNeeded`).
-    if image.features.is_elr_enabled() && creation_configs.contains_key(MIN_INSYNC_REPLICAS_CONFIG)
-    {
+    if image.features.is_elr_enabled() && configs.values.contains_key(MIN_INSYNC_REPLICAS_CONFIG) {
         records.push(ApiMessageAndVersion::new(
             ClearElrRecord {
                 topic_name: name.to_owned(),
@@ -315,11 +360,23 @@ fn create_topic(
             mv,
         ));
     }
+    records
+}
+
+/// The result of a created topic, with every topic config and where its value comes from.
+fn created_topic_result(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    topic: &CreatableTopic,
+    topic_id: Uuid,
+    configs: &CreationConfigs,
+    partitions: &[PartitionRegistration],
+) -> CreatableTopicResult {
     let configs: Vec<CreatableTopicConfigs> = effective_topic_configs(
         image,
         config.node_id,
         &static_overrides(config),
-        &creation_configs,
+        &configs.values,
     )
     .into_iter()
     .map(|(key, effective)| {
@@ -334,7 +391,7 @@ fn create_topic(
     debug_assert!(configs
         .iter()
         .all(|c| topic_config(c.name.as_str()).is_some()));
-    let result = CreatableTopicResult::default()
+    CreatableTopicResult::default()
         .with_name(topic.name.clone())
         .with_topic_id(topic_id)
         .with_error_code(0)
@@ -342,8 +399,7 @@ fn create_topic(
         .with_topic_config_error_code(0)
         .with_num_partitions(partitions.len() as i32)
         .with_replication_factor(partitions[0].replicas.len() as i16)
-        .with_configs(Some(configs));
-    Ok((result, records))
+        .with_configs(Some(configs))
 }
 
 /// A new partition's registration: leader = first ISR member, epochs 0, each replica on its
@@ -559,105 +615,155 @@ pub fn delete_topics(
     ctx: &RequestContext,
     request: &DeleteTopicsRequest,
 ) -> ControllerResult<DeleteTopicsResponse> {
-    let all_names = || -> Vec<(Option<String>, Uuid)> {
-        let mut out: Vec<(Option<String>, Uuid)> = request
-            .topic_names
-            .iter()
-            .map(|n| (Some(n.to_string()), ZERO_UUID))
-            .collect();
-        out.extend(
-            request
-                .topics
-                .iter()
-                .map(|t| (t.name.as_ref().map(|n| n.to_string()), t.topic_id)),
-        );
-        out
-    };
-    let whole = |error: ApiError| {
-        let responses = all_names()
-            .iter()
-            .map(|(n, id)| deletable_result(n.as_deref(), *id, &error))
-            .collect();
-        ControllerResult::of(
-            Vec::new(),
-            DeleteTopicsResponse::default().with_responses(responses),
-        )
-    };
     if !config.delete_topic_enable {
-        return whole(if ctx.api_version < 3 {
-            ApiError::new(ResponseError::InvalidRequest, "Topic deletion is disabled.")
-        } else {
-            default_error(ResponseError::TopicDeletionDisabled)
-        });
+        return whole_delete_error(request, deletion_disabled(ctx.api_version));
     }
     let mut responses = Vec::new();
-    let mut provided_names: Vec<String> = Vec::new();
-    let mut duplicate_names: Vec<String> = Vec::new();
-    let mut provided_ids: Vec<Uuid> = Vec::new();
-    let mut duplicate_ids: Vec<Uuid> = Vec::new();
-    let add_name = |name: String, provided: &mut Vec<String>, duplicates: &mut Vec<String>| {
-        if duplicates.contains(&name) {
+    let mut provided = ProvidedTopics::of(request, &mut responses);
+    provided.report_duplicates(&mut responses);
+    // Resolve ids, then names.
+    let mut to_delete = resolve_ids(image, &provided.ids, &mut responses);
+    resolve_names(image, &mut provided, &mut to_delete, &mut responses);
+    if to_delete.len() > MAX_RECORDS_PER_BATCH {
+        return whole_delete_error(
+            request,
+            ApiError::new(
+                ResponseError::PolicyViolation,
+                "Unable to perform excessively large batch operation.",
+            ),
+        );
+    }
+    let records = remove_topic_records(&to_delete, &mut responses);
+    ControllerResult::atomic(
+        records,
+        DeleteTopicsResponse::default().with_responses(responses),
+    )
+}
+
+/// Every topic of the request, by name and by id, failed with `error`.
+fn whole_delete_error(
+    request: &DeleteTopicsRequest,
+    error: ApiError,
+) -> ControllerResult<DeleteTopicsResponse> {
+    let by_name = request
+        .topic_names
+        .iter()
+        .map(|n| deletable_result(Some(n.as_str()), ZERO_UUID, &error));
+    let by_id = request
+        .topics
+        .iter()
+        .map(|t| deletable_result(t.name.as_ref().map(|n| n.as_str()), t.topic_id, &error));
+    ControllerResult::of(
+        Vec::new(),
+        DeleteTopicsResponse::default().with_responses(by_name.chain(by_id).collect()),
+    )
+}
+
+/// `delete.topic.enable=false`: v0-2 clients only know INVALID_REQUEST.
+fn deletion_disabled(api_version: i16) -> ApiError {
+    if api_version < 3 {
+        ApiError::new(ResponseError::InvalidRequest, "Topic deletion is disabled.")
+    } else {
+        default_error(ResponseError::TopicDeletionDisabled)
+    }
+}
+
+/// The names and ids a DeleteTopics request names exactly once each, and those it names more
+/// than once (in first-repeat order).
+#[derive(Default)]
+struct ProvidedTopics {
+    names: Vec<String>,
+    duplicate_names: Vec<String>,
+    ids: Vec<Uuid>,
+    duplicate_ids: Vec<Uuid>,
+}
+
+impl ProvidedTopics {
+    /// Sorts the request's topics; an entry with neither or both of name and id gets its
+    /// INVALID_REQUEST response in `responses` instead.
+    fn of(request: &DeleteTopicsRequest, responses: &mut Vec<DeletableTopicResult>) -> Self {
+        let mut provided = ProvidedTopics::default();
+        for name in &request.topic_names {
+            provided.add_name(name.to_string());
+        }
+        for topic in &request.topics {
+            match &topic.name {
+                None if topic.topic_id == ZERO_UUID => responses.push(deletable_result(
+                    None,
+                    ZERO_UUID,
+                    &ApiError::new(
+                        ResponseError::InvalidRequest,
+                        "Neither topic name nor id were specified.",
+                    ),
+                )),
+                None => provided.add_id(topic.topic_id),
+                Some(name) if topic.topic_id == ZERO_UUID => provided.add_name(name.to_string()),
+                Some(name) => responses.push(deletable_result(
+                    Some(name.as_str()),
+                    topic.topic_id,
+                    &ApiError::new(
+                        ResponseError::InvalidRequest,
+                        "You may not specify both topic name and topic id.",
+                    ),
+                )),
+            }
+        }
+        provided
+    }
+
+    /// A second mention moves a name to the duplicates; later ones change nothing.
+    fn add_name(&mut self, name: String) {
+        if self.duplicate_names.contains(&name) {
             return;
         }
-        if let Some(pos) = provided.iter().position(|n| *n == name) {
-            provided.remove(pos);
-            duplicates.push(name);
+        if let Some(pos) = self.names.iter().position(|n| *n == name) {
+            self.names.remove(pos);
+            self.duplicate_names.push(name);
         } else {
-            provided.push(name);
+            self.names.push(name);
         }
-    };
-    for name in &request.topic_names {
-        add_name(name.to_string(), &mut provided_names, &mut duplicate_names);
     }
-    for topic in &request.topics {
-        match &topic.name {
-            None if topic.topic_id == ZERO_UUID => responses.push(deletable_result(
-                None,
+
+    /// As [`Self::add_name`], for ids.
+    fn add_id(&mut self, id: Uuid) {
+        if self.duplicate_ids.contains(&id) {
+            return;
+        }
+        if let Some(pos) = self.ids.iter().position(|i| *i == id) {
+            self.ids.remove(pos);
+            self.duplicate_ids.push(id);
+        } else {
+            self.ids.push(id);
+        }
+    }
+
+    /// One INVALID_REQUEST response per duplicate name, then per duplicate id.
+    fn report_duplicates(&self, responses: &mut Vec<DeletableTopicResult>) {
+        for name in &self.duplicate_names {
+            responses.push(deletable_result(
+                Some(name),
                 ZERO_UUID,
-                &ApiError::new(
-                    ResponseError::InvalidRequest,
-                    "Neither topic name nor id were specified.",
-                ),
-            )),
-            None if duplicate_ids.contains(&topic.topic_id) => {}
-            None => {
-                if let Some(pos) = provided_ids.iter().position(|id| *id == topic.topic_id) {
-                    provided_ids.remove(pos);
-                    duplicate_ids.push(topic.topic_id);
-                } else {
-                    provided_ids.push(topic.topic_id);
-                }
-            }
-            Some(name) if topic.topic_id == ZERO_UUID => {
-                add_name(name.to_string(), &mut provided_names, &mut duplicate_names)
-            }
-            Some(name) => responses.push(deletable_result(
-                Some(name.as_str()),
-                topic.topic_id,
-                &ApiError::new(
-                    ResponseError::InvalidRequest,
-                    "You may not specify both topic name and topic id.",
-                ),
-            )),
+                &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name."),
+            ));
+        }
+        for id in &self.duplicate_ids {
+            responses.push(deletable_result(
+                None,
+                *id,
+                &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic id."),
+            ));
         }
     }
-    for name in &duplicate_names {
-        responses.push(deletable_result(
-            Some(name),
-            ZERO_UUID,
-            &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic name."),
-        ));
-    }
-    for id in &duplicate_ids {
-        responses.push(deletable_result(
-            None,
-            *id,
-            &ApiError::new(ResponseError::InvalidRequest, "Duplicate topic id."),
-        ));
-    }
-    // Resolve ids, then names.
-    let mut to_delete: Vec<(Uuid, String)> = Vec::new();
-    for id in &provided_ids {
+}
+
+/// The (id, name) of each existing topic among `ids`; unknown ids get UNKNOWN_TOPIC_ID.
+fn resolve_ids(
+    image: &MetadataImage,
+    ids: &[Uuid],
+    responses: &mut Vec<DeletableTopicResult>,
+) -> Vec<(Uuid, String)> {
+    let mut to_delete = Vec::new();
+    for id in ids {
         match image.topics.get(id) {
             Some(topic) => to_delete.push((*id, topic.name.to_string())),
             None => responses.push(deletable_result(
@@ -667,39 +773,51 @@ pub fn delete_topics(
             )),
         }
     }
-    for name in &provided_names {
-        match image.topics.id_of(name) {
-            None => responses.push(deletable_result(
+    to_delete
+}
+
+/// Adds the topics named by `provided.names` to `to_delete`. Unknown names get
+/// UNKNOWN_TOPIC_OR_PARTITION; a name whose id was also given (or is a duplicate) takes that
+/// id out of `to_delete` and gets INVALID_REQUEST.
+fn resolve_names(
+    image: &MetadataImage,
+    provided: &mut ProvidedTopics,
+    to_delete: &mut Vec<(Uuid, String)>,
+    responses: &mut Vec<DeletableTopicResult>,
+) {
+    for name in &provided.names {
+        let Some(id) = image.topics.id_of(name) else {
+            responses.push(deletable_result(
                 Some(name),
                 ZERO_UUID,
                 &default_error(ResponseError::UnknownTopicOrPartition),
-            )),
-            Some(id) => {
-                if duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
-                    to_delete.retain(|(i, _)| *i != id);
-                    duplicate_ids.push(id);
-                    responses.push(deletable_result(
-                        Some(name),
-                        id,
-                        &ApiError::new(
-                            ResponseError::InvalidRequest,
-                            "The provided topic name maps to an ID that was already supplied.",
-                        ),
-                    ));
-                } else {
-                    to_delete.push((id, name.clone()));
-                }
-            }
+            ));
+            continue;
+        };
+        if provided.duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
+            to_delete.retain(|(i, _)| *i != id);
+            provided.duplicate_ids.push(id);
+            responses.push(deletable_result(
+                Some(name),
+                id,
+                &ApiError::new(
+                    ResponseError::InvalidRequest,
+                    "The provided topic name maps to an ID that was already supplied.",
+                ),
+            ));
+        } else {
+            to_delete.push((id, name.clone()));
         }
     }
-    if to_delete.len() > MAX_RECORDS_PER_BATCH {
-        return whole(ApiError::new(
-            ResponseError::PolicyViolation,
-            "Unable to perform excessively large batch operation.",
-        ));
-    }
+}
+
+/// One RemoveTopicRecord per topic, each with its success response.
+fn remove_topic_records(
+    to_delete: &[(Uuid, String)],
+    responses: &mut Vec<DeletableTopicResult>,
+) -> Vec<ApiMessageAndVersion> {
     let mut records = Vec::with_capacity(to_delete.len());
-    for (id, name) in &to_delete {
+    for (id, name) in to_delete {
         records.push(ApiMessageAndVersion::new(
             RemoveTopicRecord {
                 topic_id: *id,
@@ -709,10 +827,7 @@ pub fn delete_topics(
         ));
         responses.push(deletable_result(Some(name), *id, &ApiError::NONE));
     }
-    ControllerResult::atomic(
-        records,
-        DeleteTopicsResponse::default().with_responses(responses),
-    )
+    records
 }
 
 impl ControllerApi for CreateTopicsRequest {

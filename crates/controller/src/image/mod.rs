@@ -16,6 +16,7 @@ pub mod topics;
 
 use std::sync::Arc;
 
+use kraftwerk_records::metadata::ProducerIdsRecord;
 use kraftwerk_records::metadata_version::MetadataVersion;
 use uuid::Uuid;
 
@@ -25,6 +26,7 @@ use self::features::FeaturesImage;
 use self::other::OtherRecordsImage;
 use self::partition::PartitionRegistration;
 use self::topics::TopicsImage;
+use crate::error::ReplayError;
 use crate::ids::{DIRECTORY_MIGRATING, DIRECTORY_UNASSIGNED};
 use crate::placement::UsableBroker;
 
@@ -44,6 +46,27 @@ pub struct ProducerIdsImage {
     pub last_broker_id: i32,
     /// Epoch of that broker when it received the block.
     pub last_broker_epoch: i64,
+}
+
+impl ProducerIdsImage {
+    /// ProducerIdsRecord: the next block must start after the current one
+    /// (`ProducerIdControlManager.replay`).
+    ///
+    /// # Errors
+    /// [`ReplayError::ProducerIdNotIncreasing`] if it does not.
+    pub fn replay(&mut self, record: &ProducerIdsRecord) -> Result<(), ReplayError> {
+        let current = self.next_producer_id;
+        if current != -1 && record.next_producer_id <= current {
+            return Err(ReplayError::ProducerIdNotIncreasing {
+                next: record.next_producer_id,
+                current,
+            });
+        }
+        self.next_producer_id = record.next_producer_id;
+        self.last_broker_id = record.broker_id;
+        self.last_broker_epoch = record.broker_epoch;
+        Ok(())
+    }
 }
 
 impl Default for ProducerIdsImage {
