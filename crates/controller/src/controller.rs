@@ -102,6 +102,17 @@ pub struct ControllerConfig {
 }
 
 impl ControllerConfig {
+    /// Default of `broker.session.timeout.ms`, in ms (Kafka `BrokerServer` default).
+    pub const DEFAULT_SESSION_TIMEOUT_MS: u64 = 9000;
+    /// Default of `broker.heartbeat.interval.ms`, in ms.
+    pub const DEFAULT_HEARTBEAT_INTERVAL_MS: u64 = 2000;
+    /// Default of `metadata.max.idle.interval.ms`, in ms.
+    pub const DEFAULT_NOOP_INTERVAL_MS: u64 = 500;
+    /// Default of `default.replication.factor`.
+    pub const DEFAULT_REPLICATION_FACTOR: i16 = 1;
+    /// Default of `num.partitions`.
+    pub const DEFAULT_NUM_PARTITIONS: i32 = 1;
+
     /// A configuration with Kafka's defaults for everything but the identity and bootstrap.
     pub fn new(
         node_id: i32,
@@ -111,11 +122,11 @@ impl ControllerConfig {
         ControllerConfig {
             node_id,
             cluster_id: cluster_id.into(),
-            session_timeout_ms: 9000,
-            heartbeat_interval_ms: 2000,
-            noop_interval_ms: 500,
-            default_replication_factor: 1,
-            default_num_partitions: 1,
+            session_timeout_ms: Self::DEFAULT_SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms: Self::DEFAULT_HEARTBEAT_INTERVAL_MS,
+            noop_interval_ms: Self::DEFAULT_NOOP_INTERVAL_MS,
+            default_replication_factor: Self::DEFAULT_REPLICATION_FACTOR,
+            default_num_partitions: Self::DEFAULT_NUM_PARTITIONS,
             min_insync_replicas: 1,
             unclean_leader_election_enable: false,
             delete_topic_enable: true,

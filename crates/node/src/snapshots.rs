@@ -24,11 +24,18 @@ pub struct SnapshotPolicy {
     pub clean_interval_ms: u64,
 }
 
+impl SnapshotPolicy {
+    /// Default of `metadata.log.max.record.bytes.between.snapshots`, in bytes (20 MiB).
+    pub const DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS: u64 = 20 * 1024 * 1024;
+    /// Default of `metadata.log.max.snapshot.interval.ms`, in ms (1 hour).
+    pub const DEFAULT_MAX_INTERVAL_MS: u64 = 3_600_000;
+}
+
 impl Default for SnapshotPolicy {
     fn default() -> Self {
         Self {
-            max_bytes_between_snapshots: 20 * 1024 * 1024,
-            max_interval_ms: 3_600_000,
+            max_bytes_between_snapshots: Self::DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS,
+            max_interval_ms: Self::DEFAULT_MAX_INTERVAL_MS,
             clean_interval_ms: 60_000,
         }
     }
@@ -54,7 +61,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     }
 
     /// Loads snapshot `id` into the controller; replay continues at its end offset.
-    pub(crate) fn load_snapshot(&mut self, id: OffsetAndEpoch, now_ms: u64) -> Result<(), NodeError> {
+    pub(crate) fn load_snapshot(
+        &mut self,
+        id: OffsetAndEpoch,
+        now_ms: u64,
+    ) -> Result<(), NodeError> {
         let bytes = self.read_snapshot(id)?;
         let records = decode_snapshot(id, &bytes)?;
         if self.controller.is_active() {
@@ -141,14 +152,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
 
     /// Registers a finished snapshot with the log (which may then clean below it), or notes why
     /// it was not.
-    pub(crate) fn on_snapshot_done(&mut self, now_ms: u64, done: SnapshotDone) -> Result<(), NodeError> {
+    pub(crate) fn on_snapshot_done(
+        &mut self,
+        now_ms: u64,
+        done: SnapshotDone,
+    ) -> Result<(), NodeError> {
         if self.snapshot_in_progress != Some(done.id) {
             warn!(id = ?done.id, "unexpected snapshot completion");
             return Ok(());
         }
         self.snapshot_in_progress = None;
         let size = match done.result {
-            Ok(_) if self.latest_snapshot.is_some_and(|l| l.offset >= done.id.offset) => {
+            Ok(_)
+                if self
+                    .latest_snapshot
+                    .is_some_and(|l| l.offset >= done.id.offset) =>
+            {
                 // A newer snapshot arrived from the leader meanwhile (and truncating to it
                 // removed older ones): this one is superseded.
                 info!(id = ?done.id, latest = ?self.latest_snapshot, "snapshot superseded before it was registered");

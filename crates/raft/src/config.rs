@@ -12,6 +12,25 @@ pub const FETCH_MAX_WAIT_MS: i32 = 500;
 /// (`LeaderState.OBSERVER_SESSION_TIMEOUT_MS`), in ms.
 pub const OBSERVER_SESSION_TIMEOUT_MS: u64 = 300_000;
 
+/// Default of `controller.quorum.election.timeout.ms`, in ms
+/// (`QuorumConfig.DEFAULT_QUORUM_ELECTION_TIMEOUT_MS`).
+pub const DEFAULT_ELECTION_TIMEOUT_MS: u64 = 1000;
+/// Default of `controller.quorum.election.backoff.max.ms`, in ms
+/// (`QuorumConfig.DEFAULT_QUORUM_ELECTION_BACKOFF_MAX_MS`).
+pub const DEFAULT_ELECTION_BACKOFF_MAX_MS: u64 = 1000;
+/// Default of `controller.quorum.fetch.timeout.ms`, in ms
+/// (`QuorumConfig.DEFAULT_QUORUM_FETCH_TIMEOUT_MS`).
+pub const DEFAULT_FETCH_TIMEOUT_MS: u64 = 2000;
+/// Default of `controller.quorum.request.timeout.ms`, in ms
+/// (`QuorumConfig.DEFAULT_QUORUM_REQUEST_TIMEOUT_MS`).
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 2000;
+/// Default of `controller.quorum.retry.backoff.ms`, in ms
+/// (`QuorumConfig.DEFAULT_QUORUM_RETRY_BACKOFF_MS`).
+pub const DEFAULT_RETRY_BACKOFF_MS: u64 = 20;
+/// Default of `controller.quorum.append.linger.ms`, in ms
+/// (`QuorumConfig.DEFAULT_QUORUM_LINGER_MS`).
+pub const DEFAULT_APPEND_LINGER_MS: u64 = 25;
+
 /// A host and port on the controller listener.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Endpoint {
@@ -36,17 +55,19 @@ pub struct RaftConfig {
     pub voters: BTreeMap<i32, Endpoint>,
     /// Name of the controller listener (first of `controller.listener.names`).
     pub listener_name: String,
-    /// `controller.quorum.election.timeout.ms` (1000): timers are drawn from `[T, 2T)`.
+    /// `controller.quorum.election.timeout.ms` ([`DEFAULT_ELECTION_TIMEOUT_MS`]): timers are
+    /// drawn from `[T, 2T)`.
     pub election_timeout_ms: u64,
-    /// `controller.quorum.election.backoff.max.ms` (1000).
+    /// `controller.quorum.election.backoff.max.ms` ([`DEFAULT_ELECTION_BACKOFF_MAX_MS`]).
     pub election_backoff_max_ms: u64,
-    /// `controller.quorum.fetch.timeout.ms` (2000).
+    /// `controller.quorum.fetch.timeout.ms` ([`DEFAULT_FETCH_TIMEOUT_MS`]); the leader's
+    /// check-quorum timer derives from it ([`Self::check_quorum_timeout_ms`]).
     pub fetch_timeout_ms: u64,
-    /// `controller.quorum.request.timeout.ms` (2000).
+    /// `controller.quorum.request.timeout.ms` ([`DEFAULT_REQUEST_TIMEOUT_MS`]).
     pub request_timeout_ms: u64,
-    /// `controller.quorum.retry.backoff.ms` (20).
+    /// `controller.quorum.retry.backoff.ms` ([`DEFAULT_RETRY_BACKOFF_MS`]).
     pub retry_backoff_ms: u64,
-    /// `controller.quorum.append.linger.ms` (25).
+    /// `controller.quorum.append.linger.ms` ([`DEFAULT_APPEND_LINGER_MS`]).
     pub append_linger_ms: u64,
     /// Ask for pre-votes before an election (KIP-996, Vote v2), as Kafka 4.x does.
     pub pre_vote: bool,
@@ -75,16 +96,23 @@ impl RaftConfig {
             directory_id,
             voters,
             listener_name: listener_name.into(),
-            election_timeout_ms: 1000,
-            election_backoff_max_ms: 1000,
-            fetch_timeout_ms: 2000,
-            request_timeout_ms: 2000,
-            retry_backoff_ms: 20,
-            append_linger_ms: 25,
+            election_timeout_ms: DEFAULT_ELECTION_TIMEOUT_MS,
+            election_backoff_max_ms: DEFAULT_ELECTION_BACKOFF_MAX_MS,
+            fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+            retry_backoff_ms: DEFAULT_RETRY_BACKOFF_MS,
+            append_linger_ms: DEFAULT_APPEND_LINGER_MS,
             pre_vote: true,
             fast_failure_detection_ms: Some(200),
             fast_failure_jitter_ms: 300,
         }
+    }
+
+    /// The leader's check-quorum timer, in ms: 1.5 × `fetch_timeout_ms` (Kafka
+    /// `LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR`). A leader that has not been fetched from by a
+    /// majority of the voters for this long resigns.
+    pub fn check_quorum_timeout_ms(&self) -> u64 {
+        self.fetch_timeout_ms * 3 / 2
     }
 
     /// True if this node is one of the voters.

@@ -216,7 +216,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Position::Valid => {
                 let records = self.log.read(p.fetch_offset, MAX_FETCH_BYTES)?;
                 let leader_end = self.log.end_offset().offset;
-                let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+                let check_quorum_ms = self.config.check_quorum_timeout_ms();
                 let moved = match &mut self.role {
                     Role::Leader(l) => {
                         let moved = l.update_replica_on_fetch(
@@ -397,7 +397,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             },
         };
         partition.error_code = error;
-        let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+        let check_quorum_ms = self.config.check_quorum_timeout_ms();
         if let Role::Leader(l) = &mut self.role {
             if l.voters.contains_key(&request.replica_id.0) && request.replica_id.0 != l.local_id {
                 l.fetched_voters.insert(request.replica_id.0);

@@ -13,7 +13,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     // ----- timers per role -------------------------------------------------------------------
 
     pub(super) fn poll_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let check_quorum_ms = self.config.fetch_timeout_ms * 3 / 2;
+        let check_quorum_ms = self.config.check_quorum_timeout_ms();
         let Role::Leader(l) = &self.role else {
             unreachable!()
         };

@@ -216,7 +216,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             self.config.voters.keys().copied(),
             epoch_start_offset,
             now_ms,
-            self.config.fetch_timeout_ms * 3 / 2,
+            self.config.check_quorum_timeout_ms(),
         );
         self.role = Role::Leader(Box::new(leader));
         // The high watermark can only move once a record of this epoch is committed: write the

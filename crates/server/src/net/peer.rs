@@ -5,8 +5,8 @@
 //!   ApiVersions (client software `kraftwerk` / crate version), retried at the peer's highest
 //!   ApiVersions version if it answers `UNSUPPORTED_VERSION` (KIP-511);
 //! - per api, the highest version both sides speak, capped by our own [`ApiTable`];
-//! - one request timeout per request (`controller.quorum.request.timeout.ms`, 2000 ms); a timed
-//!   out request closes the connection, like `NetworkClient.handleTimedOutRequests`;
+//! - one request timeout per request (`controller.quorum.request.timeout.ms`, default 2000 ms);
+//!   a timed out request closes the connection, like `NetworkClient.handleTimedOutRequests`;
 //! - reconnect backoff 50 ms doubling to 500 ms with ±20 % jitter (`reconnect.backoff.ms` /
 //!   `reconnect.backoff.max.ms` in `RaftManager`), reset by a successful handshake; while backing
 //!   off, requests fail at once with [`PeerError::Disconnected`] (Java's raft channel fails them
@@ -38,6 +38,7 @@ use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_protocol::codec::{decode_response, encode_request_frame, request_header};
 use kraftwerk_protocol::frame::{FrameDecoder, DEFAULT_MAX_FRAME_BYTES};
 use kraftwerk_protocol::kinds::{request_api_key, response_api_key};
+use kraftwerk_raft::config::DEFAULT_REQUEST_TIMEOUT_MS;
 
 /// The peer to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +59,8 @@ pub struct PeerClientConfig {
     /// What we can send: per api, the versions we speak. Negotiation picks the highest version
     /// both this table and the peer's ApiVersions answer allow.
     pub api_table: Arc<ApiTable>,
-    /// Per-request timeout in ms, from `send` until the response (2000 for raft).
+    /// Per-request timeout in ms, from `send` until the response (raft: the
+    /// `controller.quorum.request.timeout.ms` default, [`DEFAULT_REQUEST_TIMEOUT_MS`]).
     pub request_timeout_ms: u64,
     /// First reconnect backoff in ms (50).
     pub reconnect_backoff_ms: u64,
@@ -74,12 +76,13 @@ pub struct PeerClientConfig {
 
 impl PeerClientConfig {
     /// Kafka's raft client settings (`RaftManager.buildNetworkClient`): client id
-    /// `raft-client-<local_node_id>`, 2000 ms request timeout, backoff 50 → 500 ms.
+    /// `raft-client-<local_node_id>`, the default `controller.quorum.request.timeout.ms`
+    /// ([`DEFAULT_REQUEST_TIMEOUT_MS`]), backoff 50 → 500 ms.
     pub fn raft(local_node_id: i32, api_table: Arc<ApiTable>) -> Self {
         Self {
             client_id: format!("raft-client-{local_node_id}"),
             api_table,
-            request_timeout_ms: 2000,
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             reconnect_backoff_ms: 50,
             reconnect_backoff_max_ms: 500,
             max_in_flight: 8,

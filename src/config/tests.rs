@@ -1,4 +1,17 @@
-//! Tests of `config.rs`.
+//! Tests of `config/`: the behaviour of `from_properties` and the key table it follows.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kraftwerk_log::bootstrap::BootstrapMetadata;
+use kraftwerk_records::metadata_version::MetadataVersion;
+use uuid::Uuid;
+
+use super::def::{ConfigType, DefaultValue, Usage, Value};
+use super::keys::{lookup, CONFIG_DEF};
+use super::listeners::advertised_controller_listeners;
+use super::quorum::parse_bootstrap_servers;
+use super::security_protocol::effective_protocol_map;
 use super::*;
 
 fn props(text: &str) -> JavaProperties {
@@ -69,15 +82,23 @@ fn reads_a_kafka_controller_config() {
         config.controller_listener().security_protocol,
         SecurityProtocol::Plaintext
     );
-    assert_eq!(
-        config.advertised_controller_listeners[0].host,
-        "ctrl-2.example.com"
-    );
+    // advertised.listeners is validated (and not honoured): the controller listener it
+    // advertises is the one it names.
+    let props = props(KAFKA_STYLE_CONTROLLER);
+    let values = Values::parse(&props).unwrap();
+    let names = &config.controller_listener_names;
+    let protocols = effective_protocol_map(&values, names).unwrap();
+    let advertised =
+        advertised_controller_listeners(&values, names, &protocols, &config.listeners).unwrap();
+    assert_eq!(advertised[0].host, "ctrl-2.example.com");
     assert_eq!(
         config.metadata_log_dir,
         PathBuf::from("/var/lib/kafka/controller-data")
     );
-    assert_eq!(config.offsets_topic_replication_factor, 1);
+    assert_eq!(
+        values.number(keys::OFFSETS_TOPIC_REPLICATION_FACTOR),
+        Some(1)
+    );
     assert_eq!(config.local_voter().unwrap().host, "ctrl-2.example.com");
     assert_eq!(
         config.ignored_keys,
@@ -93,6 +114,10 @@ fn reads_a_kafka_controller_config() {
             "transaction.state.log.min.isr",
             "transaction.state.log.replication.factor",
         ]
+    );
+    assert_eq!(
+        config.not_honoured_keys,
+        ["advertised.listeners", "offsets.topic.replication.factor"]
     );
 }
 
@@ -110,7 +135,10 @@ fn defaults_are_kafkas() {
     assert_eq!(c.broker_session_timeout_ms, 9000);
     assert_eq!(c.broker_heartbeat_interval_ms, 2000);
     assert_eq!(c.metadata_log_segment_bytes, 1_073_741_824);
-    assert_eq!(c.metadata_log_segment_ms, 604_800_000);
+    assert_eq!(
+        default_of("metadata.log.segment.ms"),
+        DefaultValue::Number(604_800_000)
+    );
     assert_eq!(c.metadata_snapshot_max_new_record_bytes, 20_971_520);
     assert_eq!(c.metadata_snapshot_max_interval_ms, 3_600_000);
     assert_eq!(c.metadata_max_retention_bytes, 104_857_600);
@@ -118,14 +146,31 @@ fn defaults_are_kafkas() {
     assert_eq!(c.socket_request_max_bytes, 104_857_600);
     assert_eq!(c.default_replication_factor, 1);
     assert_eq!(c.num_partitions, 1);
-    assert_eq!(c.offsets_topic_replication_factor, 3);
-    assert_eq!(c.offsets_topic_num_partitions, 50);
-    assert_eq!(c.initial_broker_registration_timeout_ms, 60_000);
+    assert_eq!(
+        default_of("offsets.topic.replication.factor"),
+        DefaultValue::Number(3)
+    );
+    assert_eq!(
+        default_of("offsets.topic.num.partitions"),
+        DefaultValue::Number(50)
+    );
+    assert_eq!(
+        default_of("initial.broker.registration.timeout.ms"),
+        DefaultValue::Number(60_000)
+    );
     assert!(!c.unstable_feature_versions_enable);
     assert_eq!(c.metrics_listener, None);
     assert_eq!(c.log_dirs, vec![PathBuf::from("/tmp/kafka-logs")]);
     assert_eq!(c.metadata_log_dir, PathBuf::from("/tmp/kafka-logs"));
     assert!(c.ignored_keys.is_empty());
+    assert!(c.not_honoured_keys.is_empty());
+    assert_eq!(c.ignored_keys_warning(), None);
+}
+
+fn default_of(key: &str) -> DefaultValue {
+    lookup(key)
+        .unwrap_or_else(|| panic!("{key} is in CONFIG_DEF"))
+        .default
 }
 
 #[test]
@@ -325,7 +370,9 @@ fn cross_key_validation_follows_kafka_config() {
          listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\n",
     )
     .unwrap();
-    assert!(c.quorum_voters.is_empty() && c.quorum_bootstrap_servers.len() == 2);
+    assert!(c.quorum_voters.is_empty());
+    assert_eq!(parse_bootstrap_servers("a:1,b:2").map(|s| s.len()), Ok(2));
+    assert_eq!(c.not_honoured_keys, ["controller.quorum.bootstrap.servers"]);
 }
 
 #[test]
@@ -384,4 +431,176 @@ fn load_reports_missing_file_and_syntax_errors_with_path() {
     );
     fs::write(&path, MINIMAL).unwrap();
     assert_eq!(NodeConfig::load(&path).unwrap().node_id, 1);
+}
+
+#[test]
+fn table_names_are_unique_and_defaults_fit_their_type() {
+    for (i, key) in CONFIG_DEF.iter().enumerate() {
+        assert!(
+            !CONFIG_DEF[..i].iter().any(|k| k.name == key.name),
+            "{} is defined twice",
+            key.name
+        );
+        assert!(!key.doc.is_empty(), "{} has no doc line", key.name);
+        // A default goes through the same type parse and validator as a written value.
+        match (key.ty, key.default) {
+            (_, DefaultValue::Required | DefaultValue::Null) => {}
+            (ConfigType::Boolean, DefaultValue::Bool(b)) => {
+                assert_eq!(key.parse(&b.to_string()).unwrap(), Value::Bool(b))
+            }
+            (ConfigType::Short | ConfigType::Int | ConfigType::Long, DefaultValue::Number(n)) => {
+                let text = n.to_string();
+                assert_eq!(key.parse(&text).unwrap(), Value::Number(n), "{}", key.name)
+            }
+            (ConfigType::String | ConfigType::List, DefaultValue::Text(t)) => {
+                assert_eq!(key.parse(t).unwrap(), Value::Text(t), "{}", key.name)
+            }
+            (ty, default) => panic!("{}: default {default:?} is not a {ty:?}", key.name),
+        }
+    }
+}
+
+/// Two voters and two controller listeners, so every key has a valid value other than this
+/// file's or its default.
+const TWO_LISTENERS: &str = "process.roles=controller\nnode.id=1\n\
+                             controller.quorum.voters=1@localhost:9093,2@localhost:9094\n\
+                             listeners=CONTROLLER://localhost:9093,OTHER://localhost:9095\n\
+                             controller.listener.names=CONTROLLER,OTHER\n";
+
+/// One value per key of the table, set on top of [`TWO_LISTENERS`]: for `Used` and
+/// `NotHonoured` keys a valid value that differs from it, for `Checked` keys a value kraftwerk
+/// refuses.
+const SAMPLES: &[(&str, &str)] = &[
+    ("process.roles", "broker"),
+    ("node.id", "2"),
+    ("broker.id", "2"),
+    (
+        "controller.quorum.voters",
+        "1@localhost:9093,2@otherhost:9094",
+    ),
+    ("controller.quorum.bootstrap.servers", "localhost:9093"),
+    ("controller.listener.names", "OTHER,CONTROLLER"),
+    (
+        "listeners",
+        "CONTROLLER://localhost:9099,OTHER://localhost:9095",
+    ),
+    (
+        "listener.security.protocol.map",
+        "CONTROLLER:SSL,OTHER:PLAINTEXT",
+    ),
+    ("advertised.listeners", "CONTROLLER://ctrl.example.com:9093"),
+    ("log.dirs", "/b,/c"),
+    ("log.dir", "/a"),
+    ("metadata.log.dir", "/m"),
+    ("kraftwerk.metrics.listener", "localhost:9100"),
+    ("metadata.log.segment.min.bytes", "1024"),
+    ("internal.metadata.log.segment.bytes", "2048"),
+    ("controller.quorum.election.timeout.ms", "1500"),
+    ("controller.quorum.fetch.timeout.ms", "3000"),
+    ("controller.quorum.election.backoff.max.ms", "1500"),
+    ("controller.quorum.request.timeout.ms", "3000"),
+    ("controller.quorum.retry.backoff.ms", "30"),
+    ("controller.quorum.append.linger.ms", "5"),
+    ("metadata.max.idle.interval.ms", "1000"),
+    ("broker.session.timeout.ms", "18000"),
+    ("broker.heartbeat.interval.ms", "3000"),
+    ("metadata.log.segment.bytes", "16777216"),
+    ("metadata.log.segment.ms", "3600000"),
+    ("metadata.log.max.record.bytes.between.snapshots", "1048576"),
+    ("metadata.log.max.snapshot.interval.ms", "60000"),
+    ("metadata.max.retention.bytes", "-1"),
+    ("metadata.max.retention.ms", "-1"),
+    ("socket.request.max.bytes", "1048576"),
+    ("default.replication.factor", "3"),
+    ("num.partitions", "3"),
+    ("offsets.topic.replication.factor", "1"),
+    ("offsets.topic.num.partitions", "10"),
+    ("initial.broker.registration.timeout.ms", "30000"),
+    ("unstable.feature.versions.enable", "true"),
+];
+
+/// Everything a configuration hands on: what `run` gives the server, and what
+/// `kraftwerk format` reads (cli/format.rs: node id, voters, directories, unstable versions).
+fn reached(c: &NodeConfig) -> String {
+    let formatted = FormattedDir {
+        cluster_id: "MkU3OEVBNTcwNTJENDM2Qg".to_owned(),
+        node_id: 1,
+        directory_id: Uuid::nil(),
+        bootstrap: BootstrapMetadata::from_version(MetadataVersion::LATEST_PRODUCTION, "test"),
+    };
+    format!(
+        "{:?}",
+        (
+            c.server_config(&formatted),
+            c.node_id,
+            &c.quorum_voters,
+            c.all_log_dirs(),
+            &c.metadata_log_dir,
+            c.unstable_feature_versions_enable
+        )
+    )
+}
+
+#[test]
+fn every_key_reaches_the_node_or_is_refused_or_reported_as_not_honoured() {
+    for key in CONFIG_DEF {
+        let samples = SAMPLES.iter().filter(|(k, _)| *k == key.name).count();
+        assert_eq!(samples, 1, "{}: give it one entry in SAMPLES", key.name);
+    }
+    let base = reached(&parse(TWO_LISTENERS).unwrap());
+    for (key, sample) in SAMPLES {
+        let def = lookup(key).unwrap_or_else(|| panic!("{key} is not in CONFIG_DEF"));
+        let result = parse(&format!("{TWO_LISTENERS}{key}={sample}\n"));
+        match def.usage {
+            Usage::Used => {
+                let c = result.unwrap_or_else(|e| panic!("{key}={sample}: {e}"));
+                assert!(
+                    reached(&c) != base,
+                    "{key}={sample} reaches neither server_config nor format: mark it NotHonoured"
+                );
+                assert!(c.not_honoured_keys.is_empty(), "{key}");
+                assert!(c.ignored_keys.is_empty(), "{key}");
+            }
+            Usage::Checked => {
+                let err = result.expect_err(&format!("{key}={sample} must be refused"));
+                assert!(err.to_string().contains(key), "{key}={sample}: {err}");
+            }
+            Usage::NotHonoured => {
+                let c = result.unwrap_or_else(|e| panic!("{key}={sample}: {e}"));
+                assert!(
+                    reached(&c) == base,
+                    "{key}={sample} changes the node: mark it Used"
+                );
+                assert_eq!(c.not_honoured_keys, [*key]);
+                let warning = c.ignored_keys_warning().unwrap();
+                assert!(
+                    warning.contains(key) && warning.contains("does not act on"),
+                    "{warning}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_warning_names_unknown_and_not_honoured_keys_apart() {
+    let c = parse(&format!(
+        "{MINIMAL}num.io.threads=8\nmetadata.log.segment.ms=1000\n\
+         initial.broker.registration.timeout.ms=1000\n"
+    ))
+    .unwrap();
+    assert_eq!(c.ignored_keys, ["num.io.threads"]);
+    assert_eq!(
+        c.not_honoured_keys,
+        [
+            "initial.broker.registration.timeout.ms",
+            "metadata.log.segment.ms"
+        ]
+    );
+    assert_eq!(
+        c.ignored_keys_warning().unwrap(),
+        "ignoring 1 configuration keys kraftwerk does not use: num.io.threads; accepting 2 \
+         configuration keys kraftwerk validates but does not act on (no effect): \
+         initial.broker.registration.timeout.ms, metadata.log.segment.ms"
+    );
 }

@@ -1,0 +1,250 @@
+//! Every `server.properties` key kraftwerk knows, as one table like Kafka's
+//! `AbstractKafkaConfig.CONFIG_DEF` (`KRaftConfigs`, `QuorumConfig`, `SocketServerConfigs`,
+//! `ServerLogConfigs`, `ServerConfigs` of Kafka 4.1): name, type, default, validator, whether
+//! kraftwerk acts on it, and a doc line. Parsing, defaults, single-key range checks and their
+//! error messages all come from here (`Values::parse`, [`ConfigKey::parse`]). Defaults that a
+//! lower layer also needs are that layer's constants, so each number is written once.
+
+use kraftwerk_controller::ControllerConfig;
+use kraftwerk_log::{
+    DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS, DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MIN_BYTES,
+};
+use kraftwerk_node::SnapshotPolicy;
+use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
+use kraftwerk_raft::config::{
+    DEFAULT_APPEND_LINGER_MS, DEFAULT_ELECTION_BACKOFF_MAX_MS, DEFAULT_ELECTION_TIMEOUT_MS,
+    DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_RETRY_BACKOFF_MS,
+};
+
+use super::def::ConfigType::{Boolean, Int, List, Long, Short, String as Str};
+use super::def::DefaultValue::{Bool, Null, Number, Required, Text};
+use super::def::Usage::{Checked, NotHonoured, Used};
+use super::def::Validator::{Any, AtLeast, Syntax};
+use super::def::{define, list_items, ConfigKey};
+use super::quorum::{parse_bootstrap_servers, parse_metrics_listener, parse_voters};
+use super::security_protocol::parse_protocol_map;
+
+pub(crate) const PROCESS_ROLES: &str = "process.roles";
+pub(crate) const NODE_ID: &str = "node.id";
+pub(crate) const BROKER_ID: &str = "broker.id";
+pub(crate) const QUORUM_VOTERS: &str = "controller.quorum.voters";
+pub(crate) const QUORUM_BOOTSTRAP_SERVERS: &str = "controller.quorum.bootstrap.servers";
+pub(crate) const CONTROLLER_LISTENER_NAMES: &str = "controller.listener.names";
+pub(crate) const LISTENERS: &str = "listeners";
+pub(crate) const LISTENER_SECURITY_PROTOCOL_MAP: &str = "listener.security.protocol.map";
+pub(crate) const ADVERTISED_LISTENERS: &str = "advertised.listeners";
+pub(crate) const LOG_DIRS: &str = "log.dirs";
+pub(crate) const LOG_DIR: &str = "log.dir";
+pub(crate) const METADATA_LOG_DIR: &str = "metadata.log.dir";
+pub(crate) const KRAFTWERK_METRICS_LISTENER: &str = "kraftwerk.metrics.listener";
+pub(crate) const METADATA_LOG_SEGMENT_MIN_BYTES: &str = "metadata.log.segment.min.bytes";
+pub(crate) const INTERNAL_METADATA_LOG_SEGMENT_BYTES: &str = "internal.metadata.log.segment.bytes";
+pub(crate) const QUORUM_ELECTION_TIMEOUT_MS: &str = "controller.quorum.election.timeout.ms";
+pub(crate) const QUORUM_FETCH_TIMEOUT_MS: &str = "controller.quorum.fetch.timeout.ms";
+pub(crate) const QUORUM_ELECTION_BACKOFF_MAX_MS: &str = "controller.quorum.election.backoff.max.ms";
+pub(crate) const QUORUM_REQUEST_TIMEOUT_MS: &str = "controller.quorum.request.timeout.ms";
+pub(crate) const QUORUM_RETRY_BACKOFF_MS: &str = "controller.quorum.retry.backoff.ms";
+pub(crate) const QUORUM_APPEND_LINGER_MS: &str = "controller.quorum.append.linger.ms";
+pub(crate) const METADATA_MAX_IDLE_INTERVAL_MS: &str = "metadata.max.idle.interval.ms";
+pub(crate) const BROKER_SESSION_TIMEOUT_MS: &str = "broker.session.timeout.ms";
+pub(crate) const BROKER_HEARTBEAT_INTERVAL_MS: &str = "broker.heartbeat.interval.ms";
+pub(crate) const METADATA_LOG_SEGMENT_BYTES: &str = "metadata.log.segment.bytes";
+pub(crate) const METADATA_LOG_SEGMENT_MS: &str = "metadata.log.segment.ms";
+pub(crate) const METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES: &str =
+    "metadata.log.max.record.bytes.between.snapshots";
+pub(crate) const METADATA_SNAPSHOT_MAX_INTERVAL_MS: &str = "metadata.log.max.snapshot.interval.ms";
+pub(crate) const METADATA_MAX_RETENTION_BYTES: &str = "metadata.max.retention.bytes";
+pub(crate) const METADATA_MAX_RETENTION_MS: &str = "metadata.max.retention.ms";
+pub(crate) const SOCKET_REQUEST_MAX_BYTES: &str = "socket.request.max.bytes";
+pub(crate) const DEFAULT_REPLICATION_FACTOR: &str = "default.replication.factor";
+pub(crate) const NUM_PARTITIONS: &str = "num.partitions";
+pub(crate) const OFFSETS_TOPIC_REPLICATION_FACTOR: &str = "offsets.topic.replication.factor";
+pub(crate) const OFFSETS_TOPIC_NUM_PARTITIONS: &str = "offsets.topic.num.partitions";
+pub(crate) const INITIAL_BROKER_REGISTRATION_TIMEOUT_MS: &str =
+    "initial.broker.registration.timeout.ms";
+pub(crate) const UNSTABLE_FEATURE_VERSIONS_ENABLE: &str = "unstable.feature.versions.enable";
+
+const DAY_MS: i64 = 24 * 3_600_000;
+
+/// Every key kraftwerk knows, in the order they are parsed (so a file with several bad values
+/// is refused for the first of them). A key the file sets that is not here is ignored with a
+/// warning.
+#[rustfmt::skip]
+pub static CONFIG_DEF: &[ConfigKey] = &[
+    // Identity and role.
+    define(PROCESS_ROLES, List, Required,
+        Syntax(controller_role_only), Checked,
+        "Roles of this node; kraftwerk runs exactly `controller` (brokers and combined nodes stay \
+         on Apache Kafka)."),
+    define(NODE_ID, Int, Required,
+        AtLeast(0), Used,
+        "This node's id; must be one of the voters when the quorum is static."),
+    define(BROKER_ID, Int, Number(-1),
+        Any, Checked,
+        "Legacy alias of node.id: when set to anything but -1 it must equal node.id."),
+    // Quorum (QuorumConfig).
+    define(QUORUM_VOTERS, List, Text(""),
+        Syntax(voters_syntax), Used,
+        "Static voter set, `id@host:port,...`; ids unique, hosts routable."),
+    define(QUORUM_BOOTSTRAP_SERVERS, List, Text(""),
+        Syntax(bootstrap_servers_syntax), NotHonoured,
+        "`host:port,...` of the controllers of a dynamic quorum (KIP-853); this or the voters must \
+         be set. kraftwerk runs static quorums only."),
+    // Listeners (SocketServerConfigs, KRaftConfigs).
+    define(CONTROLLER_LISTENER_NAMES, List, Required,
+        Any, Used,
+        "Names of the controller listeners; the first is the one this node serves and peers use."),
+    define(LISTENERS, Str, Text("PLAINTEXT://:9092"),
+        Any, Used,
+        "`NAME://host:port,...`; for a controller all are controller listeners (empty host: every \
+         interface)."),
+    define(LISTENER_SECURITY_PROTOCOL_MAP, Str,
+        Text("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
+        Syntax(protocol_map_syntax), Checked,
+        "`NAME:PROTOCOL,...`; kraftwerk serves PLAINTEXT only. Unset: controller listener names \
+         map to PLAINTEXT."),
+    define(ADVERTISED_LISTENERS, Str, Null,
+        Any, NotHonoured,
+        "`NAME://host:port,...` advertised to others; kraftwerk registers its \
+         controller.quorum.voters entry instead."),
+    // Directories (ServerLogConfigs, KRaftConfigs).
+    define(LOG_DIRS, List, Null,
+        Any, Used,
+        "Data directories (`format` writes meta.properties to each); overrides log.dir."),
+    define(LOG_DIR, Str, Text("/tmp/kafka-logs"),
+        Any, Used,
+        "The data directory when log.dirs is unset."),
+    define(METADATA_LOG_DIR, Str, Null,
+        Any, Used,
+        "Holds __cluster_metadata-0, meta.properties and bootstrap.checkpoint; default the first \
+         data directory."),
+    define(KRAFTWERK_METRICS_LISTENER, Str, Null,
+        Syntax(metrics_listener_syntax), Used,
+        "kraftwerk-only: `host:port` of the HTTP /metrics endpoint; empty or unset serves none."),
+    // Metadata log segments.
+    define(METADATA_LOG_SEGMENT_MIN_BYTES, Int, Number(DEFAULT_SEGMENT_MIN_BYTES as i64),
+        AtLeast(1), Used,
+        "Bytes; Kafka's internal, testing-only floor of metadata.log.segment.bytes."),
+    define(INTERNAL_METADATA_LOG_SEGMENT_BYTES, Int, Null,
+        AtLeast(1), Used,
+        "Bytes; Kafka 4.1's internal segment size, which bypasses the floor and replaces \
+         metadata.log.segment.bytes."),
+    // Raft timeouts (QuorumConfig).
+    define(QUORUM_ELECTION_TIMEOUT_MS, Int, Number(DEFAULT_ELECTION_TIMEOUT_MS as i64),
+        AtLeast(0), Used,
+        "ms without a leader before a voter runs for election; timers are drawn from [T, 2T)."),
+    define(QUORUM_FETCH_TIMEOUT_MS, Int, Number(DEFAULT_FETCH_TIMEOUT_MS as i64),
+        AtLeast(0), Used,
+        "ms without a successful Fetch before a follower runs for election; the leader's \
+         check-quorum timer is 1.5 times this."),
+    define(QUORUM_ELECTION_BACKOFF_MAX_MS, Int, Number(DEFAULT_ELECTION_BACKOFF_MAX_MS as i64),
+        AtLeast(0), Used,
+        "ms; the largest backoff before a new election after a failed one."),
+    define(QUORUM_REQUEST_TIMEOUT_MS, Int, Number(DEFAULT_REQUEST_TIMEOUT_MS as i64),
+        AtLeast(0), Used,
+        "ms a Raft request waits for its response."),
+    define(QUORUM_RETRY_BACKOFF_MS, Int, Number(DEFAULT_RETRY_BACKOFF_MS as i64),
+        AtLeast(0), Used,
+        "ms before a failed Raft request is retried."),
+    define(QUORUM_APPEND_LINGER_MS, Int, Number(DEFAULT_APPEND_LINGER_MS as i64),
+        AtLeast(0), Used,
+        "ms the leader waits to batch appended records."),
+    // Controller (QuorumController).
+    define(METADATA_MAX_IDLE_INTERVAL_MS, Int,
+        Number(ControllerConfig::DEFAULT_NOOP_INTERVAL_MS as i64),
+        AtLeast(0), Used,
+        "ms between the NoOpRecords the active controller writes to an idle log; 0 disables them."),
+    // Kafka has no range check on these two; a value below 1 is meaningless, so it is refused.
+    define(BROKER_SESSION_TIMEOUT_MS, Int,
+        Number(ControllerConfig::DEFAULT_SESSION_TIMEOUT_MS as i64),
+        AtLeast(1), Used,
+        "ms without a heartbeat after which a broker is fenced."),
+    define(BROKER_HEARTBEAT_INTERVAL_MS, Int,
+        Number(ControllerConfig::DEFAULT_HEARTBEAT_INTERVAL_MS as i64),
+        AtLeast(1), Used,
+        "ms between a broker's heartbeats."),
+    // Metadata log: segments (the floor is the min.bytes key above), snapshots, retention.
+    define(METADATA_LOG_SEGMENT_BYTES, Int, Number(DEFAULT_SEGMENT_BYTES as i64),
+        Any, Used,
+        "Bytes of a metadata log segment before a new one is rolled; at least \
+         metadata.log.segment.min.bytes."),
+    define(METADATA_LOG_SEGMENT_MS, Long, Number(7 * DAY_MS),
+        Any, NotHonoured,
+        "ms after which a segment is rolled even if not full; kraftwerk rolls segments on size \
+         only."),
+    define(METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES, Long,
+        Number(SnapshotPolicy::DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS as i64),
+        AtLeast(1), Used,
+        "Bytes of committed batches since the last snapshot that trigger a new one."),
+    define(METADATA_SNAPSHOT_MAX_INTERVAL_MS, Long,
+        Number(SnapshotPolicy::DEFAULT_MAX_INTERVAL_MS as i64),
+        AtLeast(0), Used,
+        "ms after the last snapshot at which a new one is written if anything was committed; 0 \
+         disables."),
+    define(METADATA_MAX_RETENTION_BYTES, Long, Number(DEFAULT_RETENTION_BYTES),
+        Any, Used,
+        "Bytes of segments plus snapshots kept before old ones are deleted; -1 unlimited."),
+    define(METADATA_MAX_RETENTION_MS, Long, Number(DEFAULT_RETENTION_MS),
+        Any, Used,
+        "ms a snapshot (and the segments below the next one) is kept; -1 unlimited."),
+    // Socket server.
+    define(SOCKET_REQUEST_MAX_BYTES, Int, Number(DEFAULT_MAX_FRAME_BYTES as i64),
+        AtLeast(1), Used,
+        "Bytes; the largest request accepted."),
+    // Topic defaults.
+    define(DEFAULT_REPLICATION_FACTOR, Int,
+        Number(ControllerConfig::DEFAULT_REPLICATION_FACTOR as i64),
+        Any, Used,
+        "Replication factor of topics created without one."),
+    define(NUM_PARTITIONS, Int, Number(ControllerConfig::DEFAULT_NUM_PARTITIONS as i64),
+        AtLeast(1), Used,
+        "Partition count of topics created without one."),
+    define(OFFSETS_TOPIC_REPLICATION_FACTOR, Short, Number(3),
+        AtLeast(1), NotHonoured,
+        "Replication factor of __consumer_offsets; brokers create that topic with their own \
+         setting."),
+    define(OFFSETS_TOPIC_NUM_PARTITIONS, Int, Number(50),
+        AtLeast(1), NotHonoured,
+        "Partition count of __consumer_offsets; brokers create that topic with their own setting."),
+    define(INITIAL_BROKER_REGISTRATION_TIMEOUT_MS, Int, Number(60_000),
+        Any, NotHonoured,
+        "ms a broker waits for its first registration; a broker-side setting."),
+    // Features.
+    define(UNSTABLE_FEATURE_VERSIONS_ENABLE, Boolean, Bool(false),
+        Any, Used,
+        "Allow non-production metadata.version and feature levels (format, advertised ranges, \
+         UpdateFeatures)."),
+];
+
+/// The table entry of `name`, if kraftwerk knows the key.
+pub fn lookup(name: &str) -> Option<&'static ConfigKey> {
+    CONFIG_DEF.iter().find(|k| k.name == name)
+}
+
+fn controller_role_only(text: &str) -> Result<(), String> {
+    if list_items(text) == ["controller"] {
+        Ok(())
+    } else {
+        Err(
+            "kraftwerk only runs the KRaft controller role: set `process.roles=controller` \
+             (brokers and combined nodes stay on Apache Kafka)"
+                .to_owned(),
+        )
+    }
+}
+
+fn voters_syntax(text: &str) -> Result<(), String> {
+    parse_voters(text).map(drop)
+}
+
+fn bootstrap_servers_syntax(text: &str) -> Result<(), String> {
+    parse_bootstrap_servers(text).map(drop)
+}
+
+fn protocol_map_syntax(text: &str) -> Result<(), String> {
+    parse_protocol_map(text).map(drop)
+}
+
+fn metrics_listener_syntax(text: &str) -> Result<(), String> {
+    parse_metrics_listener(text).map(drop)
+}

@@ -1,0 +1,100 @@
+//! The configurations of the layers below, built from a [`NodeConfig`] and the formatted
+//! metadata directory: server, Raft core, controller, metadata log, snapshots.
+
+use std::collections::BTreeMap;
+
+use kraftwerk_controller::ControllerConfig;
+use kraftwerk_log::formatted::FormattedDir;
+use kraftwerk_log::LogConfig;
+use kraftwerk_node::SnapshotPolicy;
+use kraftwerk_raft::{Endpoint as RaftEndpoint, RaftConfig};
+use kraftwerk_server::{ListenerSettings, ServerConfig};
+
+use super::NodeConfig;
+
+impl NodeConfig {
+    /// Everything the server needs to start this node, from this configuration and the
+    /// formatted metadata directory (identity and bootstrap records).
+    pub fn server_config(&self, formatted: &FormattedDir) -> ServerConfig {
+        let listener = self.controller_listener();
+        ServerConfig {
+            metadata_log_dir: self.metadata_log_dir.clone(),
+            log: LogConfig {
+                segment_bytes: self.metadata_log_segment_bytes as u64,
+                segment_min_bytes: self.metadata_log_segment_min_bytes as u64,
+                retention_bytes: self.metadata_max_retention_bytes,
+                retention_ms: self.metadata_max_retention_ms,
+            },
+            raft: self.raft_config(formatted),
+            controller: self.controller_config(formatted),
+            snapshot_policy: SnapshotPolicy {
+                max_bytes_between_snapshots: self.metadata_snapshot_max_new_record_bytes.max(1)
+                    as u64,
+                max_interval_ms: self.metadata_snapshot_max_interval_ms.max(0) as u64,
+                ..SnapshotPolicy::default()
+            },
+            listener: ListenerSettings {
+                name: listener.listener_name.clone(),
+                host: listener.host.clone(),
+                port: listener.port,
+                max_frame_bytes: self.socket_request_max_bytes as usize,
+            },
+            registration_endpoint: self.local_voter().map(|v| (v.host.clone(), v.port)),
+            metrics_addr: self
+                .metrics_listener
+                .as_ref()
+                .map(|m| (m.host.clone(), m.port)),
+            unstable_feature_versions_enable: self.unstable_feature_versions_enable,
+        }
+    }
+
+    /// The Raft core's configuration: identity, static voters, `controller.quorum.*` timeouts.
+    fn raft_config(&self, formatted: &FormattedDir) -> RaftConfig {
+        let voters: BTreeMap<i32, RaftEndpoint> = self
+            .quorum_voters
+            .iter()
+            .map(|v| {
+                (
+                    v.id,
+                    RaftEndpoint {
+                        host: v.host.clone(),
+                        port: v.port,
+                    },
+                )
+            })
+            .collect();
+        let mut raft = RaftConfig::new(
+            self.node_id,
+            formatted.cluster_id.clone(),
+            formatted.directory_id,
+            voters,
+            self.controller_listener().listener_name.clone(),
+        );
+        raft.election_timeout_ms = self.quorum_election_timeout_ms as u64;
+        raft.election_backoff_max_ms = self.quorum_election_backoff_max_ms as u64;
+        raft.fetch_timeout_ms = self.quorum_fetch_timeout_ms as u64;
+        raft.request_timeout_ms = self.quorum_request_timeout_ms as u64;
+        raft.retry_backoff_ms = self.quorum_retry_backoff_ms as u64;
+        raft.append_linger_ms = self.quorum_append_linger_ms as u64;
+        raft
+    }
+
+    /// The controller's configuration: identity, bootstrap records, broker session and topic
+    /// defaults, the quorum's node ids.
+    fn controller_config(&self, formatted: &FormattedDir) -> ControllerConfig {
+        let mut c = ControllerConfig::new(
+            self.node_id,
+            formatted.cluster_id.clone(),
+            formatted.bootstrap.records.clone(),
+        );
+        c.session_timeout_ms = self.broker_session_timeout_ms as u64;
+        c.heartbeat_interval_ms = self.broker_heartbeat_interval_ms as u64;
+        c.noop_interval_ms = self.metadata_max_idle_interval_ms as u64;
+        c.default_replication_factor = self.default_replication_factor as i16;
+        c.default_num_partitions = self.num_partitions;
+        c.kraft_version = 0;
+        c.quorum_node_ids = self.quorum_voters.iter().map(|v| v.id).collect();
+        c.enable_unstable_feature_versions = self.unstable_feature_versions_enable;
+        c
+    }
+}

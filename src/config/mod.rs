@@ -1,0 +1,324 @@
+//! `server.properties` for a kraftwerk controller, with Kafka's own keys and defaults.
+//!
+//! A kraftwerk node reads the same file a Kafka controller (`process.roles=controller`) reads:
+//! Java properties syntax ([`JavaProperties::parse`]), the keys and defaults of Kafka 4.1's
+//! `KafkaConfig`/`AbstractKafkaConfig` and the controller-only checks of
+//! `KafkaConfig.validateValues`. The keys are one table, [`keys::CONFIG_DEF`] (Kafka's
+//! `ConfigDef`), from which parsing, defaults, single-key checks and their messages come
+//! (`values.rs`); the checks that combine keys live by topic (`quorum.rs`, `listeners.rs`,
+//! `security_protocol.rs`), and `layers.rs` builds the configurations of the layers below.
+//! Every error names the key and the offending value.
+//!
+//! Keys kraftwerk does not know, and known keys it accepts but does not act on
+//! ([`Usage::NotHonoured`]), are named in one `warn` line ([`NodeConfig::ignored_keys_warning`]).
+//! [`NodeConfig::server_config`] hands the result to the server.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kraftwerk_log::formatted::{load_formatted_node, FormattedDir, LoadError};
+use kraftwerk_log::java_properties::JavaProperties;
+
+mod def;
+mod error;
+pub mod keys;
+mod layers;
+mod listeners;
+mod quorum;
+mod security_protocol;
+mod values;
+
+pub use def::{ConfigKey, ConfigType, DefaultValue, Usage, Validator, Value};
+pub use error::ConfigError;
+pub use listeners::Endpoint;
+pub use quorum::{HostPort, QuorumVoter};
+pub use security_protocol::SecurityProtocol;
+
+use error::invalid;
+use quorum::parse_metrics_listener;
+use values::Values;
+
+/// The validated configuration of one kraftwerk controller node. Every setting reaches the
+/// running node ([`Self::server_config`]) or `kraftwerk format`; the last two fields list the
+/// keys the start-up warning names. Defaults are those of [`keys::CONFIG_DEF`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// `node.id` (required, ≥ 0): this node's id; must be one of the voters.
+    pub node_id: i32,
+    /// `controller.quorum.voters` (default empty): the static voter set, `id@host:port,...`.
+    /// Empty only when `controller.quorum.bootstrap.servers` is set instead (not honoured).
+    pub quorum_voters: Vec<QuorumVoter>,
+    /// `listeners` (default `PLAINTEXT://:9092`): every listener; for a controller all of them
+    /// are controller listeners.
+    pub listeners: Vec<Endpoint>,
+    /// `controller.listener.names` (required): the first is the listener peers and brokers
+    /// use.
+    pub controller_listener_names: Vec<String>,
+    /// `metadata.log.dir`, else the first of `log.dirs`, else `log.dir` (default
+    /// `/tmp/kafka-logs`): holds `__cluster_metadata-0`, `meta.properties`,
+    /// `bootstrap.checkpoint`.
+    pub metadata_log_dir: PathBuf,
+    /// `log.dirs`, else `log.dir`: the data directories (`format` writes meta.properties there
+    /// too).
+    pub log_dirs: Vec<PathBuf>,
+    /// `controller.quorum.election.timeout.ms` (ms, default 1000, ≥ 0).
+    pub quorum_election_timeout_ms: i32,
+    /// `controller.quorum.fetch.timeout.ms` (ms, default 2000, ≥ 0).
+    pub quorum_fetch_timeout_ms: i32,
+    /// `controller.quorum.election.backoff.max.ms` (ms, default 1000, ≥ 0).
+    pub quorum_election_backoff_max_ms: i32,
+    /// `controller.quorum.request.timeout.ms` (ms, default 2000, ≥ 0).
+    pub quorum_request_timeout_ms: i32,
+    /// `controller.quorum.retry.backoff.ms` (ms, default 20, ≥ 0).
+    pub quorum_retry_backoff_ms: i32,
+    /// `controller.quorum.append.linger.ms` (ms, default 25, ≥ 0).
+    pub quorum_append_linger_ms: i32,
+    /// `metadata.max.idle.interval.ms` (ms, default 500, ≥ 0): NoOpRecord period; 0 disables.
+    pub metadata_max_idle_interval_ms: i32,
+    /// `broker.session.timeout.ms` (ms, default 9000, ≥ 1): fence a broker silent this long.
+    pub broker_session_timeout_ms: i32,
+    /// `broker.heartbeat.interval.ms` (ms, default 2000, ≥ 1).
+    pub broker_heartbeat_interval_ms: i32,
+    /// `metadata.log.segment.bytes` (bytes, default 1 GiB, ≥ the floor below), or Kafka 4.1's
+    /// `internal.metadata.log.segment.bytes` when set.
+    pub metadata_log_segment_bytes: i32,
+    /// Floor of `metadata.log.segment.bytes`: Kafka's internal, testing-only
+    /// `metadata.log.segment.min.bytes` (bytes, default 8 MiB), or 1 when Kafka 4.1's
+    /// `internal.metadata.log.segment.bytes` (which bypasses the floor) sets the segment size.
+    pub metadata_log_segment_min_bytes: i32,
+    /// `metadata.log.max.record.bytes.between.snapshots` (bytes, default 20 MiB, ≥ 1).
+    pub metadata_snapshot_max_new_record_bytes: i64,
+    /// `metadata.log.max.snapshot.interval.ms` (ms, default 1 hour, ≥ 0; 0 disables).
+    pub metadata_snapshot_max_interval_ms: i64,
+    /// `metadata.max.retention.bytes` (bytes, default 100 MiB; -1 unlimited).
+    pub metadata_max_retention_bytes: i64,
+    /// `metadata.max.retention.ms` (ms, default 7 days; -1 unlimited).
+    pub metadata_max_retention_ms: i64,
+    /// `socket.request.max.bytes` (bytes, default 100 MiB, ≥ 1): largest request accepted.
+    pub socket_request_max_bytes: i32,
+    /// `default.replication.factor` (default 1): for auto-created topics.
+    pub default_replication_factor: i32,
+    /// `num.partitions` (default 1, ≥ 1): for auto-created topics.
+    pub num_partitions: i32,
+    /// `unstable.feature.versions.enable` (default false): allow non-production
+    /// metadata.version and feature levels (format, advertised ranges).
+    pub unstable_feature_versions_enable: bool,
+    /// `kraftwerk.metrics.listener` (kraftwerk-only, optional): `host:port` for HTTP metrics.
+    pub metrics_listener: Option<HostPort>,
+    /// Keys present in the file that kraftwerk does not know, sorted.
+    pub ignored_keys: Vec<String>,
+    /// Keys present in the file that kraftwerk validates like Kafka but does not act on
+    /// ([`Usage::NotHonoured`]), sorted.
+    pub not_honoured_keys: Vec<String>,
+}
+
+impl NodeConfig {
+    /// Reads and validates a `server.properties` file (ISO-8859-1, as Kafka's `Utils.loadProps`).
+    ///
+    /// Errors: the file cannot be read, has a syntax error, or any [`Self::from_properties`]
+    /// error.
+    pub fn load(path: &Path) -> Result<NodeConfig, ConfigError> {
+        let bytes = fs::read(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let props = JavaProperties::parse(&bytes).map_err(|source| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_properties(&props)
+    }
+
+    /// Builds the configuration from parsed properties: every key of [`keys::CONFIG_DEF`]
+    /// parsed and checked alone, then the checks `KafkaConfig` makes across keys for
+    /// `process.roles=controller`, plus kraftwerk's own limits (controller role only,
+    /// PLAINTEXT listeners only). Logs [`Self::ignored_keys_warning`] as one `warn` line.
+    pub fn from_properties(props: &JavaProperties) -> Result<NodeConfig, ConfigError> {
+        let values = Values::parse(props)?;
+        let node_id = values.int(keys::NODE_ID);
+        let broker_id = values.int(keys::BROKER_ID);
+        if broker_id != -1 && broker_id != node_id {
+            return Err(ConfigError::Inconsistent(format!(
+                "You must set `{}` ({node_id}) to the same value as `{}` ({broker_id}).",
+                keys::NODE_ID,
+                keys::BROKER_ID
+            )));
+        }
+        let quorum_voters = quorum::static_voters(&values, node_id)?;
+        // An empty list is as good as none: a controller needs a listener name.
+        let controller_listener_names: Vec<String> = values
+            .text(keys::CONTROLLER_LISTENER_NAMES)
+            .filter(|t| !t.is_empty())
+            .map(|t| t.split(',').map(|n| n.trim().to_owned()).collect())
+            .ok_or(ConfigError::Missing {
+                key: keys::CONTROLLER_LISTENER_NAMES,
+            })?;
+        let listeners = listeners::controller_listeners(&values, &controller_listener_names)?;
+        let (log_dirs, metadata_log_dir) = directories(&values)?;
+        let metrics_listener = match values.text(keys::KRAFTWERK_METRICS_LISTENER) {
+            Some(text) => parse_metrics_listener(text)
+                .map_err(|reason| invalid(keys::KRAFTWERK_METRICS_LISTENER, text, reason))?,
+            None => None,
+        };
+        let (metadata_log_segment_bytes, metadata_log_segment_min_bytes) = segment_sizes(&values)?;
+        let (ignored_keys, not_honoured_keys) = unused_keys(props);
+        let config = NodeConfig {
+            node_id,
+            quorum_voters,
+            listeners,
+            controller_listener_names,
+            metadata_log_dir,
+            log_dirs,
+            quorum_election_timeout_ms: values.int(keys::QUORUM_ELECTION_TIMEOUT_MS),
+            quorum_fetch_timeout_ms: values.int(keys::QUORUM_FETCH_TIMEOUT_MS),
+            quorum_election_backoff_max_ms: values.int(keys::QUORUM_ELECTION_BACKOFF_MAX_MS),
+            quorum_request_timeout_ms: values.int(keys::QUORUM_REQUEST_TIMEOUT_MS),
+            quorum_retry_backoff_ms: values.int(keys::QUORUM_RETRY_BACKOFF_MS),
+            quorum_append_linger_ms: values.int(keys::QUORUM_APPEND_LINGER_MS),
+            metadata_max_idle_interval_ms: values.int(keys::METADATA_MAX_IDLE_INTERVAL_MS),
+            broker_session_timeout_ms: values.int(keys::BROKER_SESSION_TIMEOUT_MS),
+            broker_heartbeat_interval_ms: values.int(keys::BROKER_HEARTBEAT_INTERVAL_MS),
+            metadata_log_segment_bytes,
+            metadata_log_segment_min_bytes,
+            metadata_snapshot_max_new_record_bytes: values
+                .long(keys::METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES),
+            metadata_snapshot_max_interval_ms: values.long(keys::METADATA_SNAPSHOT_MAX_INTERVAL_MS),
+            metadata_max_retention_bytes: values.long(keys::METADATA_MAX_RETENTION_BYTES),
+            metadata_max_retention_ms: values.long(keys::METADATA_MAX_RETENTION_MS),
+            socket_request_max_bytes: values.int(keys::SOCKET_REQUEST_MAX_BYTES),
+            default_replication_factor: values.int(keys::DEFAULT_REPLICATION_FACTOR),
+            num_partitions: values.int(keys::NUM_PARTITIONS),
+            unstable_feature_versions_enable: values
+                .boolean(keys::UNSTABLE_FEATURE_VERSIONS_ENABLE),
+            metrics_listener,
+            ignored_keys,
+            not_honoured_keys,
+        };
+        if let Some(warning) = config.ignored_keys_warning() {
+            tracing::warn!("{warning}");
+        }
+        Ok(config)
+    }
+
+    /// The start-up warning naming the keys of the file kraftwerk does not act on: unknown keys,
+    /// then known keys it validates but does not honour. `None` when there are none.
+    pub fn ignored_keys_warning(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.ignored_keys.is_empty() {
+            parts.push(format!(
+                "ignoring {} configuration keys kraftwerk does not use: {}",
+                self.ignored_keys.len(),
+                self.ignored_keys.join(", ")
+            ));
+        }
+        if !self.not_honoured_keys.is_empty() {
+            parts.push(format!(
+                "accepting {} configuration keys kraftwerk validates but does not act on (no \
+                 effect): {}",
+                self.not_honoured_keys.len(),
+                self.not_honoured_keys.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// The listener this node serves Raft and controller RPCs on: the first
+    /// `controller.listener.names` entry (validation guarantees it is in `listeners`).
+    pub fn controller_listener(&self) -> &Endpoint {
+        let name = &self.controller_listener_names[0];
+        self.listeners
+            .iter()
+            .find(|e| e.listener_name == *name)
+            .expect("validated in from_properties")
+    }
+
+    /// The voter entry of this node, if the quorum is static.
+    pub fn local_voter(&self) -> Option<&QuorumVoter> {
+        self.quorum_voters.iter().find(|v| v.id == self.node_id)
+    }
+
+    /// Every directory `format` writes to, sorted and de-duplicated: `log.dirs` plus
+    /// `metadata.log.dir` (`StorageTool.configToLogDirectories`).
+    pub fn all_log_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: BTreeSet<PathBuf> = self.log_dirs.iter().cloned().collect();
+        dirs.insert(self.metadata_log_dir.clone());
+        dirs.into_iter().collect()
+    }
+
+    /// Loads and checks every formatted directory of this node (`kraftwerk_log::formatted`).
+    pub fn load_formatted(&self) -> Result<FormattedDir, LoadError> {
+        load_formatted_node(&self.metadata_log_dir, &self.all_log_dirs(), self.node_id)
+    }
+}
+
+/// `log.dirs`, else `log.dir`; `metadata.log.dir`, else the first of those
+/// (`KafkaConfig.logDirs`, `metadataLogDir`).
+fn directories(values: &Values) -> Result<(Vec<PathBuf>, PathBuf), ConfigError> {
+    let text = values
+        .text(keys::LOG_DIRS)
+        .or_else(|| values.text(keys::LOG_DIR))
+        .unwrap_or("");
+    let log_dirs: Vec<PathBuf> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    let Some(first) = log_dirs.first() else {
+        return Err(invalid(
+            keys::LOG_DIRS,
+            values.written(keys::LOG_DIRS).unwrap_or(""),
+            "At least one log directory must be defined via log.dirs or log.dir.",
+        ));
+    };
+    let metadata_log_dir = match values
+        .text(keys::METADATA_LOG_DIR)
+        .filter(|d| !d.is_empty())
+    {
+        Some(dir) => PathBuf::from(dir),
+        None => first.clone(),
+    };
+    Ok((log_dirs, metadata_log_dir))
+}
+
+/// (segment bytes, floor): `internal.metadata.log.segment.bytes` with no floor when set, else
+/// `metadata.log.segment.bytes`, which must then be at least `metadata.log.segment.min.bytes`.
+fn segment_sizes(values: &Values) -> Result<(i32, i32), ConfigError> {
+    if values
+        .number(keys::INTERNAL_METADATA_LOG_SEGMENT_BYTES)
+        .is_some()
+    {
+        return Ok((values.int(keys::INTERNAL_METADATA_LOG_SEGMENT_BYTES), 1));
+    }
+    let min = values.int(keys::METADATA_LOG_SEGMENT_MIN_BYTES);
+    let bytes = values.int(keys::METADATA_LOG_SEGMENT_BYTES);
+    match values.written(keys::METADATA_LOG_SEGMENT_BYTES) {
+        Some(text) if bytes < min => Err(invalid(
+            keys::METADATA_LOG_SEGMENT_BYTES,
+            text,
+            format!("Value must be at least {min}"),
+        )),
+        _ => Ok((bytes, min)),
+    }
+}
+
+/// The keys of the file kraftwerk does not act on, each sorted: (unknown to the table, known
+/// but [`Usage::NotHonoured`]).
+fn unused_keys(props: &JavaProperties) -> (Vec<String>, Vec<String>) {
+    let mut ignored = Vec::new();
+    let mut not_honoured = Vec::new();
+    for (name, _) in props.iter() {
+        match keys::lookup(name).map(|k| k.usage) {
+            None => ignored.push(name.to_owned()),
+            Some(Usage::NotHonoured) => not_honoured.push(name.to_owned()),
+            Some(Usage::Used | Usage::Checked) => {}
+        }
+    }
+    ignored.sort();
+    not_honoured.sort();
+    (ignored, not_honoured)
+}
+
+#[cfg(test)]
+mod tests;
