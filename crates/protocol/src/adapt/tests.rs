@@ -112,10 +112,10 @@ fn versions(api_key: ApiKey) -> std::ops::RangeInclusive<i16> {
 }
 
 /// Request versions `ApiKey::valid_versions` lists but kafka-protocol 0.18's request structs
-/// refuse to encode ("specified version not supported by this message type"): the crate's
-/// request codecs stop one version short there, and the fields of that newest version are the
-/// `versions: none` ones of the tables (topic ids in OffsetCommit / OffsetFetch v10, two-phase
-/// commit in InitProducerId v6). The responses at these versions are checked; the test fails
+/// refuse to encode ("specified version not supported by this message type"): Kafka's schemas
+/// mark these newest versions `latestVersionUnstable`, the crate's request codecs leave them out,
+/// and their new fields are the `versions: none` ones of the tables (topic ids in OffsetCommit /
+/// OffsetFetch v10, two-phase commit in InitProducerId v6). The responses at these versions are checked; the test fails
 /// once the codec encodes one of these requests, so the list cannot go stale.
 const UNENCODABLE_REQUESTS: &[(ApiKey, i16)] = &[
     (ApiKey::OffsetCommit, 10),
