@@ -1,10 +1,11 @@
 //! Which api a `RequestKind` / `ResponseKind` value belongs to. `kafka-protocol` names the enum
-//! variants after `ApiKey`'s variants, so one list maps all three.
+//! variants after `ApiKey`'s variants, so one list maps all three: the generated api list of
+//! `adapt` (`every_api!`).
 
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 
 macro_rules! api_kinds {
-    ($($name:ident),* $(,)?) => {
+    ($($name:ident: $stem:ident),* $(,)?) => {
         /// The api of a request body; `None` only for variants added after kafka-protocol 0.18.
         pub fn request_api_key(request: &RequestKind) -> Option<ApiKey> {
             match request {
@@ -25,27 +26,7 @@ macro_rules! api_kinds {
     };
 }
 
-api_kinds! {
-    Produce, Fetch, ListOffsets, Metadata, OffsetCommit, OffsetFetch, FindCoordinator,
-    JoinGroup, Heartbeat, LeaveGroup, SyncGroup, DescribeGroups, ListGroups, SaslHandshake,
-    ApiVersions, CreateTopics, DeleteTopics, DeleteRecords, InitProducerId,
-    OffsetForLeaderEpoch, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, WriteTxnMarkers,
-    TxnOffsetCommit, DescribeAcls, CreateAcls, DeleteAcls, DescribeConfigs, AlterConfigs,
-    AlterReplicaLogDirs, DescribeLogDirs, SaslAuthenticate, CreatePartitions,
-    CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken, DescribeDelegationToken,
-    DeleteGroups, ElectLeaders, IncrementalAlterConfigs, AlterPartitionReassignments,
-    ListPartitionReassignments, OffsetDelete, DescribeClientQuotas, AlterClientQuotas,
-    DescribeUserScramCredentials, AlterUserScramCredentials, Vote, BeginQuorumEpoch,
-    EndQuorumEpoch, DescribeQuorum, AlterPartition, UpdateFeatures, Envelope, FetchSnapshot,
-    DescribeCluster, DescribeProducers, BrokerRegistration, BrokerHeartbeat, UnregisterBroker,
-    DescribeTransactions, ListTransactions, AllocateProducerIds, ConsumerGroupHeartbeat,
-    ConsumerGroupDescribe, ControllerRegistration, GetTelemetrySubscriptions, PushTelemetry,
-    AssignReplicasToDirs, ListConfigResources, DescribeTopicPartitions, ShareGroupHeartbeat,
-    ShareGroupDescribe, ShareFetch, ShareAcknowledge, AddRaftVoter, RemoveRaftVoter,
-    UpdateRaftVoter, InitializeShareGroupState, ReadShareGroupState, WriteShareGroupState,
-    DeleteShareGroupState, ReadShareGroupStateSummary, DescribeShareGroupOffsets,
-    AlterShareGroupOffsets, DeleteShareGroupOffsets,
-}
+crate::adapt::generated::every_api!(api_kinds);
 
 #[cfg(test)]
 mod tests {

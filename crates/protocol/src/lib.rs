@@ -8,7 +8,8 @@
 //! - [`api_table`] / [`api_versions`]: what a listener advertises and the ApiVersions answers.
 //! - [`envelope`]: unwrap forwarded requests, wrap their responses, the `NOT_CONTROLLER` rewrite.
 //! - [`error_counts`]: the error codes Java's `errorCounts()` sees in a response.
-//! - [`adapt`]: fit a request/response struct to a lower (or higher) version.
+//! - [`adapt`]: fit a request/response struct to a lower (or higher) version; with the
+//!   `testing` feature, `adapt::fill` draws random messages of every api for other crates' tests.
 //! - [`kinds`]: the api of a `RequestKind` / `ResponseKind`.
 //! - [`constants`]: the metadata topic, batch limits, NOT_CONTROLLER.
 

@@ -9,11 +9,11 @@
 //!
 //! - `write_rust_rpc_vectors` writes `<dir>/rust/rpc.tsv` (`name, api key, version,
 //!   request|response, hex, header JSON, body JSON`; the JSON in the format of Kafka's
-//!   `*JsonConverter`, rendered from `Debug` as for metadata records): random requests and responses, made by filling every field with
-//!   random values (the field tables of `src/adapt` drive the filling) and fitting them to
-//!   the version with kraftwerk's own `adapt_request_for_version` / `adapt_response_for_version`,
-//!   exactly as kraftwerk prepares what it sends. Java reads each with its `*Data` classes and
-//!   must write identical bytes.
+//!   `*JsonConverter`, rendered from `Debug` as for metadata records): random requests and
+//!   responses, made by filling every field with random values (`kraftwerk_protocol::adapt::fill`,
+//!   the `testing` feature) and fitting them to the version with kraftwerk's own
+//!   `adapt_request_for_version` / `adapt_response_for_version`, exactly as kraftwerk prepares
+//!   what it sends. Java reads each with its `*Data` classes and must write identical bytes.
 //! - `read_java_rpc_vectors` reads `<dir>/java/rpc.tsv`, frames Kafka's classes wrote for random
 //!   values, decodes them with our codec and re-encodes them: the bytes must be identical, and
 //!   our header and body must hold every field line Kafka listed.
@@ -23,20 +23,14 @@ use std::path::PathBuf;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
-use kraftwerk_protocol::adapt::{METADATA_TOPIC_ID, METADATA_TOPIC_NAME};
+use kraftwerk_protocol::adapt::fill::{
+    random_request, random_response, request_unknown_tags, response_unknown_tags, Fill, Gen,
+};
 use kraftwerk_protocol::codec::{
     decode_request_body, decode_request_header, decode_response, encode_request_into,
     encode_response_into,
 };
 use kraftwerk_protocol::{adapt_request_for_version, adapt_response_for_version};
-
-/// The random values of the wire module's own property tests (`Gen`, `Fill`). Its `super::`
-/// names resolve to the two constants imported above.
-#[path = "../src/adapt/fill.rs"]
-#[allow(dead_code)]
-mod fill;
-
-use fill::{Fill, Gen};
 
 /// The `Debug` → Kafka-JSON rendering of the records crate's vector tests, shared so that RPC
 /// field values are compared the same way.
@@ -65,122 +59,14 @@ fn missing_field(java_lines: &str, value: &impl std::fmt::Debug) -> Option<Strin
         })
 }
 
-/// Reads the field tables of `src/adapt` (`versioned_fields!(module::Struct { field: lo..=hi
-/// [=> kind], .. })`) and implements [`Fill`] for every struct listed: each field random.
-macro_rules! versioned_fields {
-    ($module:ident :: $name:ident { $( $field:ident : $lo:literal ..= $hi:literal $(=> $kind:ident)? ),* $(,)? }) => {
-        impl $crate::fill::Fill for $module::$name {
-            fn fill(g: &mut $crate::fill::Gen) -> Self {
-                let mut value = <Self as Default>::default();
-                $( value.$field = $crate::fill::Fill::fill(g); )*
-                value
-            }
+/// What Kafka's writers do beyond field versions, which `adapt` leaves to the caller: an
+/// ApiVersions response with UNSUPPORTED_VERSION makes every reader parse the body at v0
+/// (KIP-511), and Java's generator leaves that code out above v0 too.
+fn fit_kafka_writer_rules(body: &mut Body, version: i16) {
+    if let Body::Response(ResponseKind::ApiVersions(r)) = body {
+        if version > 0 && r.error_code == 35 {
+            r.error_code = 0;
         }
-    };
-}
-
-#[path = "../src/adapt/raft_fields.rs"]
-mod raft_fields;
-
-#[path = "../src/adapt/controller_fields.rs"]
-mod controller_fields;
-
-#[path = "../src/adapt/admin_fields.rs"]
-mod admin_fields;
-
-// Messages kraftwerk's `adapt` leaves alone (ApiVersions, Envelope): not in the tables. Their
-// version-dependent fields are reset in `fit_unadapted`.
-impl Fill for ApiVersionsRequest {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_client_software_name(Fill::fill(g))
-            .with_client_software_version(Fill::fill(g))
-    }
-}
-
-impl Fill for api_versions_response::ApiVersion {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_api_key(Fill::fill(g))
-            .with_min_version(Fill::fill(g))
-            .with_max_version(Fill::fill(g))
-    }
-}
-
-impl Fill for api_versions_response::SupportedFeatureKey {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_name(Fill::fill(g))
-            .with_min_version(Fill::fill(g))
-            .with_max_version(Fill::fill(g))
-    }
-}
-
-impl Fill for api_versions_response::FinalizedFeatureKey {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_name(Fill::fill(g))
-            .with_max_version_level(Fill::fill(g))
-            .with_min_version_level(Fill::fill(g))
-    }
-}
-
-impl Fill for ApiVersionsResponse {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_error_code(Fill::fill(g))
-            .with_api_keys(Fill::fill(g))
-            .with_throttle_time_ms(Fill::fill(g))
-            .with_supported_features(Fill::fill(g))
-            .with_finalized_features_epoch(Fill::fill(g))
-            .with_finalized_features(Fill::fill(g))
-            .with_zk_migration_ready(Fill::fill(g))
-    }
-}
-
-impl Fill for EnvelopeRequest {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_request_data(Fill::fill(g))
-            .with_request_principal(Fill::fill(g))
-            .with_client_host_address(Fill::fill(g))
-    }
-}
-
-impl Fill for EnvelopeResponse {
-    fn fill(g: &mut Gen) -> Self {
-        Self::default()
-            .with_response_data(Fill::fill(g))
-            .with_error_code(Fill::fill(g))
-    }
-}
-
-/// Fits the messages kraftwerk's `adapt` leaves alone to `version`.
-fn fit_unadapted(body: &mut Body, version: i16) {
-    match body {
-        Body::Request(RequestKind::ApiVersions(r)) if version < 3 => {
-            let d = ApiVersionsRequest::default();
-            r.client_software_name = d.client_software_name;
-            r.client_software_version = d.client_software_version;
-        }
-        Body::Response(ResponseKind::ApiVersions(r)) => {
-            let d = ApiVersionsResponse::default();
-            if version < 1 {
-                r.throttle_time_ms = d.throttle_time_ms;
-            }
-            if version < 3 {
-                r.supported_features = d.supported_features;
-                r.finalized_features_epoch = d.finalized_features_epoch;
-                r.finalized_features = d.finalized_features;
-                r.zk_migration_ready = d.zk_migration_ready;
-            }
-            // UNSUPPORTED_VERSION makes every reader parse the body at v0 (KIP-511); Java's
-            // generator leaves it out above v0 too.
-            if version > 0 && r.error_code == 35 {
-                r.error_code = 0;
-            }
-        }
-        _ => {}
     }
 }
 
@@ -205,69 +91,22 @@ enum Body {
     Response(ResponseKind),
 }
 
-/// Declares the apis this test can fill: random bodies and access to their unknown tags.
-macro_rules! apis {
-    ($($name:ident: $request:ty, $response:ty;)*) => {
-        fn random_body(api: ApiKey, request: bool, g: &mut Gen) -> Option<Body> {
-            Some(match (api, request) {
-                $(
-                    (ApiKey::$name, true) => Body::Request(RequestKind::$name(<$request as Fill>::fill(g))),
-                    (ApiKey::$name, false) => Body::Response(ResponseKind::$name(<$response as Fill>::fill(g))),
-                )*
-                _ => return None,
-            })
-        }
-
-        fn unknown_tags(body: &mut Body) -> &mut BTreeMap<i32, Bytes> {
-            match body {
-                $(
-                    Body::Request(RequestKind::$name(r)) => &mut r.unknown_tagged_fields,
-                    Body::Response(ResponseKind::$name(r)) => &mut r.unknown_tagged_fields,
-                )*
-                _ => unreachable!("random_body only makes the listed apis"),
-            }
-        }
-    };
+/// A random body of any api, every field filled.
+fn random_body(api: ApiKey, request: bool, g: &mut Gen) -> Option<Body> {
+    if request {
+        random_request(api, g).map(Body::Request)
+    } else {
+        random_response(api, g).map(Body::Response)
+    }
 }
 
-apis! {
-    Fetch: FetchRequest, FetchResponse;
-    ApiVersions: ApiVersionsRequest, ApiVersionsResponse;
-    CreateTopics: CreateTopicsRequest, CreateTopicsResponse;
-    DeleteTopics: DeleteTopicsRequest, DeleteTopicsResponse;
-    DescribeConfigs: DescribeConfigsRequest, DescribeConfigsResponse;
-    AlterConfigs: AlterConfigsRequest, AlterConfigsResponse;
-    CreatePartitions: CreatePartitionsRequest, CreatePartitionsResponse;
-    ElectLeaders: ElectLeadersRequest, ElectLeadersResponse;
-    IncrementalAlterConfigs: IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse;
-    Vote: VoteRequest, VoteResponse;
-    BeginQuorumEpoch: BeginQuorumEpochRequest, BeginQuorumEpochResponse;
-    EndQuorumEpoch: EndQuorumEpochRequest, EndQuorumEpochResponse;
-    DescribeQuorum: DescribeQuorumRequest, DescribeQuorumResponse;
-    AlterPartition: AlterPartitionRequest, AlterPartitionResponse;
-    UpdateFeatures: UpdateFeaturesRequest, UpdateFeaturesResponse;
-    Envelope: EnvelopeRequest, EnvelopeResponse;
-    FetchSnapshot: FetchSnapshotRequest, FetchSnapshotResponse;
-    DescribeCluster: DescribeClusterRequest, DescribeClusterResponse;
-    BrokerRegistration: BrokerRegistrationRequest, BrokerRegistrationResponse;
-    BrokerHeartbeat: BrokerHeartbeatRequest, BrokerHeartbeatResponse;
-    UnregisterBroker: UnregisterBrokerRequest, UnregisterBrokerResponse;
-    AllocateProducerIds: AllocateProducerIdsRequest, AllocateProducerIdsResponse;
-    ControllerRegistration: ControllerRegistrationRequest, ControllerRegistrationResponse;
-    AssignReplicasToDirs: AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
-    AddRaftVoter: AddRaftVoterRequest, AddRaftVoterResponse;
-    RemoveRaftVoter: RemoveRaftVoterRequest, RemoveRaftVoterResponse;
-    UpdateRaftVoter: UpdateRaftVoterRequest, UpdateRaftVoterResponse;
-    DescribeAcls: DescribeAclsRequest, DescribeAclsResponse;
-    CreateAcls: CreateAclsRequest, CreateAclsResponse;
-    DeleteAcls: DeleteAclsRequest, DeleteAclsResponse;
-    CreateDelegationToken: CreateDelegationTokenRequest, CreateDelegationTokenResponse;
-    RenewDelegationToken: RenewDelegationTokenRequest, RenewDelegationTokenResponse;
-    ExpireDelegationToken: ExpireDelegationTokenRequest, ExpireDelegationTokenResponse;
-    AlterPartitionReassignments: AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse;
-    ListPartitionReassignments: ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse;
-    AlterClientQuotas: AlterClientQuotasRequest, AlterClientQuotasResponse;
-    AlterUserScramCredentials: AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse;
+/// The unknown tagged fields of a body of a flexible version.
+fn unknown_tags(body: &mut Body) -> &mut BTreeMap<i32, Bytes> {
+    match body {
+        Body::Request(r) => request_unknown_tags(r),
+        Body::Response(r) => response_unknown_tags(r),
+    }
+    .expect("flexible messages have unknown tagged fields")
 }
 
 fn vectors_root() -> PathBuf {
@@ -402,8 +241,9 @@ fn write_rust_rpc_vectors() {
                 let (mut written, mut attempts) = (0, 0);
                 while written < samples && attempts < samples * 50 {
                     attempts += 1;
-                    let mut body = random_body(api, request, &mut g)
-                        .unwrap_or_else(|| panic!("{name} is listed but this test cannot fill it"));
+                    let mut body = random_body(api, request, &mut g).unwrap_or_else(|| {
+                        panic!("{name} is listed but kafka-protocol has no struct for it")
+                    });
                     // kraftwerk's own fitting; values it refuses (a topic it cannot name) are
                     // not sendable, so another value is drawn.
                     let fitted = match &mut body {
@@ -413,7 +253,7 @@ fn write_rust_rpc_vectors() {
                     if !fitted {
                         continue;
                     }
-                    fit_unadapted(&mut body, version);
+                    fit_kafka_writer_rules(&mut body, version);
                     if let Some(reason) = unreadable_by_kafka(&body, version) {
                         *unreadable.entry(reason).or_insert(0) += 1;
                         continue;

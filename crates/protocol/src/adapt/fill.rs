@@ -1,21 +1,30 @@
-//! Test-only random values for every field of the covered message structs (the `Fill` impls of
-//! structs come from `versioned_fields!`). Values mix defaults (-1, 0, empty, nil, `i64::MAX`)
-//! with arbitrary ones so that both "absent" and "present" paths of the codec run.
+//! Random values for every field of every message struct, for tests (this crate's, and other
+//! crates' through the `testing` feature). The `Fill` impls of message structs come from their
+//! generated field tables (`versioned_fields!`); this module has those of the field types and
+//! [`random_request`] / [`random_response`] for any api. Values mix defaults (-1, 0, empty, nil,
+//! `i64::MAX`) with arbitrary ones so that both "absent" and "present" paths of the codec run.
+//! Unknown tagged fields stay empty (the codec drops them below the flexible versions); set them
+//! through [`request_unknown_tags`] / [`response_unknown_tags`].
+
+use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use kafka_protocol::messages::{BrokerId, ProducerId, TopicName};
+use kafka_protocol::messages::{
+    ApiKey, BrokerId, GroupId, ProducerId, RequestKind, ResponseKind, TopicName, TransactionalId,
+};
 use kafka_protocol::protocol::StrBytes;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
 
 /// Seeded generator handed through `Fill::fill`.
-pub(crate) struct Gen {
+pub struct Gen {
     rng: StdRng,
 }
 
 impl Gen {
-    pub(crate) fn new(seed: u64) -> Self {
+    /// A generator whose values depend only on `seed`.
+    pub fn new(seed: u64) -> Self {
         Self {
             rng: StdRng::seed_from_u64(seed),
         }
@@ -31,8 +40,16 @@ impl Gen {
 }
 
 /// A random value of `Self`.
-pub(crate) trait Fill: Sized {
+pub trait Fill: Sized {
+    /// The next random value drawn from `g`.
     fn fill(g: &mut Gen) -> Self;
+}
+
+/// The unknown tagged fields of a message struct, if it has them (structs of never-flexible
+/// messages do not). Implemented by the generated tables.
+pub trait UnknownTags {
+    /// The `unknown_tagged_fields` map.
+    fn unknown_tags_mut(&mut self) -> Option<&mut BTreeMap<i32, Bytes>>;
 }
 
 impl Fill for bool {
@@ -144,6 +161,18 @@ impl Fill for TopicName {
     }
 }
 
+impl Fill for GroupId {
+    fn fill(g: &mut Gen) -> Self {
+        GroupId(StrBytes::fill(g))
+    }
+}
+
+impl Fill for TransactionalId {
+    fn fill(g: &mut Gen) -> Self {
+        TransactionalId(StrBytes::fill(g))
+    }
+}
+
 impl Fill for Bytes {
     fn fill(g: &mut Gen) -> Self {
         let len = g.rng.gen_range(0..16);
@@ -167,3 +196,49 @@ impl<T: Fill> Fill for Vec<T> {
         (0..len).map(|_| T::fill(g)).collect()
     }
 }
+
+macro_rules! every_body {
+    ($($name:ident: $stem:ident),* $(,)?) => {
+        /// A random request body of `api`; `None` for an api newer than kafka-protocol 0.18.
+        pub fn random_request(api: ApiKey, g: &mut Gen) -> Option<RequestKind> {
+            match api {
+                $(ApiKey::$name => Some(RequestKind::$name(Fill::fill(g))),)*
+                #[allow(unreachable_patterns)]
+                _ => None,
+            }
+        }
+
+        /// A random response body of `api`; `None` for an api newer than kafka-protocol 0.18.
+        pub fn random_response(api: ApiKey, g: &mut Gen) -> Option<ResponseKind> {
+            match api {
+                $(ApiKey::$name => Some(ResponseKind::$name(Fill::fill(g))),)*
+                #[allow(unreachable_patterns)]
+                _ => None,
+            }
+        }
+
+        /// The unknown tagged fields of a request body; `None` for never-flexible apis.
+        pub fn request_unknown_tags(
+            request: &mut RequestKind,
+        ) -> Option<&mut BTreeMap<i32, Bytes>> {
+            match request {
+                $(RequestKind::$name(r) => r.unknown_tags_mut(),)*
+                #[allow(unreachable_patterns)]
+                _ => None,
+            }
+        }
+
+        /// The unknown tagged fields of a response body; `None` for never-flexible apis.
+        pub fn response_unknown_tags(
+            response: &mut ResponseKind,
+        ) -> Option<&mut BTreeMap<i32, Bytes>> {
+            match response {
+                $(ResponseKind::$name(r) => r.unknown_tags_mut(),)*
+                #[allow(unreachable_patterns)]
+                _ => None,
+            }
+        }
+    };
+}
+
+super::generated::every_api!(every_body);

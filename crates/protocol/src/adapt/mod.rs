@@ -2,33 +2,42 @@
 //!
 //! `kafka-protocol` refuses to encode a non-default value in a non-ignorable field the target
 //! version lacks, and silently drops ignorable ones. Callers build one struct with the newest
-//! fields and let [`adapt_request_for_version`] / [`adapt_response_for_version`] make it fit:
+//! fields and let [`adapt_request_for_version`] / [`adapt_response_for_version`] make it fit,
+//! whatever the api:
 //!
-//! 1. **Moves** carry a meaning between fields that differ by version, as Kafka's request
-//!    builders do:
+//! 1. **Moves** (`moves.rs`, the only per-api code) carry a meaning between fields that differ
+//!    by version, as Kafka's request builders do:
 //!    - Fetch: `ReplicaState.ReplicaId` (v15+) ⇄ the legacy top-level `ReplicaId` (v≤14)
 //!      (`FetchRequest.Builder.build`); topic name (v≤12) ⇄ topic id (v13+) for
 //!      `__cluster_metadata` ⇄ `AAAAAAAAAAAAAAAAAAAAAQ` in requests (topics and forgotten
 //!      topics) and responses;
+//!    - Vote: not a move but a refusal: a pre-vote cannot be expressed below v2;
 //!    - EndQuorumEpoch: `PreferredSuccessors` (v0) ⇄ `PreferredCandidates` (v1);
 //!    - AlterPartition: `NewIsr` (v2) ⇄ `NewIsrWithEpochs` (v3, epochs -1 when unknown);
 //!    - UpdateFeatures: `AllowDowngrade` (v0) ⇄ `UpgradeType` (v1+: 1 upgrade, 2 safe downgrade),
 //!      as `UpdateFeaturesRequest.getFeature` reads them.
-//! 2. **Resets**: every field the version lacks is set to its default, recursively, so the
-//!    adapted value is exactly what the peer decodes (`decode(encode(x, v), v) == x`). The field
-//!    version ranges come from the generated tables in `raft_fields.rs` / `controller_fields.rs`.
+//! 2. **Resets** (`reset.rs`): every field the version lacks is set to its default, recursively,
+//!    so the adapted value is exactly what the peer decodes (`decode(encode(x, v), v) == x`).
+//!
+//! The resets cover every request and response of kafka-protocol, from generated code:
+//! `generator/` reads the `Supported API versions` doc comments of the vendored crate's message
+//! sources and writes `generated/fields.rs`, one field version table per struct (expanded by
+//! `versioned_fields!` into `ResetAbsent` and, for tests, `fill::Fill`), and `generated/apis.rs`,
+//! the list of apis (`every_api!`) from which every `RequestKind` / `ResponseKind` dispatch is
+//! derived (`reset.rs`, `fill.rs`, `crate::kinds`). A unit test fails while a checked-in file
+//! differs from what the generator gives; regenerate with
+//! `cargo run -p kraftwerk-protocol --example gen_field_tables` after upgrading the crate.
+//!
+//! The version is checked against `ApiKey::valid_versions`. For OffsetCommit v10, OffsetFetch
+//! v10 and InitProducerId v6 that range is one wider than what the crate's request codecs encode
+//! (Kafka's unstable newest versions); such requests adapt but fail to encode.
 //!
 //! The same call also normalises a decoded message to the newest layout: adapting a decoded
-//! Fetch v14 to v17 moves its `ReplicaId` into `ReplicaState`.
+//! Fetch v14 to v17 moves its `ReplicaId` into `ReplicaState`. `unknown_tagged_fields` are left
+//! alone (the codec drops them below the flexible versions).
 //!
-//! Covered apis: Fetch, FetchSnapshot, Vote, BeginQuorumEpoch, EndQuorumEpoch, DescribeQuorum,
-//! BrokerRegistration, BrokerHeartbeat, CreateTopics, DeleteTopics, AllocateProducerIds,
-//! AlterPartition, ControllerRegistration, DescribeCluster, AssignReplicasToDirs, UpdateFeatures,
-//! CreatePartitions, IncrementalAlterConfigs, DescribeConfigs, AlterConfigs, ElectLeaders,
-//! UnregisterBroker, AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter, and the admin apis of
-//! `admin_fields.rs`. Other apis only get their
-//! version checked. `unknown_tagged_fields` are left alone (the codec drops them below the
-//! flexible versions).
+//! `fill` (in tests, and for other crates' tests with the `testing` feature) draws random values
+//! of every message struct.
 
 use kafka_protocol::messages::{ApiKey, BrokerId, RequestKind, ResponseKind, TopicName};
 use kafka_protocol::protocol::StrBytes;
@@ -36,61 +45,13 @@ use uuid::Uuid;
 
 use super::kinds::{request_api_key, response_api_key};
 
-/// Sets every field `version` lacks to its default, recursing into struct-typed fields.
-pub(crate) trait ResetAbsent {
-    /// Resets the fields absent at `version`.
-    fn reset_absent(&mut self, version: i16);
-}
-
-/// Implements [`ResetAbsent`] (and, in tests, `fill::Fill`) for one message struct from its
-/// field version table. See `raft_fields.rs` for the format.
-macro_rules! versioned_fields {
-    ($module:ident :: $name:ident { $( $field:ident : $lo:literal ..= $hi:literal $(=> $kind:ident)? ),* $(,)? }) => {
-        impl $crate::adapt::ResetAbsent for $module::$name {
-            #[allow(unused_variables)]
-            fn reset_absent(&mut self, version: i16) {
-                let defaults = <Self as Default>::default();
-                $(
-                    if !($lo..=$hi).contains(&version) {
-                        self.$field = defaults.$field;
-                    }
-                    $( versioned_fields!(@recurse $kind, self.$field, version); )?
-                )*
-            }
-        }
-
-        #[cfg(test)]
-        impl $crate::adapt::fill::Fill for $module::$name {
-            fn fill(g: &mut $crate::adapt::fill::Gen) -> Self {
-                let mut value = <Self as Default>::default();
-                $( value.$field = $crate::adapt::fill::Fill::fill(g); )*
-                value
-            }
-        }
-    };
-    (@recurse nested, $e:expr, $v:ident) => {
-        $crate::adapt::ResetAbsent::reset_absent(&mut $e, $v)
-    };
-    (@recurse each, $e:expr, $v:ident) => {
-        for item in $e.iter_mut() {
-            $crate::adapt::ResetAbsent::reset_absent(item, $v)
-        }
-    };
-    (@recurse each_opt, $e:expr, $v:ident) => {
-        if let Some(items) = $e.as_mut() {
-            for item in items.iter_mut() {
-                $crate::adapt::ResetAbsent::reset_absent(item, $v)
-            }
-        }
-    };
-}
-
-mod admin_fields;
-mod controller_fields;
+#[cfg(any(test, feature = "testing"))]
+pub mod fill;
+pub(crate) mod generated;
 #[cfg(test)]
-pub(crate) mod fill;
+mod generator;
 mod moves;
-mod raft_fields;
+mod reset;
 #[cfg(test)]
 mod tests;
 
@@ -156,60 +117,8 @@ pub fn adapt_request_for_version(
     version: i16,
 ) -> Result<(), AdaptError> {
     check_version(request_api_key(request), version)?;
-    use RequestKind as K;
-    match request {
-        K::Fetch(r) => {
-            moves::fetch_request(r, version)?;
-            r.reset_absent(version);
-        }
-        K::FetchSnapshot(r) => r.reset_absent(version),
-        K::Vote(r) => {
-            moves::vote_request(r, version)?;
-            r.reset_absent(version);
-        }
-        K::BeginQuorumEpoch(r) => r.reset_absent(version),
-        K::EndQuorumEpoch(r) => {
-            moves::end_quorum_epoch_request(r, version);
-            r.reset_absent(version);
-        }
-        K::DescribeQuorum(r) => r.reset_absent(version),
-        K::BrokerRegistration(r) => r.reset_absent(version),
-        K::BrokerHeartbeat(r) => r.reset_absent(version),
-        K::CreateTopics(r) => r.reset_absent(version),
-        K::DeleteTopics(r) => r.reset_absent(version),
-        K::AllocateProducerIds(r) => r.reset_absent(version),
-        K::AlterPartition(r) => {
-            moves::alter_partition_request(r, version);
-            r.reset_absent(version);
-        }
-        K::ControllerRegistration(r) => r.reset_absent(version),
-        K::DescribeCluster(r) => r.reset_absent(version),
-        K::AssignReplicasToDirs(r) => r.reset_absent(version),
-        K::UpdateFeatures(r) => {
-            moves::update_features_request(r, version);
-            r.reset_absent(version);
-        }
-        K::CreatePartitions(r) => r.reset_absent(version),
-        K::IncrementalAlterConfigs(r) => r.reset_absent(version),
-        K::DescribeConfigs(r) => r.reset_absent(version),
-        K::AlterConfigs(r) => r.reset_absent(version),
-        K::ElectLeaders(r) => r.reset_absent(version),
-        K::UnregisterBroker(r) => r.reset_absent(version),
-        K::AddRaftVoter(r) => r.reset_absent(version),
-        K::RemoveRaftVoter(r) => r.reset_absent(version),
-        K::UpdateRaftVoter(r) => r.reset_absent(version),
-        K::DescribeAcls(r) => r.reset_absent(version),
-        K::CreateAcls(r) => r.reset_absent(version),
-        K::DeleteAcls(r) => r.reset_absent(version),
-        K::CreateDelegationToken(r) => r.reset_absent(version),
-        K::RenewDelegationToken(r) => r.reset_absent(version),
-        K::ExpireDelegationToken(r) => r.reset_absent(version),
-        K::AlterPartitionReassignments(r) => r.reset_absent(version),
-        K::ListPartitionReassignments(r) => r.reset_absent(version),
-        K::AlterClientQuotas(r) => r.reset_absent(version),
-        K::AlterUserScramCredentials(r) => r.reset_absent(version),
-        _ => {}
-    }
+    moves::request(request, version)?;
+    reset::request(request, version);
     Ok(())
 }
 
@@ -222,48 +131,8 @@ pub fn adapt_response_for_version(
     version: i16,
 ) -> Result<(), AdaptError> {
     check_version(response_api_key(response), version)?;
-    use ResponseKind as K;
-    match response {
-        K::Fetch(r) => {
-            moves::fetch_response(r, version)?;
-            r.reset_absent(version);
-        }
-        K::FetchSnapshot(r) => r.reset_absent(version),
-        K::Vote(r) => r.reset_absent(version),
-        K::BeginQuorumEpoch(r) => r.reset_absent(version),
-        K::EndQuorumEpoch(r) => r.reset_absent(version),
-        K::DescribeQuorum(r) => r.reset_absent(version),
-        K::BrokerRegistration(r) => r.reset_absent(version),
-        K::BrokerHeartbeat(r) => r.reset_absent(version),
-        K::CreateTopics(r) => r.reset_absent(version),
-        K::DeleteTopics(r) => r.reset_absent(version),
-        K::AllocateProducerIds(r) => r.reset_absent(version),
-        K::AlterPartition(r) => r.reset_absent(version),
-        K::ControllerRegistration(r) => r.reset_absent(version),
-        K::DescribeCluster(r) => r.reset_absent(version),
-        K::AssignReplicasToDirs(r) => r.reset_absent(version),
-        K::UpdateFeatures(r) => r.reset_absent(version),
-        K::CreatePartitions(r) => r.reset_absent(version),
-        K::IncrementalAlterConfigs(r) => r.reset_absent(version),
-        K::DescribeConfigs(r) => r.reset_absent(version),
-        K::AlterConfigs(r) => r.reset_absent(version),
-        K::ElectLeaders(r) => r.reset_absent(version),
-        K::UnregisterBroker(r) => r.reset_absent(version),
-        K::AddRaftVoter(r) => r.reset_absent(version),
-        K::RemoveRaftVoter(r) => r.reset_absent(version),
-        K::UpdateRaftVoter(r) => r.reset_absent(version),
-        K::DescribeAcls(r) => r.reset_absent(version),
-        K::CreateAcls(r) => r.reset_absent(version),
-        K::DeleteAcls(r) => r.reset_absent(version),
-        K::CreateDelegationToken(r) => r.reset_absent(version),
-        K::RenewDelegationToken(r) => r.reset_absent(version),
-        K::ExpireDelegationToken(r) => r.reset_absent(version),
-        K::AlterPartitionReassignments(r) => r.reset_absent(version),
-        K::ListPartitionReassignments(r) => r.reset_absent(version),
-        K::AlterClientQuotas(r) => r.reset_absent(version),
-        K::AlterUserScramCredentials(r) => r.reset_absent(version),
-        _ => {}
-    }
+    moves::response(response, version)?;
+    reset::response(response, version);
     Ok(())
 }
 

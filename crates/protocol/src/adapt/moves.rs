@@ -1,12 +1,12 @@
-//! The field moves of [`super`]: meanings that live in different fields at different versions.
-//! Each function runs before the generic reset, reading whichever field is populated and filling
-//! the one the target version carries.
+//! The field moves of [`super`]: meanings that live in different fields at different versions,
+//! the only per-api code of adaptation. Each move runs before the generic reset, reading
+//! whichever field is populated and filling the one the target version carries.
 
 use kafka_protocol::messages::alter_partition_request::BrokerState;
 use kafka_protocol::messages::end_quorum_epoch_request::ReplicaInfo;
 use kafka_protocol::messages::{
-    AlterPartitionRequest, BrokerId, EndQuorumEpochRequest, FetchRequest, FetchResponse, TopicName,
-    UpdateFeaturesRequest, VoteRequest,
+    AlterPartitionRequest, BrokerId, EndQuorumEpochRequest, FetchRequest, FetchResponse,
+    RequestKind, ResponseKind, TopicName, UpdateFeaturesRequest, VoteRequest,
 };
 use uuid::Uuid;
 
@@ -19,6 +19,27 @@ const FETCH_LAST_LEGACY_REPLICA_ID_VERSION: i16 = 14;
 /// `UpgradeType` codes (`FeatureUpdate.UpgradeType`).
 const UPGRADE_TYPE_UPGRADE: i8 = 1;
 const UPGRADE_TYPE_SAFE_DOWNGRADE: i8 = 2;
+
+/// The moves of a request body (Fetch, Vote, EndQuorumEpoch, AlterPartition, UpdateFeatures).
+pub(super) fn request(request: &mut RequestKind, version: i16) -> Result<(), AdaptError> {
+    match request {
+        RequestKind::Fetch(r) => fetch_request(r, version)?,
+        RequestKind::Vote(r) => vote_request(r, version)?,
+        RequestKind::EndQuorumEpoch(r) => end_quorum_epoch_request(r, version),
+        RequestKind::AlterPartition(r) => alter_partition_request(r, version),
+        RequestKind::UpdateFeatures(r) => update_features_request(r, version),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The moves of a response body (Fetch).
+pub(super) fn response(response: &mut ResponseKind, version: i16) -> Result<(), AdaptError> {
+    match response {
+        ResponseKind::Fetch(r) => fetch_response(r, version),
+        _ => Ok(()),
+    }
+}
 
 /// Fills the topic reference the version uses: a name up to `last_name_version`, an id after.
 /// Only the metadata topic can be translated; anything else must already carry what is needed.
@@ -46,7 +67,7 @@ fn topic_reference(
     Ok(())
 }
 
-pub(super) fn fetch_request(request: &mut FetchRequest, version: i16) -> Result<(), AdaptError> {
+fn fetch_request(request: &mut FetchRequest, version: i16) -> Result<(), AdaptError> {
     let unset = BrokerId(-1);
     if version <= FETCH_LAST_LEGACY_REPLICA_ID_VERSION {
         if request.replica_state.replica_id != unset {
@@ -74,7 +95,7 @@ pub(super) fn fetch_request(request: &mut FetchRequest, version: i16) -> Result<
     Ok(())
 }
 
-pub(super) fn fetch_response(response: &mut FetchResponse, version: i16) -> Result<(), AdaptError> {
+fn fetch_response(response: &mut FetchResponse, version: i16) -> Result<(), AdaptError> {
     for topic in &mut response.responses {
         topic_reference(
             &mut topic.topic,
@@ -86,7 +107,7 @@ pub(super) fn fetch_response(response: &mut FetchResponse, version: i16) -> Resu
     Ok(())
 }
 
-pub(super) fn vote_request(request: &mut VoteRequest, version: i16) -> Result<(), AdaptError> {
+fn vote_request(request: &mut VoteRequest, version: i16) -> Result<(), AdaptError> {
     let pre_vote = request
         .topics
         .iter()
@@ -98,7 +119,7 @@ pub(super) fn vote_request(request: &mut VoteRequest, version: i16) -> Result<()
     Ok(())
 }
 
-pub(super) fn end_quorum_epoch_request(request: &mut EndQuorumEpochRequest, version: i16) {
+fn end_quorum_epoch_request(request: &mut EndQuorumEpochRequest, version: i16) {
     for partition in request
         .topics
         .iter_mut()
@@ -126,7 +147,7 @@ pub(super) fn end_quorum_epoch_request(request: &mut EndQuorumEpochRequest, vers
     }
 }
 
-pub(super) fn alter_partition_request(request: &mut AlterPartitionRequest, version: i16) {
+fn alter_partition_request(request: &mut AlterPartitionRequest, version: i16) {
     for partition in request
         .topics
         .iter_mut()
@@ -154,7 +175,7 @@ pub(super) fn alter_partition_request(request: &mut AlterPartitionRequest, versi
     }
 }
 
-pub(super) fn update_features_request(request: &mut UpdateFeaturesRequest, version: i16) {
+fn update_features_request(request: &mut UpdateFeaturesRequest, version: i16) {
     for update in &mut request.feature_updates {
         if version == 0 {
             update.allow_downgrade =

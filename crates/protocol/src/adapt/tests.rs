@@ -1,11 +1,11 @@
-//! Property tests: for random values of every covered message, at every version the codec knows,
-//! the adapted value encodes, decodes back to itself, and adapting again changes nothing.
+//! Property tests: for random values of every message of every api, at every version the codec
+//! knows, the adapted value encodes, decodes back to itself, and adapting again changes nothing.
 
 use bytes::BytesMut;
 use kafka_protocol::messages::*;
 use proptest::prelude::*;
 
-use super::fill::{Fill, Gen};
+use super::fill::{random_request, random_response, Fill, Gen};
 use super::*;
 
 /// Adapts `value` to `version`; on success checks encode/decode/idempotence and returns the
@@ -111,55 +111,66 @@ fn versions(api_key: ApiKey) -> std::ops::RangeInclusive<i16> {
     range.min..=range.max
 }
 
+/// Request versions `ApiKey::valid_versions` lists but kafka-protocol 0.18's request structs
+/// refuse to encode ("specified version not supported by this message type"): Kafka's schemas
+/// mark these newest versions `latestVersionUnstable`, the crate's request codecs leave them out,
+/// and their new fields are the `versions: none` ones of the tables (topic ids in OffsetCommit /
+/// OffsetFetch v10, two-phase commit in InitProducerId v6). The responses at these versions are checked; the test fails
+/// once the codec encodes one of these requests, so the list cannot go stale.
+const UNENCODABLE_REQUESTS: &[(ApiKey, i16)] = &[
+    (ApiKey::OffsetCommit, 10),
+    (ApiKey::OffsetFetch, 10),
+    (ApiKey::InitProducerId, 6),
+];
+
+fn request_encodes(request: &RequestKind, version: i16) -> bool {
+    request.encode(&mut BytesMut::new(), version).is_ok()
+}
+
+/// Adapts random values of `api_key` to each of its versions and checks the round trip.
+fn round_trips_at_every_version(api_key: ApiKey, seed: u64) -> Result<(), TestCaseError> {
+    let mut adapted_any = false;
+    for version in versions(api_key) {
+        let mut request = random_request(api_key, &mut Gen::new(seed)).unwrap();
+        prepare_request(&mut request);
+        if UNENCODABLE_REQUESTS.contains(&(api_key, version)) {
+            adapt_request_for_version(&mut request, version).unwrap();
+            prop_assert!(
+                !request_encodes(&request, version),
+                "{:?} v{} requests encode now: take them off UNENCODABLE_REQUESTS",
+                api_key,
+                version
+            );
+        } else {
+            adapted_any |= adapt_request_round_trip(api_key, request, version).is_some();
+        }
+        let mut response = random_response(api_key, &mut Gen::new(seed)).unwrap();
+        prepare_response(&mut response);
+        adapt_response_round_trip(api_key, response, version);
+    }
+    prop_assert!(adapted_any);
+    Ok(())
+}
+
+/// One property test per api of the generated list, named after its message modules.
 macro_rules! round_trip_tests {
-    ($($test:ident: $api:ident, $request:ty, $response:ty;)*) => {
-        proptest! {
-            $(
-                #[test]
-                fn $test(seed in any::<u64>()) {
-                    let mut adapted_any = false;
-                    for version in versions(ApiKey::$api) {
-                        let mut request = RequestKind::$api(<$request as Fill>::fill(&mut Gen::new(seed)));
-                        prepare_request(&mut request);
-                        adapted_any |= adapt_request_round_trip(ApiKey::$api, request, version).is_some();
-                        let mut response = ResponseKind::$api(<$response as Fill>::fill(&mut Gen::new(seed)));
-                        prepare_response(&mut response);
-                        adapt_response_round_trip(ApiKey::$api, response, version);
+    ($($name:ident: $stem:ident),* $(,)?) => {
+        mod round_trips {
+            use super::*;
+
+            proptest! {
+                $(
+                    #[test]
+                    fn $stem(seed in any::<u64>()) {
+                        round_trips_at_every_version(ApiKey::$name, seed)?;
                     }
-                    prop_assert!(adapted_any);
-                }
-            )*
+                )*
+            }
         }
     };
 }
 
-round_trip_tests! {
-    fetch_round_trips: Fetch, FetchRequest, FetchResponse;
-    fetch_snapshot_round_trips: FetchSnapshot, FetchSnapshotRequest, FetchSnapshotResponse;
-    vote_round_trips: Vote, VoteRequest, VoteResponse;
-    begin_quorum_epoch_round_trips: BeginQuorumEpoch, BeginQuorumEpochRequest, BeginQuorumEpochResponse;
-    end_quorum_epoch_round_trips: EndQuorumEpoch, EndQuorumEpochRequest, EndQuorumEpochResponse;
-    describe_quorum_round_trips: DescribeQuorum, DescribeQuorumRequest, DescribeQuorumResponse;
-    broker_registration_round_trips: BrokerRegistration, BrokerRegistrationRequest, BrokerRegistrationResponse;
-    broker_heartbeat_round_trips: BrokerHeartbeat, BrokerHeartbeatRequest, BrokerHeartbeatResponse;
-    create_topics_round_trips: CreateTopics, CreateTopicsRequest, CreateTopicsResponse;
-    delete_topics_round_trips: DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse;
-    allocate_producer_ids_round_trips: AllocateProducerIds, AllocateProducerIdsRequest, AllocateProducerIdsResponse;
-    alter_partition_round_trips: AlterPartition, AlterPartitionRequest, AlterPartitionResponse;
-    controller_registration_round_trips: ControllerRegistration, ControllerRegistrationRequest, ControllerRegistrationResponse;
-    describe_cluster_round_trips: DescribeCluster, DescribeClusterRequest, DescribeClusterResponse;
-    assign_replicas_to_dirs_round_trips: AssignReplicasToDirs, AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
-    update_features_round_trips: UpdateFeatures, UpdateFeaturesRequest, UpdateFeaturesResponse;
-    create_partitions_round_trips: CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse;
-    incremental_alter_configs_round_trips: IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse;
-    describe_configs_round_trips: DescribeConfigs, DescribeConfigsRequest, DescribeConfigsResponse;
-    alter_configs_round_trips: AlterConfigs, AlterConfigsRequest, AlterConfigsResponse;
-    elect_leaders_round_trips: ElectLeaders, ElectLeadersRequest, ElectLeadersResponse;
-    unregister_broker_round_trips: UnregisterBroker, UnregisterBrokerRequest, UnregisterBrokerResponse;
-    add_raft_voter_round_trips: AddRaftVoter, AddRaftVoterRequest, AddRaftVoterResponse;
-    remove_raft_voter_round_trips: RemoveRaftVoter, RemoveRaftVoterRequest, RemoveRaftVoterResponse;
-    update_raft_voter_round_trips: UpdateRaftVoter, UpdateRaftVoterRequest, UpdateRaftVoterResponse;
-}
+super::generated::every_api!(round_trip_tests);
 
 proptest! {
     /// The replica id survives adaptation to every Fetch version, whichever field carried it.
