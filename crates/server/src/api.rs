@@ -51,86 +51,11 @@ pub fn route(request: RequestKind) -> Option<Routed> {
 mod tests {
     use super::*;
 
-    fn default_request(api: ApiKey) -> RequestKind {
-        use kafka_protocol::messages::*;
-        match api {
-            ApiKey::Fetch => RequestKind::Fetch(FetchRequest::default()),
-            ApiKey::CreateTopics => RequestKind::CreateTopics(CreateTopicsRequest::default()),
-            ApiKey::DeleteTopics => RequestKind::DeleteTopics(DeleteTopicsRequest::default()),
-            ApiKey::Vote => RequestKind::Vote(VoteRequest::default()),
-            ApiKey::BeginQuorumEpoch => {
-                RequestKind::BeginQuorumEpoch(BeginQuorumEpochRequest::default())
-            }
-            ApiKey::EndQuorumEpoch => RequestKind::EndQuorumEpoch(EndQuorumEpochRequest::default()),
-            ApiKey::DescribeQuorum => RequestKind::DescribeQuorum(DescribeQuorumRequest::default()),
-            ApiKey::AlterPartition => RequestKind::AlterPartition(AlterPartitionRequest::default()),
-            ApiKey::FetchSnapshot => RequestKind::FetchSnapshot(FetchSnapshotRequest::default()),
-            ApiKey::DescribeCluster => {
-                RequestKind::DescribeCluster(DescribeClusterRequest::default())
-            }
-            ApiKey::BrokerRegistration => {
-                RequestKind::BrokerRegistration(BrokerRegistrationRequest::default())
-            }
-            ApiKey::BrokerHeartbeat => {
-                RequestKind::BrokerHeartbeat(BrokerHeartbeatRequest::default())
-            }
-            ApiKey::UnregisterBroker => {
-                RequestKind::UnregisterBroker(UnregisterBrokerRequest::default())
-            }
-            ApiKey::AllocateProducerIds => {
-                RequestKind::AllocateProducerIds(AllocateProducerIdsRequest::default())
-            }
-            ApiKey::ControllerRegistration => {
-                RequestKind::ControllerRegistration(ControllerRegistrationRequest::default())
-            }
-            ApiKey::AssignReplicasToDirs => {
-                RequestKind::AssignReplicasToDirs(AssignReplicasToDirsRequest::default())
-            }
-            ApiKey::CreatePartitions => {
-                RequestKind::CreatePartitions(CreatePartitionsRequest::default())
-            }
-            ApiKey::ElectLeaders => RequestKind::ElectLeaders(ElectLeadersRequest::default()),
-            ApiKey::IncrementalAlterConfigs => {
-                RequestKind::IncrementalAlterConfigs(IncrementalAlterConfigsRequest::default())
-            }
-            ApiKey::UpdateFeatures => RequestKind::UpdateFeatures(UpdateFeaturesRequest::default()),
-            ApiKey::UpdateRaftVoter => {
-                RequestKind::UpdateRaftVoter(UpdateRaftVoterRequest::default())
-            }
-            ApiKey::DescribeAcls => RequestKind::DescribeAcls(DescribeAclsRequest::default()),
-            ApiKey::CreateAcls => RequestKind::CreateAcls(CreateAclsRequest::default()),
-            ApiKey::DeleteAcls => RequestKind::DeleteAcls(DeleteAclsRequest::default()),
-            ApiKey::DescribeConfigs => {
-                RequestKind::DescribeConfigs(DescribeConfigsRequest::default())
-            }
-            ApiKey::AlterConfigs => RequestKind::AlterConfigs(AlterConfigsRequest::default()),
-            ApiKey::CreateDelegationToken => {
-                RequestKind::CreateDelegationToken(CreateDelegationTokenRequest::default())
-            }
-            ApiKey::RenewDelegationToken => {
-                RequestKind::RenewDelegationToken(RenewDelegationTokenRequest::default())
-            }
-            ApiKey::ExpireDelegationToken => {
-                RequestKind::ExpireDelegationToken(ExpireDelegationTokenRequest::default())
-            }
-            ApiKey::AlterPartitionReassignments => RequestKind::AlterPartitionReassignments(
-                AlterPartitionReassignmentsRequest::default(),
-            ),
-            ApiKey::ListPartitionReassignments => {
-                RequestKind::ListPartitionReassignments(ListPartitionReassignmentsRequest::default())
-            }
-            ApiKey::AlterClientQuotas => {
-                RequestKind::AlterClientQuotas(AlterClientQuotasRequest::default())
-            }
-            ApiKey::AlterUserScramCredentials => {
-                RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest::default())
-            }
-            ApiKey::AddRaftVoter => RequestKind::AddRaftVoter(AddRaftVoterRequest::default()),
-            ApiKey::RemoveRaftVoter => {
-                RequestKind::RemoveRaftVoter(RemoveRaftVoterRequest::default())
-            }
-            other => panic!("{other:?} is advertised: add it here and give it a route"),
-        }
+    /// A request body of `api` (random field values: routing must not depend on them).
+    fn some_request(api: ApiKey) -> RequestKind {
+        let mut g = kraftwerk_protocol::adapt::fill::Gen::new(7);
+        kraftwerk_protocol::adapt::fill::random_request(api, &mut g)
+            .unwrap_or_else(|| panic!("{api:?} is served but kafka-protocol has no body for it"))
     }
 
     #[test]
@@ -140,8 +65,22 @@ mod tests {
                 continue;
             }
             assert!(
-                route(default_request(api)).is_some(),
+                route(some_request(api)).is_some(),
                 "{api:?} is advertised but has no handler"
+            );
+        }
+    }
+
+    /// A broker sees NOT_CONTROLLER, and the Envelope rewrite finds it, only where
+    /// `error_counts` looks (Java's `errorCounts()`): every controller API must be covered.
+    #[test]
+    fn every_controller_response_has_its_error_counts() {
+        let mut g = kraftwerk_protocol::adapt::fill::Gen::new(11);
+        for &(api, _, _) in CONTROLLER_APIS {
+            let response = kraftwerk_protocol::adapt::fill::random_response(api, &mut g).unwrap();
+            assert!(
+                kraftwerk_protocol::error_counts::counted_error_codes(&response).is_some(),
+                "{api:?}: add its errorCounts() to kraftwerk_protocol::error_counts"
             );
         }
     }
