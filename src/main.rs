@@ -67,9 +67,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run { config } => run(config),
-        Command::Format(args) => kraftwerk::cli::run_format(&args)
-            .map(|_| true)
-            .map_err(anyhow::Error::from),
+        Command::Format(args) => kraftwerk::cli::run_format(&args).map(|_| true),
         Command::RandomUuid(args) => {
             kraftwerk::cli::run_random_uuid(&args);
             Ok(true)

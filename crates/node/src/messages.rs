@@ -29,6 +29,7 @@ pub enum NodeInput {
 
 /// Everything a node asks its driver to do.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // drained at once after every input; boxing buys nothing
 pub enum NodeOutput {
     /// A Raft message to deliver.
     Raft(Output),

@@ -41,7 +41,7 @@ pub struct Registration {
 impl Registration {
     fn request(&self) -> ControllerRegistrationRequest {
         ControllerRegistrationRequest::default()
-            .with_controller_id(self.node_id.into())
+            .with_controller_id(self.node_id)
             .with_incarnation_id(self.incarnation_id)
             .with_zk_migration_ready(false)
             .with_listeners(vec![Listener::default()
@@ -84,8 +84,8 @@ pub async fn run(
     loop {
         let current = status.borrow_and_update().clone();
         let leader = current.leader.leader_id.map(|l| (l, current.leader.epoch));
-        if leader.is_some() && leader != registered_with && registration_supported(&current) {
-            let (leader_id, epoch) = leader.expect("checked");
+        let due = leader.filter(|_| leader != registered_with && registration_supported(&current));
+        if let Some((leader_id, epoch)) = due {
             let ok = if leader_id == registration.node_id {
                 if current.active {
                     register_locally(&registration, &node).await

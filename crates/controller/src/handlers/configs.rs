@@ -442,6 +442,9 @@ fn legacy_alter_resource(
     Ok(explicit)
 }
 
+/// One resource's replacement: its type, name and the `(key, value)` pairs it ends with.
+type ResourceChange = (i8, String, Vec<(String, Option<String>)>);
+
 /// AlterConfigs (api 33, v0-2), the legacy API that replaces all dynamic configs of a resource:
 /// named configs are set (a null value deletes), every other existing config of the resource is
 /// deleted. Checks as IncrementalAlterConfigs ([`validate_alter_config`]); unknown resource
@@ -456,7 +459,7 @@ pub fn legacy_alter_configs(
     request: &AlterConfigsRequest,
 ) -> ControllerResult<AlterConfigsResponse> {
     let mut responses = Vec::new();
-    let mut changes: Vec<(i8, String, Vec<(String, Option<String>)>)> = Vec::new();
+    let mut changes: Vec<ResourceChange> = Vec::new();
     let mut duplicates: Vec<(i8, String)> = Vec::new();
     for r in &request.resources {
         let name = r.resource_name.to_string();

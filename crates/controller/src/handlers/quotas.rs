@@ -136,17 +136,14 @@ fn invalid(message: String) -> ApiError {
     ApiError::new(ResponseError::InvalidRequest, message)
 }
 
+/// An entity's `(entity type, name)` pairs; a `None` name is the default entity.
+type EntityPairs = Vec<(String, Option<String>)>;
+/// The quota keys an entity type may set, with their types.
+type QuotaKeys = &'static [(&'static str, QuotaType)];
+
 /// `validateEntity` + `configKeysForEntityType`: the entity's pairs for the records (in the
 /// order of Java's `HashMap<>(3)`: client-id, user) and the quota keys it may set.
-fn validate_entity(
-    entity: &Entity,
-) -> Result<
-    (
-        Vec<(String, Option<String>)>,
-        &'static [(&'static str, QuotaType)],
-    ),
-    ApiError,
-> {
+fn validate_entity(entity: &Entity) -> Result<(EntityPairs, QuotaKeys), ApiError> {
     if entity.0.is_empty() {
         return Err(invalid("Invalid empty client quota entity".to_owned()));
     }
