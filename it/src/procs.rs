@@ -3,6 +3,9 @@
 //! deadline passes, or on Ctrl-C. Children also get `PR_SET_PDEATHSIG(SIGKILL)` so a harness
 //! killed with SIGKILL does not leave JVMs behind.
 
+// Signals, process groups, PR_SET_PDEATHSIG and a pipe need libc calls; each is commented.
+#![allow(unsafe_code)]
+
 use anyhow::{anyhow, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -1,6 +1,9 @@
 //! The `.lock` file of a metadata log directory, held with a POSIX record lock so that Java
 //! controllers and kraftwerk exclude each other.
 
+// fcntl record locks (what Java's FileChannel.tryLock takes) have no safe std wrapper.
+#![allow(unsafe_code)]
+
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io;
