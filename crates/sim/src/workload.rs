@@ -16,14 +16,13 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse};
-use kraftwerk_protocol::error_counts::response_has_error;
 use kraftwerk_protocol::constants::NOT_CONTROLLER;
+use kraftwerk_protocol::error_counts::response_has_error;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use uuid::Uuid;
 
-/// The cluster id of simulated clusters.
-pub const CLUSTER_ID: &str = "c2ltLWNsdXN0ZXItaWQtQQ";
+pub use crate::harness::CLUSTER_ID;
 
 /// One simulated broker.
 #[derive(Debug)]
