@@ -5,7 +5,9 @@
 //! Modelled on Kafka's `RaftEventSimulationTest` and TigerBeetle's VOPR.
 //!
 //! [`harness`] runs any kind of node; [`raft_cluster`] (Raft cores alone) and [`node_cluster`]
-//! (full controller nodes with simulated brokers and an admin client) are the two kinds.
+//! (full controller nodes with simulated brokers and an admin client) are the two kinds. Every
+//! message goes through [`wire`] (adapt, encode, decode at a version negotiated from the
+//! parties' tables in [`versions`]), so a version bug fails a seed as it would fail a peer.
 
 pub mod harness;
 pub mod invariants;
@@ -14,6 +16,8 @@ pub mod node_cluster;
 pub mod options;
 pub mod raft_cluster;
 pub mod scheduler;
+pub mod versions;
+pub mod wire;
 pub mod workload;
 
 pub use options::SimOptions;

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
-use kraftwerk_raft::{Input, RaftConfig, RaftCore, RaftError, RaftRequest, ReplicatedLog};
+use kraftwerk_raft::{Input, RaftConfig, RaftCore, RaftError, ReplicatedLog};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -15,27 +15,6 @@ use crate::invariants::{Invariants, Violation};
 
 /// A simulation of Raft cores alone.
 pub type RaftCluster = Cluster<RaftWrites>;
-
-/// The request versions a simulated node "negotiated"; the core must produce the right content
-/// for each (e.g. NodeEndpoints only from Fetch v17).
-pub fn api_version_for(request: &RaftRequest, rng: &mut SmallRng) -> i16 {
-    match request {
-        RaftRequest::Fetch(_) => [13, 15, 16, 17, 18][rng.gen_range(0..5)],
-        RaftRequest::Vote(v)
-            if v.topics
-                .first()
-                .and_then(|t| t.partitions.first())
-                .is_some_and(|p| p.pre_vote) =>
-        {
-            2
-        }
-        RaftRequest::Vote(_) => rng.gen_range(0..=2),
-        RaftRequest::BeginQuorumEpoch(_) | RaftRequest::EndQuorumEpoch(_) => rng.gen_range(0..=1),
-        RaftRequest::FetchSnapshot(_) => 1,
-        RaftRequest::DescribeQuorum(_) => 2,
-        RaftRequest::UpdateRaftVoter(_) => 0,
-    }
-}
 
 /// The Raft core is a node of its own: it has no outputs besides Raft messages and no
 /// invariants besides the Raft ones.

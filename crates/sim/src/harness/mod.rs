@@ -6,6 +6,9 @@
 //! event the Raft invariants in [`crate::invariants`] and the kind's own are checked; a failure
 //! carries the seed, so `SIM_SEED=<seed>` replays the exact run.
 //!
+//! Every message crosses [`crate::wire`] as the server sends it: negotiated version, adapted,
+//! encoded, decoded by the receiver against the table its release serves ([`crate::versions`]).
+//!
 //! A kind of node is two traits: [`SimulatedNode`] is one node process (the Raft core alone, or
 //! the full controller node), [`Workload`] is what drives the quorum from outside (writes, or
 //! simulated brokers and an admin client) and decides when a run has shown liveness.
@@ -15,8 +18,10 @@ mod sim;
 
 use std::fmt::{Debug, Display};
 
+use bytes::Bytes;
+use kafka_protocol::messages::ApiKey;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
-use kraftwerk_raft::{Input, OutboundId, Output, RaftConfig, RaftCore};
+use kraftwerk_raft::{Input, OutboundId, Output, RaftConfig, RaftCore, SendFailure};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -31,8 +36,9 @@ pub const CLUSTER_ID: &str = "c2ltLWNsdXN0ZXItaWQtQQ";
 /// The Raft core every simulated node runs, on in-memory storage that loses unflushed data.
 pub type SimRaft = RaftCore<MemLog, MemQuorumStateStore>;
 
-/// Where the response to a delivered request goes: the sender, the incarnation that sent it
-/// (a restarted sender never gets its predecessor's answers) and the sender's request id.
+/// Where the response to a delivered request goes and how to read it: the sender, the
+/// incarnation that sent it (a restarted sender never gets its predecessor's answers), the
+/// sender's request id, and the request's api, version and correlation id.
 #[derive(Clone, Copy, Debug)]
 pub struct Route {
     /// Sending node.
@@ -41,11 +47,42 @@ pub struct Route {
     pub to_incarnation: u64,
     /// The id the sender's core gave the request.
     pub out_id: OutboundId,
+    /// The request's api.
+    pub api_key: ApiKey,
+    /// The version it was sent at (the response is encoded at it too).
+    pub version: i16,
+    /// The correlation id of its header.
+    pub correlation_id: i32,
+}
+
+/// A Raft message in flight between two nodes.
+#[derive(Clone, Debug)]
+pub enum Message {
+    /// A request frame; its response goes along `reply_to`.
+    Request {
+        /// The frame as encoded by the sender.
+        frame: Bytes,
+        /// Where the response goes.
+        reply_to: Route,
+    },
+    /// A response frame to the request that took `route`.
+    Response {
+        /// The frame as encoded by the responder.
+        frame: Bytes,
+        /// The request's route.
+        route: Route,
+    },
+    /// The sender's own client reports a request failed (refused connection, no version).
+    SendFailed {
+        /// The request.
+        id: OutboundId,
+        /// Why.
+        failure: SendFailure,
+    },
 }
 
 /// What the scheduler holds: the harness's own events and the kind's.
 #[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // mostly Deliver; boxing would only add an allocation
 pub enum Event<E> {
     /// A Raft message arrives at a node.
     Deliver {
@@ -54,9 +91,7 @@ pub enum Event<E> {
         /// The incarnation it was sent to (a restarted node never sees it).
         to_incarnation: u64,
         /// The message.
-        input: Input,
-        /// For a request: where its response goes.
-        reply_to: Option<Route>,
+        message: Message,
     },
     /// A node's timers are due.
     Tick {
@@ -237,9 +272,8 @@ impl<W: Workload> Cluster<W> {
             Event::Deliver {
                 to,
                 to_incarnation,
-                input,
-                reply_to,
-            } => sim.deliver(to, to_incarnation, input, reply_to),
+                message,
+            } => sim.deliver(to, to_incarnation, message),
             Event::Tick { node } => sim.tick(node),
             Event::Crash { node } => {
                 if !sim.faults_over {

@@ -3,8 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
-use kraftwerk_raft::{Endpoint, Input, RaftConfig};
+use kraftwerk_raft::{Endpoint, RaftConfig};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
@@ -14,6 +15,7 @@ use crate::invariants::Invariants;
 use crate::network::{Network, NetworkFaults, Partition};
 use crate::options::SimOptions;
 use crate::scheduler::Scheduler;
+use crate::versions::Release;
 
 /// One voter: its running process, or its disk while it is down.
 pub struct Slot<N> {
@@ -43,12 +45,15 @@ pub struct Sim<N: SimulatedNode> {
     pub network: Network,
     /// The voters, by node id.
     pub nodes: BTreeMap<i32, Slot<N>>,
+    /// What each voter serves (and can send), by node id: its release's table.
+    pub tables: BTreeMap<i32, ApiTable>,
     /// Kind settings shared by every node.
     pub config: N::Config,
     raft_config: RaftConfig,
     /// Inbound request id → where its response goes.
     pub(super) routes: HashMap<u64, Route>,
     pub(super) next_inbound: u64,
+    pub(super) next_correlation_id: i32,
     /// The Raft invariants.
     pub invariants: Invariants,
     checks: N::Checks,
@@ -88,10 +93,12 @@ impl<N: SimulatedNode> Sim<N> {
                 partition: Partition::default(),
             },
             nodes: BTreeMap::new(),
+            tables: BTreeMap::new(),
             config,
             raft_config,
             routes: HashMap::new(),
             next_inbound: 0,
+            next_correlation_id: 0,
             invariants: Invariants::default(),
             checks: N::Checks::default(),
             faults_over: false,
@@ -101,6 +108,8 @@ impl<N: SimulatedNode> Sim<N> {
             sim.log(line);
         }
         for &id in voters.keys() {
+            let table = sim.release(id).table();
+            sim.tables.insert(id, table);
             let slot = Slot {
                 node: None,
                 parked_log: Some(N::fresh_log(&sim.config)),
@@ -140,6 +149,11 @@ impl<N: SimulatedNode> Sim<N> {
         self.nodes
             .iter()
             .filter_map(|(&id, s)| s.node.as_ref().map(|n| (id, n)))
+    }
+
+    /// The release node `id` speaks.
+    pub fn release(&self, id: i32) -> Release {
+        self.options.releases[(id - 1) as usize]
     }
 
     /// Node `id`'s current incarnation.
@@ -186,6 +200,7 @@ impl<N: SimulatedNode> Sim<N> {
         let mut raft = self.raft_config.clone();
         raft.node_id = id;
         raft.directory_id = Uuid::from_u64_pair(0, 1000 + id as u64);
+        self.release(id).configure(&mut raft);
         let slot = self.nodes.get_mut(&id).expect("node exists");
         let log = slot
             .parked_log
@@ -254,23 +269,6 @@ impl<N: SimulatedNode> Sim<N> {
         if slot.node.is_some() {
             self.step(id, |n| n.poll(now));
         }
-    }
-
-    pub(super) fn deliver(
-        &mut self,
-        to: i32,
-        to_incarnation: u64,
-        input: Input,
-        reply_to: Option<Route>,
-    ) {
-        if !self.is_running(to, to_incarnation) {
-            return;
-        }
-        if let (Input::Request { id, .. }, Some(route)) = (&input, reply_to) {
-            self.routes.insert(id.0, route);
-        }
-        let now = self.now_ms();
-        self.step(to, |n| n.handle(now, input));
     }
 
     pub(super) fn repartition(&mut self) {

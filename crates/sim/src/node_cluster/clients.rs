@@ -7,8 +7,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
-use kraftwerk_node::{NodeInput, RequestToken};
+use bytes::Bytes;
+use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kraftwerk_controller::ControllerRequest;
+use kraftwerk_protocol::api_table::ApiTable;
+use kraftwerk_protocol::codec::DecodedRequest;
 use rand::Rng;
 use uuid::Uuid;
 
@@ -16,6 +19,8 @@ use super::checks::check_acknowledged;
 use super::{ControllerEvent, ControllerNode};
 use crate::harness::{Sim, Workload};
 use crate::invariants::Violation;
+use crate::versions::{admin_table, broker_table};
+use crate::wire::{self, Outbound};
 use crate::workload::{create_topic, delete_topic, is_not_controller, Acknowledged, SimBroker};
 
 type NodeSim = Sim<ControllerNode>;
@@ -27,15 +32,20 @@ enum Client {
     Admin,
 }
 
-/// A request a client waits for.
+/// A request a client waits for, and how to read its answer.
 struct InFlightClient {
     client: Client,
     deadline_ms: u64,
+    api_key: ApiKey,
+    version: i16,
+    correlation_id: i32,
 }
 
 /// The simulated brokers and admin client, and what they were told.
 pub struct Clients {
     brokers: BTreeMap<i32, SimBroker>,
+    /// The controller API versions the admin client sends.
+    admin_table: ApiTable,
     /// By token; ordered, so that requests expiring together are given up in a fixed order.
     client_requests: BTreeMap<u64, InFlightClient>,
     next_token: u64,
@@ -59,14 +69,27 @@ impl Workload for Clients {
 
     fn new(sim: &mut NodeSim) -> Self {
         let broker_count = sim.rng.gen_range(1..=4);
+        let mut registration_maxima = Vec::new();
         let brokers = (0..broker_count)
             .map(|i| {
-                let b = SimBroker::new(100 + i, &mut sim.rng, 1);
+                // Mostly a 4.x broker; sometimes one that registers at v2 or v3.
+                let max = if sim.rng.gen_bool(0.7) {
+                    4
+                } else {
+                    sim.rng.gen_range(2..=3)
+                };
+                registration_maxima.push(max);
+                let b = SimBroker::new(100 + i, &mut sim.rng, 1, broker_table(max));
                 (b.id, b)
             })
             .collect();
+        let delete_topics_max = if sim.rng.gen_bool(0.7) { 6 } else { 5 };
+        sim.log(format!(
+            "brokers send BrokerRegistration up to v{registration_maxima:?}, the admin DeleteTopics up to v{delete_topics_max}"
+        ));
         Self {
             brokers,
+            admin_table: admin_table(delete_topics_max),
             client_requests: BTreeMap::new(),
             next_token: 0,
             next_topic: 0,
@@ -90,29 +113,14 @@ impl Workload for Clients {
                 to,
                 to_incarnation,
                 token,
-                request,
+                frame,
             } => {
-                if !sim.is_running(to, to_incarnation) {
-                    return;
+                if sim.is_running(to, to_incarnation) {
+                    deliver_client_request(sim, to, token, frame);
                 }
-                if matches!(request, ControllerRequest::CreateTopics(_)) {
-                    sim.log(format!("create topic request delivered to node {to}"));
-                }
-                let ctx = RequestContext {
-                    api_version: api_version_of(&request),
-                    listener_name: "CONTROLLER".into(),
-                    ..Default::default()
-                };
-                let token = RequestToken(token);
-                let input = NodeInput::Controller {
-                    token,
-                    ctx,
-                    request,
-                };
-                sim.step(to, |n| n.handle_input(now, input));
             }
-            ControllerEvent::ClientResponse { token, response } => {
-                self.on_client_response(sim, token, response)
+            ControllerEvent::ClientResponse { token, frame } => {
+                self.on_client_response(sim, token, frame)
             }
             ControllerEvent::SnapshotDone {
                 node,
@@ -120,7 +128,7 @@ impl Workload for Clients {
                 done,
             } => {
                 if sim.is_running(node, incarnation) {
-                    sim.step(node, |n| n.handle_input(now, NodeInput::SnapshotDone(done)));
+                    sim.step(node, |n| n.snapshot_done(now, done));
                 }
             }
             ControllerEvent::ClientTick => {
@@ -207,20 +215,45 @@ impl Clients {
         }
     }
 
+    /// Sends a request of `api_key`, built for the version `client` and node `target`
+    /// negotiate; returns its token.
     fn send_client_request(
         &mut self,
         sim: &mut NodeSim,
         client: Client,
         target: i32,
-        request: ControllerRequest,
+        api_key: ApiKey,
+        build: impl FnOnce(i16) -> RequestKind,
     ) -> u64 {
         let now = sim.now_ms();
         self.next_token += 1;
         let token = self.next_token;
-        let deadline_ms = now + 3_000;
+        let (table, client_id) = match client {
+            Client::Broker(id) => (&self.brokers[&id].api_table, format!("broker-{id}")),
+            Client::Admin => (&self.admin_table, "adminclient-1".to_owned()),
+        };
+        let correlation_id = token as i32;
+        let served = &sim.tables[&target];
+        let sent =
+            match wire::encode_request(api_key, build, table, served, correlation_id, &client_id) {
+                Ok(Outbound::Sent(sent)) => sent,
+                Ok(Outbound::Unsupported(why)) => {
+                    let text = format!("{client:?} cannot send to node {target}: {why}");
+                    sim.invariants.violation(text);
+                    return token;
+                }
+                Err(e) => {
+                    let text = format!("{client:?} cannot send to node {target}: {}", e.0);
+                    sim.invariants.violation(text);
+                    return token;
+                }
+            };
         let in_flight = InFlightClient {
             client,
-            deadline_ms,
+            deadline_ms: now + 3_000,
+            api_key,
+            version: sent.version,
+            correlation_id,
         };
         self.client_requests.insert(token, in_flight);
         let Some(to_incarnation) = sim.incarnation(target) else {
@@ -235,7 +268,7 @@ impl Clients {
                 to: target,
                 to_incarnation,
                 token,
-                request,
+                frame: sent.frame,
             };
             sim.schedule(now + delay, event);
         }
@@ -273,15 +306,15 @@ impl Clients {
             if b.in_flight.is_some() || now < b.next_action_ms || now < b.silent_until_ms {
                 continue;
             }
-            let request = if b.epoch.is_none() {
-                b.registration()
+            let (api_key, request) = if b.epoch.is_none() {
+                (ApiKey::BrokerRegistration, b.registration())
             } else if sim.rng.gen_bool(0.05) {
-                b.allocate_producer_ids()
+                (ApiKey::AllocateProducerIds, b.allocate_producer_ids())
             } else {
-                b.heartbeat(max_offset - 1)
+                (ApiKey::BrokerHeartbeat, b.heartbeat(max_offset - 1))
             };
-            let target = b.target;
-            let token = self.send_client_request(sim, Client::Broker(id), target, request);
+            let (client, target) = (Client::Broker(id), b.target);
+            let token = self.send_client_request(sim, client, target, api_key, |_| request);
             let faults_on = !sim.faults_over;
             let silence = faults_on && sim.rng.gen_bool(0.002);
             let restart = faults_on && sim.rng.gen_bool(0.001);
@@ -303,20 +336,23 @@ impl Clients {
 
     /// The admin creates a topic or (sometimes) deletes an acknowledged one.
     fn admin_acts(&mut self, sim: &mut NodeSim) {
-        let request = if !self.acked.topics.is_empty() && sim.rng.gen_bool(0.2) {
+        let target = self.admin_target;
+        if !self.acked.topics.is_empty() && sim.rng.gen_bool(0.2) {
             let names: Vec<String> = self.acked.topics.keys().cloned().collect();
             let name = names[sim.rng.gen_range(0..names.len())].clone();
             self.maybe_deleted.insert(name.clone());
-            delete_topic(&name)
+            sim.log(format!("admin sends to node {target}"));
+            let build = |version| delete_topic(&name, version);
+            self.send_client_request(sim, Client::Admin, target, ApiKey::DeleteTopics, build);
         } else {
             self.next_topic += 1;
             let rf = sim.rng.gen_range(1..=self.brokers.len().min(3)) as i16;
             let partitions = sim.rng.gen_range(1..=4);
-            create_topic(&format!("topic-{}", self.next_topic), partitions, rf)
-        };
-        let target = self.admin_target;
-        sim.log(format!("admin sends to node {target}"));
-        self.send_client_request(sim, Client::Admin, target, request);
+            let request = create_topic(&format!("topic-{}", self.next_topic), partitions, rf);
+            sim.log(format!("admin sends to node {target}"));
+            let build = |_| request;
+            self.send_client_request(sim, Client::Admin, target, ApiKey::CreateTopics, build);
+        }
         self.admin_busy = true;
     }
 
@@ -337,9 +373,17 @@ impl Clients {
         }
     }
 
-    fn on_client_response(&mut self, sim: &mut NodeSim, token: u64, response: ControllerResponse) {
+    fn on_client_response(&mut self, sim: &mut NodeSim, token: u64, frame: Bytes) {
         let Some(req) = self.client_requests.remove(&token) else {
             return;
+        };
+        let decoded = wire::decode_response(frame, req.api_key, req.version, req.correlation_id);
+        let response = match decoded {
+            Ok(response) => response,
+            Err(e) => {
+                let text = format!("{:?} cannot read its response: {}", req.client, e.0);
+                return sim.invariants.violation(text);
+            }
         };
         match req.client {
             Client::Admin => self.on_admin_response(sim, response),
@@ -347,7 +391,7 @@ impl Clients {
         }
     }
 
-    fn on_admin_response(&mut self, sim: &mut NodeSim, response: ControllerResponse) {
+    fn on_admin_response(&mut self, sim: &mut NodeSim, response: ResponseKind) {
         self.admin_busy = false;
         sim.log(format!("admin got {}", summary(&response)));
         if is_not_controller(&response) {
@@ -359,7 +403,7 @@ impl Clients {
         self.acked.record(None, &response);
     }
 
-    fn on_broker_response(&mut self, sim: &mut NodeSim, id: i32, response: ControllerResponse) {
+    fn on_broker_response(&mut self, sim: &mut NodeSim, id: i32, response: ResponseKind) {
         let who = self.brokers.get(&id).map(|b| (b.id, b.incarnation));
         self.acked.record(who, &response);
         let voters = sim.options.voters as i32;
@@ -372,12 +416,12 @@ impl Clients {
             return;
         }
         match &response {
-            ControllerResponse::BrokerRegistration(r) if r.error_code == 0 => {
+            ResponseKind::BrokerRegistration(r) if r.error_code == 0 => {
                 b.epoch = Some(r.broker_epoch);
                 b.next_action_ms = 0;
             }
-            ControllerResponse::BrokerHeartbeat(r) if r.error_code == 0 => b.fenced = r.is_fenced,
-            ControllerResponse::BrokerHeartbeat(r) if r.error_code == 77 => {
+            ResponseKind::BrokerHeartbeat(r) if r.error_code == 0 => b.fenced = r.is_fenced,
+            ResponseKind::BrokerHeartbeat(r) if r.error_code == 77 => {
                 // STALE_BROKER_EPOCH: a real broker would be stuck; ours re-registers as if
                 // restarted, so the run can continue.
                 b.epoch = None;
@@ -388,9 +432,9 @@ impl Clients {
 }
 
 /// One line for the trace: the per-topic outcome of a create or delete.
-fn summary(response: &ControllerResponse) -> String {
+fn summary(response: &ResponseKind) -> String {
     match response {
-        ControllerResponse::CreateTopics(r) => format!(
+        ResponseKind::CreateTopics(r) => format!(
             "create {:?}",
             r.topics
                 .iter()
@@ -401,7 +445,7 @@ fn summary(response: &ControllerResponse) -> String {
                 ))
                 .collect::<Vec<_>>()
         ),
-        ControllerResponse::DeleteTopics(r) => format!(
+        ResponseKind::DeleteTopics(r) => format!(
             "delete {:?}",
             r.responses
                 .iter()
@@ -412,16 +456,31 @@ fn summary(response: &ControllerResponse) -> String {
     }
 }
 
-fn api_version_of(request: &ControllerRequest) -> i16 {
-    match request {
-        ControllerRequest::BrokerRegistration(_) => 4,
-        ControllerRequest::BrokerHeartbeat(_) => 1,
-        ControllerRequest::CreateTopics(_) => 7,
-        ControllerRequest::DeleteTopics(_) => 6,
-        ControllerRequest::AlterPartition(_) => 3,
-        ControllerRequest::DescribeCluster(_) => 1,
-        _ => 0,
+/// Node `to` decodes a client's request frame, as its listener would, and handles it.
+fn deliver_client_request(sim: &mut NodeSim, to: i32, token: u64, frame: Bytes) {
+    let decoded = match wire::decode_request(frame, &sim.tables[&to]) {
+        Ok(decoded) => decoded,
+        Err(e) => {
+            let text = format!("node {to} cannot read a client request: {}", e.0);
+            return sim.invariants.violation(text);
+        }
+    };
+    let DecodedRequest {
+        api_key,
+        header,
+        body,
+    } = decoded;
+    let Ok(request) = ControllerRequest::from_kind(body) else {
+        let text = format!("node {to} got {api_key:?}, not a controller API");
+        return sim.invariants.violation(text);
+    };
+    if matches!(request, ControllerRequest::CreateTopics(_)) {
+        sim.log(format!("create topic request delivered to node {to}"));
     }
+    let now = sim.now_ms();
+    sim.step(to, |n| {
+        n.handle_request(now, token, api_key, &header, request)
+    });
 }
 
 /// Summary of a passing controller simulation.

@@ -16,8 +16,17 @@
 mod checks;
 mod clients;
 
-use kraftwerk_controller::{Controller, ControllerConfig, ControllerResponse};
-use kraftwerk_node::{Node, NodeError, NodeInput, NodeOutput, SnapshotDone, SnapshotPolicy};
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{ApiKey, RequestHeader};
+use kraftwerk_controller::{
+    Controller, ControllerConfig, ControllerRequest, ControllerResponse, RequestContext,
+};
+use kraftwerk_node::{
+    Node, NodeError, NodeInput, NodeOutput, RequestToken, SnapshotDone, SnapshotPolicy,
+};
+use kraftwerk_protocol::codec::client_id_of;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
 use kraftwerk_raft::{Input, RaftConfig, RaftCore};
 use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
@@ -31,6 +40,7 @@ pub use clients::{Clients, NodeSimReport};
 
 use crate::harness::{Cluster, Outgoing, Sim, SimRaft, SimulatedNode, CLUSTER_ID};
 use crate::invariants::Invariants;
+use crate::wire;
 
 /// A simulation of controller nodes and their clients.
 pub type NodeCluster = Cluster<Clients>;
@@ -81,15 +91,15 @@ pub enum ControllerEvent {
         to_incarnation: u64,
         /// Client-chosen token, echoed in the response.
         token: u64,
-        /// The request.
-        request: kraftwerk_controller::ControllerRequest,
+        /// The request frame.
+        frame: Bytes,
     },
     /// A node's answer arrives at the client.
     ClientResponse {
         /// Token of the request.
         token: u64,
-        /// The response.
-        response: ControllerResponse,
+        /// The response frame.
+        frame: Bytes,
     },
     /// A snapshot a node wrote "elsewhere" is done.
     SnapshotDone {
@@ -104,9 +114,12 @@ pub enum ControllerEvent {
     ClientTick,
 }
 
-/// A controller node process: [`kraftwerk_node::Node`] and what its checks remember of it.
+/// A controller node process: [`kraftwerk_node::Node`], what its listener remembers of the
+/// requests it answers, and what its checks remember of it.
 pub struct ControllerNode {
     node: SimNode,
+    /// By token: how to encode the answer (the request's api, version and correlation id).
+    answers: HashMap<u64, (ApiKey, i16, i32)>,
     /// Replayed end offset at which this process's image was last checked.
     last_checked_replay: i64,
 }
@@ -117,9 +130,47 @@ impl ControllerNode {
         &self.node
     }
 
-    /// Handles a non-Raft input.
-    pub fn handle_input(&mut self, now_ms: u64, input: NodeInput) -> Result<(), NodeError> {
+    /// Handles a controller request of `api_key` that came with `header`, answered later under
+    /// `token`.
+    pub fn handle_request(
+        &mut self,
+        now_ms: u64,
+        token: u64,
+        api_key: ApiKey,
+        header: &RequestHeader,
+        request: ControllerRequest,
+    ) -> Result<(), NodeError> {
+        let version = header.request_api_version;
+        self.answers
+            .insert(token, (api_key, version, header.correlation_id));
+        // What the server's handler passes on for a direct (not forwarded) request.
+        let ctx = RequestContext {
+            api_version: version,
+            client_id: Some(client_id_of(header).to_owned()),
+            listener_name: "CONTROLLER".into(),
+            ..Default::default()
+        };
+        let token = RequestToken(token);
+        let input = NodeInput::Controller {
+            token,
+            ctx,
+            request,
+        };
         self.node.handle(now_ms, input)
+    }
+
+    /// Handles a finished snapshot.
+    pub fn snapshot_done(&mut self, now_ms: u64, done: SnapshotDone) -> Result<(), NodeError> {
+        self.node.handle(now_ms, NodeInput::SnapshotDone(done))
+    }
+
+    /// Encodes the answer under `token` as the listener would.
+    fn encode_answer(&mut self, token: u64, response: ControllerResponse) -> Result<Bytes, String> {
+        let Some((api_key, version, correlation_id)) = self.answers.remove(&token) else {
+            return Err(format!("answered request {token}, which it never got"));
+        };
+        wire::encode_response(response.into_kind(), api_key, version, correlation_id)
+            .map_err(|e| e.0)
     }
 }
 
@@ -187,6 +238,7 @@ impl SimulatedNode for ControllerNode {
         let node = Node::with_snapshot_policy(core, controller, policy, now_ms)?;
         Ok(Self {
             node,
+            answers: HashMap::new(),
             last_checked_replay: -1,
         })
     }
@@ -248,6 +300,14 @@ impl SimulatedNode for ControllerNode {
                 sim.schedule(now + delay, event);
             }
             NodeOutput::Controller { token, response } => {
+                let node = sim.nodes.get_mut(&from).and_then(|s| s.node.as_mut());
+                let frame = match node.expect("running").encode_answer(token.0, response) {
+                    Ok(frame) => frame,
+                    Err(e) => {
+                        let text = format!("node {from} cannot answer a client: {e}");
+                        return sim.invariants.violation(text);
+                    }
+                };
                 // Clients are always reachable (they live next to every controller); only loss
                 // and latency apply.
                 let faults = &sim.network.faults;
@@ -257,7 +317,7 @@ impl SimulatedNode for ControllerNode {
                     let token = token.0;
                     sim.schedule(
                         now + delay,
-                        ControllerEvent::ClientResponse { token, response },
+                        ControllerEvent::ClientResponse { token, frame },
                     );
                 }
             }
