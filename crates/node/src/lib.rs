@@ -24,6 +24,7 @@ mod messages;
 mod node;
 mod replay;
 mod requests;
+pub mod served_apis;
 pub mod snapshot_codec;
 mod snapshot_job;
 mod snapshots;

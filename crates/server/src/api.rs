@@ -1,32 +1,12 @@
-//! The APIs this controller serves and the versions it advertises in ApiVersions: the Raft
-//! RPCs (`kraftwerk_raft::RAFT_APIS`), the controller APIs (`kraftwerk_controller::CONTROLLER_APIS`),
-//! and the two the listener answers itself (ApiVersions, Envelope).
-//!
-//! Only APIs with a handler, and only versions whose semantics are implemented, are listed
-//! (`../shared/reference/broker-controller-contract.md` §2): e.g. Vote v2 is advertised because
-//! pre-vote (KIP-996) is implemented; Java 4.x peers then pre-vote with us as with each other.
+//! The APIs this controller serves (the table itself lives in [`kraftwerk_node::served_apis`],
+//! shared with the simulation) and the routing of a decoded request to the Raft core or the
+//! controller.
 
-use kafka_protocol::messages::{ApiKey, RequestKind};
-use kraftwerk_controller::{ControllerRequest, CONTROLLER_APIS};
-use kraftwerk_protocol::api_table::ApiTable;
-use kraftwerk_raft::{RaftRequest, RAFT_APIS};
+use kafka_protocol::messages::RequestKind;
+use kraftwerk_controller::ControllerRequest;
+use kraftwerk_raft::RaftRequest;
 
-/// The APIs the listener answers itself: ApiVersions (KIP-511) and Envelope (KIP-590).
-pub const LISTENER_APIS: &[(ApiKey, i16, i16)] = &[(ApiKey::ApiVersions, 0, 4), (ApiKey::Envelope, 0, 0)];
-
-/// Every `(api, min version, max version)` served on the controller listener.
-pub fn served_apis() -> impl Iterator<Item = (ApiKey, i16, i16)> {
-    LISTENER_APIS
-        .iter()
-        .chain(RAFT_APIS)
-        .chain(CONTROLLER_APIS)
-        .copied()
-}
-
-/// The table advertised by the listener and used by the peer client.
-pub fn served_api_table() -> ApiTable {
-    ApiTable::new(served_apis()).expect("the served API table is valid")
-}
+pub use kraftwerk_node::served_apis::{served_api_table, served_apis, LISTENER_APIS};
 
 /// A request routed to the node.
 pub enum Routed {
@@ -50,6 +30,7 @@ pub fn route(request: RequestKind) -> Option<Routed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kafka_protocol::messages::ApiKey;
 
     /// A request body of `api` (random field values: routing must not depend on them).
     fn some_request(api: ApiKey) -> RequestKind {

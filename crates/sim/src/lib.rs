@@ -3,13 +3,26 @@
 //! Everything (clock, network, disks, crashes, workload) comes from one seed, and one thread runs
 //! it, so a failing seed replays exactly: the failure message ends with the command to run.
 //! Modelled on Kafka's `RaftEventSimulationTest` and TigerBeetle's VOPR.
+//!
+//! [`harness`] runs any kind of node; [`raft_cluster`] (Raft cores alone) and [`node_cluster`]
+//! (full controller nodes with simulated brokers and an admin client) are the two kinds. Every
+//! message goes through [`wire`] (adapt, encode, decode at a version negotiated from the
+//! parties' tables in [`versions`]), so a version bug fails a seed as it would fail a peer.
 
+pub mod harness;
 pub mod invariants;
 pub mod network;
 pub mod node_cluster;
+pub mod options;
 pub mod raft_cluster;
 pub mod scheduler;
+pub mod versions;
+pub mod wire;
 pub mod workload;
+
+pub use options::SimOptions;
+
+use harness::{Cluster, Workload};
 
 /// Seeds to run: `SIM_SEED=<n>` runs one seed, else `SIM_SEEDS=<count>` seeds starting at
 /// `SIM_SEED_START` (default 1), else `default_count`.
@@ -26,4 +39,37 @@ pub fn seeds_from_env(default_count: u64) -> Vec<u64> {
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(1);
     (start..start + count).collect()
+}
+
+/// Runs the seeds of [`seeds_from_env`] with workload `W` and panics if any fails, after
+/// printing each failure with its reproduction command (stopping after three failures). A
+/// single seed that passes prints its report and trace.
+pub fn run_seeds<W: Workload>(default_count: u64) {
+    let seeds = seeds_from_env(default_count);
+    let mut failures = Vec::new();
+    for &seed in &seeds {
+        let options = SimOptions::for_seed(seed);
+        let mut cluster = Cluster::<W>::new(seed, options.clone());
+        match cluster.run() {
+            Ok(report) => {
+                if seeds.len() == 1 {
+                    println!("seed {seed} passed: {options:?}\n{report:?}");
+                    for line in cluster.trace() {
+                        println!("{line}");
+                    }
+                }
+            }
+            Err(v) => {
+                eprintln!("seed {seed} FAILED ({options:?}):\n{}", v.0);
+                failures.push(seed);
+                if failures.len() >= 3 {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "simulation failed for seeds {failures:?}; see the reproduction commands above"
+    );
 }

@@ -10,20 +10,20 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
 use kafka_protocol::messages::{
     AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
-    CreateTopicsRequest, DeleteTopicsRequest, TopicName,
+    CreateTopicsRequest, DeleteTopicsRequest, RequestKind, ResponseKind, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_controller::{ControllerRequest, ControllerResponse};
-use kraftwerk_protocol::error_counts::response_has_error;
+use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_protocol::constants::NOT_CONTROLLER;
+use kraftwerk_protocol::error_counts::response_has_error;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use uuid::Uuid;
 
-/// The cluster id of simulated clusters.
-pub const CLUSTER_ID: &str = "c2ltLWNsdXN0ZXItaWQtQQ";
+pub use crate::harness::CLUSTER_ID;
 
 /// One simulated broker.
 #[derive(Debug)]
@@ -44,11 +44,13 @@ pub struct SimBroker {
     pub in_flight: Option<(u64, u64)>,
     /// Whether the last heartbeat said "fenced".
     pub fenced: bool,
+    /// The controller API versions it sends.
+    pub api_table: ApiTable,
 }
 
 impl SimBroker {
-    /// A new, unregistered broker.
-    pub fn new(id: i32, rng: &mut SmallRng, target: i32) -> Self {
+    /// A new, unregistered broker speaking `api_table`.
+    pub fn new(id: i32, rng: &mut SmallRng, target: i32, api_table: ApiTable) -> Self {
         Self {
             id,
             incarnation: Uuid::from_u64_pair(rng.gen(), rng.gen()),
@@ -58,6 +60,7 @@ impl SimBroker {
             target,
             in_flight: None,
             fenced: true,
+            api_table,
         }
     }
 
@@ -66,15 +69,16 @@ impl SimBroker {
         Uuid::from_u64_pair(0x1000 + self.id as u64, 7)
     }
 
-    /// The registration a 4.1 broker would send.
-    pub fn registration(&self) -> ControllerRequest {
+    /// The registration a 4.1 broker would send (adapting it to an older version drops what
+    /// that version lacks, as Java's builder does).
+    pub fn registration(&self) -> RequestKind {
         let feature = |name: &'static str, min: i16, max: i16| {
             Feature::default()
                 .with_name(StrBytes::from_static_str(name))
                 .with_min_supported_version(min)
                 .with_max_supported_version(max)
         };
-        ControllerRequest::BrokerRegistration(
+        RequestKind::BrokerRegistration(
             BrokerRegistrationRequest::default()
                 .with_broker_id(self.id.into())
                 .with_cluster_id(StrBytes::from_static_str(CLUSTER_ID))
@@ -97,8 +101,8 @@ impl SimBroker {
     }
 
     /// A heartbeat reporting `metadata_offset` as applied.
-    pub fn heartbeat(&self, metadata_offset: i64) -> ControllerRequest {
-        ControllerRequest::BrokerHeartbeat(
+    pub fn heartbeat(&self, metadata_offset: i64) -> RequestKind {
+        RequestKind::BrokerHeartbeat(
             BrokerHeartbeatRequest::default()
                 .with_broker_id(self.id.into())
                 .with_broker_epoch(self.epoch.unwrap_or(-1))
@@ -109,8 +113,8 @@ impl SimBroker {
     }
 
     /// An AllocateProducerIds request.
-    pub fn allocate_producer_ids(&self) -> ControllerRequest {
-        ControllerRequest::AllocateProducerIds(
+    pub fn allocate_producer_ids(&self) -> RequestKind {
+        RequestKind::AllocateProducerIds(
             AllocateProducerIdsRequest::default()
                 .with_broker_id(self.id.into())
                 .with_broker_epoch(self.epoch.unwrap_or(-1)),
@@ -119,8 +123,8 @@ impl SimBroker {
 }
 
 /// A CreateTopics request for one topic.
-pub fn create_topic(name: &str, partitions: i32, replication_factor: i16) -> ControllerRequest {
-    ControllerRequest::CreateTopics(
+pub fn create_topic(name: &str, partitions: i32, replication_factor: i16) -> RequestKind {
+    RequestKind::CreateTopics(
         CreateTopicsRequest::default()
             .with_timeout_ms(30_000)
             .with_topics(vec![CreatableTopic::default()
@@ -130,13 +134,16 @@ pub fn create_topic(name: &str, partitions: i32, replication_factor: i16) -> Con
     )
 }
 
-/// A DeleteTopics request for one topic, by name.
-pub fn delete_topic(name: &str) -> ControllerRequest {
-    ControllerRequest::DeleteTopics(
-        DeleteTopicsRequest::default()
-            .with_timeout_ms(30_000)
-            .with_topic_names(vec![TopicName(StrBytes::from_string(name.to_owned()))]),
-    )
+/// A DeleteTopics request for one topic, by name, for `version`: `TopicNames` up to v5, a
+/// `Topics` entry with the name from v6 (Java's `DeleteTopicsRequest.Builder` does the same).
+pub fn delete_topic(name: &str, version: i16) -> RequestKind {
+    let name = TopicName(StrBytes::from_string(name.to_owned()));
+    let request = DeleteTopicsRequest::default().with_timeout_ms(30_000);
+    RequestKind::DeleteTopics(if version >= 6 {
+        request.with_topics(vec![DeleteTopicState::default().with_name(Some(name))])
+    } else {
+        request.with_topic_names(vec![name])
+    })
 }
 
 /// What clients were told; checked against the images.
@@ -156,9 +163,9 @@ pub struct Acknowledged {
 
 impl Acknowledged {
     /// Records a successful outcome of a response.
-    pub fn record(&mut self, broker: Option<(i32, Uuid)>, response: &ControllerResponse) {
+    pub fn record(&mut self, broker: Option<(i32, Uuid)>, response: &ResponseKind) {
         match response {
-            ControllerResponse::BrokerRegistration(r) if r.error_code == 0 => {
+            ResponseKind::BrokerRegistration(r) if r.error_code == 0 => {
                 let who = broker.expect("registrations come from brokers");
                 if let Some(prev) = self.broker_epochs.insert(r.broker_epoch, who) {
                     if prev != who {
@@ -169,12 +176,12 @@ impl Acknowledged {
                     }
                 }
             }
-            ControllerResponse::CreateTopics(r) => {
+            ResponseKind::CreateTopics(r) => {
                 for t in r.topics.iter().filter(|t| t.error_code == 0) {
                     self.topics.insert(t.name.0.to_string(), t.topic_id);
                 }
             }
-            ControllerResponse::DeleteTopics(r) => {
+            ResponseKind::DeleteTopics(r) => {
                 for t in r.responses.iter().filter(|t| t.error_code == 0) {
                     if let Some(name) = &t.name {
                         if let Some(id) = self.topics.remove(name.0.as_str()) {
@@ -183,7 +190,7 @@ impl Acknowledged {
                     }
                 }
             }
-            ControllerResponse::AllocateProducerIds(r) if r.error_code == 0 => {
+            ResponseKind::AllocateProducerIds(r) if r.error_code == 0 => {
                 let (start, len) = (r.producer_id_start.0, r.producer_id_len);
                 for &(s, l) in &self.producer_id_blocks {
                     if start < s + l as i64 && s < start + len as i64 {
@@ -201,6 +208,6 @@ impl Acknowledged {
 
 /// True if the response tells the client to find another controller: NOT_CONTROLLER where
 /// Java's `errorCounts()` (and so a broker) looks for it.
-pub fn is_not_controller(response: &ControllerResponse) -> bool {
-    response_has_error(&response.clone().into_kind(), NOT_CONTROLLER)
+pub fn is_not_controller(response: &ResponseKind) -> bool {
+    response_has_error(response, NOT_CONTROLLER)
 }

@@ -1,35 +1,8 @@
 //! Raft safety and liveness under seeded network, clock and disk faults.
 
-use kraftwerk_sim::raft_cluster::{RaftCluster, SimOptions};
-use kraftwerk_sim::seeds_from_env;
+use kraftwerk_sim::raft_cluster::RaftWrites;
 
 #[test]
 fn raft_safety_and_liveness() {
-    let seeds = seeds_from_env(100);
-    let mut failures = Vec::new();
-    for &seed in &seeds {
-        let options = SimOptions::for_seed(seed);
-        let mut cluster = RaftCluster::new(seed, options.clone());
-        match cluster.run() {
-            Ok(report) => {
-                if seeds.len() == 1 {
-                    println!("seed {seed} passed: {options:?}\n{report:?}");
-                    for line in &cluster.trace {
-                        println!("{line}");
-                    }
-                }
-            }
-            Err(v) => {
-                eprintln!("seed {seed} FAILED ({options:?}):\n{}", v.0);
-                failures.push(seed);
-                if failures.len() >= 3 {
-                    break;
-                }
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "simulation failed for seeds {failures:?}; see the reproduction commands above"
-    );
+    kraftwerk_sim::run_seeds::<RaftWrites>(100);
 }
