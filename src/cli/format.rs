@@ -17,7 +17,9 @@ use std::path::PathBuf;
 use kraftwerk_log::bootstrap::{BootstrapError, BootstrapMetadata};
 use kraftwerk_log::formatted::{verify_ensemble, LoadError};
 use kraftwerk_log::meta_properties::{MetaProperties, MetaPropertiesError};
-use kraftwerk_protocol::kafka_uuid::{kafka_uuid_from_string, kafka_uuid_to_string, random_directory_id};
+use kraftwerk_protocol::kafka_uuid::{
+    kafka_uuid_from_string, kafka_uuid_to_string, random_directory_id,
+};
 use kraftwerk_records::metadata_version::{
     Feature, FeatureError, MetadataVersion, MetadataVersionError, METADATA_VERSION_FEATURE_NAME,
 };
@@ -25,7 +27,6 @@ use thiserror::Error;
 use uuid::Uuid;
 
 use crate::config::{ConfigError, NodeConfig};
-
 
 /// `kraftwerk format` arguments, spelled like `kafka-storage format`'s.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]

@@ -63,6 +63,8 @@ pub mod topic_name;
 pub mod write;
 
 pub use api::{AnsweredBy, ControllerApi, ControllerRequest, ControllerResponse, CONTROLLER_APIS};
-pub use controller::{Controller, ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH};
+pub use controller::{
+    Controller, ControllerConfig, ControllerResult, RequestContext, MAX_RECORDS_PER_BATCH,
+};
 pub use error::{ApiError, ReplayError};
 pub use image::MetadataImage;

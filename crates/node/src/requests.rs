@@ -3,8 +3,8 @@
 //! cannot be answered any more (leadership lost first) gets its own NOT_CONTROLLER answer,
 //! built from the request when it arrived.
 
-use kraftwerk_protocol::constants::UNKNOWN_SERVER_ERROR;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
+use kraftwerk_protocol::constants::UNKNOWN_SERVER_ERROR;
 use kraftwerk_raft::{QuorumStateStore, ReplicatedLog};
 use tracing::{info, warn};
 
@@ -54,13 +54,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         if !self.controller.is_active() {
             // Answered from the committed image, or NOT_CONTROLLER: nothing to wait for.
             let response = self.controller.handle(&ctx, &request).response;
-            self.outputs.push(NodeOutput::Controller { token, response });
+            self.outputs
+                .push(NodeOutput::Controller { token, response });
             return Ok(());
         }
         let name = request.name();
         let not_controller = request.not_controller_response();
         let summary = request.summary();
-        let unknown_error = |reason: &str| request.error_response(UNKNOWN_SERVER_ERROR, Some(reason));
+        let unknown_error =
+            |reason: &str| request.error_response(UNKNOWN_SERVER_ERROR, Some(reason));
         let result = self.controller.handle(&ctx, &request);
         if !result.records.is_empty() {
             info!(
@@ -83,7 +85,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 warn!(request = name, %reason, "the controller's result cannot be written; answering UNKNOWN_SERVER_ERROR");
                 self.controller.abandon_result();
                 let response = unknown_error(&reason);
-                self.outputs.push(NodeOutput::Controller { token, response });
+                self.outputs
+                    .push(NodeOutput::Controller { token, response });
                 return Ok(());
             }
         };

@@ -8,12 +8,11 @@
 //! (`Controller::load_snapshot`), so there is no second format to keep in step.
 
 use bytes::Bytes;
-use kraftwerk_raft::{LogError, OffsetAndEpoch};
 use kraftwerk_protocol::constants::MAX_RECORDS_PER_BATCH;
+use kraftwerk_raft::{LogError, OffsetAndEpoch};
 use kraftwerk_records::batch::{batches, decode_records, BatchBuilder};
 use kraftwerk_records::control::{control_batch, decode_control_batch, ControlRecord};
 use kraftwerk_records::metadata::ApiMessageAndVersion;
-
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,8 @@
 //! What the node reports about itself: for metrics, ApiVersions' finalized features and tests.
 
-use kraftwerk_raft::{LeaderAndEpoch, OffsetAndEpoch, QuorumStateStore, RaftMetrics, ReplicatedLog, RoleKind};
+use kraftwerk_raft::{
+    LeaderAndEpoch, OffsetAndEpoch, QuorumStateStore, RaftMetrics, ReplicatedLog, RoleKind,
+};
 use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
 
 use crate::node::Node;

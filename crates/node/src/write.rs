@@ -89,10 +89,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
 
 /// Encodes `records` and cuts them into batches the Raft core accepts: one batch if `atomic`,
 /// otherwise as few as fit. `Err` says why the result cannot be written at all.
-fn plan_batches(
-    records: &[ApiMessageAndVersion],
-    atomic: bool,
-) -> Result<Vec<Vec<Bytes>>, String> {
+fn plan_batches(records: &[ApiMessageAndVersion], atomic: bool) -> Result<Vec<Vec<Bytes>>, String> {
     let mut batches: Vec<Vec<Bytes>> = Vec::new();
     let mut current: Vec<Bytes> = Vec::new();
     for record in records {

@@ -31,6 +31,7 @@ pub fn route(request: RequestKind) -> Option<Routed> {
 mod tests {
     use super::*;
     use kafka_protocol::messages::ApiKey;
+    use kraftwerk_controller::CONTROLLER_APIS;
 
     /// A request body of `api` (random field values: routing must not depend on them).
     fn some_request(api: ApiKey) -> RequestKind {

@@ -9,10 +9,10 @@ use kraftwerk_controller::RequestContext as ControllerContext;
 use tokio::sync::oneshot;
 
 use crate::api::{route, Routed};
-use crate::node_thread::{NodeEvent, NodeHandle};
 use crate::net::listener::{
     BoxFuture, HandlerError, HandlerResult, RequestContext, RequestHandler,
 };
+use crate::node_thread::{NodeEvent, NodeHandle};
 
 /// Forwards requests to the node thread.
 pub struct NodeRequestHandler {

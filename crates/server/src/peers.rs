@@ -8,8 +8,8 @@ use kraftwerk_raft::{RaftResponse, SendFailure};
 use tokio::sync::mpsc;
 use tracing::debug;
 
-use crate::node_thread::{NodeEvent, NodeHandle, OutboundRaft};
 use crate::net::peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
+use crate::node_thread::{NodeEvent, NodeHandle, OutboundRaft};
 use kraftwerk_protocol::api_table::ApiTable;
 
 /// Clients per voter, keyed by node id: one connection for Raft traffic and a separate one for

@@ -9,8 +9,8 @@ use std::time::Duration;
 use kafka_protocol::messages::controller_registration_request::{Feature, Listener};
 use kafka_protocol::messages::{ApiKey, ControllerRegistrationRequest, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_node::NodeStatus;
 use kraftwerk_controller::{ControllerRequest, ControllerResponse, RequestContext};
+use kraftwerk_node::NodeStatus;
 use kraftwerk_records::metadata_version::{
     controller_supported_features, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
 };

@@ -276,17 +276,22 @@ fn open_node(
     config: &ServerConfig,
     clock: node_thread::NodeClock,
 ) -> Result<node_thread::ServerNode, ServerError> {
-    let log = SegmentLog::open(&config.metadata_log_dir, config.log).map_err(|e| {
-        ServerError::Log {
+    let log =
+        SegmentLog::open(&config.metadata_log_dir, config.log).map_err(|e| ServerError::Log {
             dir: config.metadata_log_dir.display().to_string(),
             reason: e.to_string(),
-        }
-    })?;
+        })?;
     let report = log.recovery_report().clone();
     info!(?report, "metadata log opened");
     let store = FileQuorumStateStore::new(log.partition_dir().join("quorum-state"));
-    let raft = RaftCore::new(config.raft.clone(), log, store, rand::random(), clock.now_ms())
-        .map_err(|e| ServerError::Raft(e.to_string()))?;
+    let raft = RaftCore::new(
+        config.raft.clone(),
+        log,
+        store,
+        rand::random(),
+        clock.now_ms(),
+    )
+    .map_err(|e| ServerError::Raft(e.to_string()))?;
     let mut controller_config = config.controller.clone();
     controller_config.rng_seed = rand::random();
     let load_started = std::time::Instant::now();

@@ -51,7 +51,7 @@ impl<E> Scheduler<E> {
     }
 
     /// Pops the next event, advancing the clock to its time.
-    pub fn next(&mut self) -> Option<(u64, E)> {
+    pub fn pop_next(&mut self) -> Option<(u64, E)> {
         let Reverse((at, _, slot)) = self.heap.pop()?;
         self.now_ms = at;
         let event = self.slots[slot]
@@ -82,11 +82,15 @@ mod tests {
         s.schedule(10, "b");
         s.schedule(5, "a");
         s.schedule(10, "c");
-        assert_eq!(s.next(), Some((5, "a")));
-        assert_eq!(s.next(), Some((10, "b")));
-        assert_eq!(s.next(), Some((10, "c")));
-        assert_eq!(s.next(), None);
+        assert_eq!(s.pop_next(), Some((5, "a")));
+        assert_eq!(s.pop_next(), Some((10, "b")));
+        assert_eq!(s.pop_next(), Some((10, "c")));
+        assert_eq!(s.pop_next(), None);
         s.schedule(1, "late");
-        assert_eq!(s.next(), Some((10, "late")), "the clock never goes back");
+        assert_eq!(
+            s.pop_next(),
+            Some((10, "late")),
+            "the clock never goes back"
+        );
     }
 }

@@ -346,7 +346,10 @@ impl ControllerApi for AlterPartitionRequest {
                     let isr: Vec<i32> = if p.new_isr_with_epochs.is_empty() {
                         p.new_isr.iter().map(|b| b.0).collect()
                     } else {
-                        p.new_isr_with_epochs.iter().map(|b| b.broker_id.0).collect()
+                        p.new_isr_with_epochs
+                            .iter()
+                            .map(|b| b.broker_id.0)
+                            .collect()
                     };
                     format!(
                         "{}-{} isr={isr:?} leader_epoch={}",

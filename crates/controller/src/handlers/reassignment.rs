@@ -476,7 +476,11 @@ impl ControllerApi for AlterPartitionReassignmentsRequest {
 impl ControllerApi for ListPartitionReassignmentsRequest {
     type Response = ListPartitionReassignmentsResponse;
 
-    fn error_response(&self, code: i16, message: Option<&str>) -> ListPartitionReassignmentsResponse {
+    fn error_response(
+        &self,
+        code: i16,
+        message: Option<&str>,
+    ) -> ListPartitionReassignmentsResponse {
         ListPartitionReassignmentsResponse::default()
             .with_error_code(code)
             .with_error_message(message_text(message))

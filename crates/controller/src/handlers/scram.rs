@@ -277,7 +277,11 @@ impl ControllerApi for AlterUserScramCredentialsRequest {
     type Response = AlterUserScramCredentialsResponse;
 
     /// One result per user named in deletions or upsertions, sorted and distinct.
-    fn error_response(&self, code: i16, message: Option<&str>) -> AlterUserScramCredentialsResponse {
+    fn error_response(
+        &self,
+        code: i16,
+        message: Option<&str>,
+    ) -> AlterUserScramCredentialsResponse {
         let users: std::collections::BTreeSet<&StrBytes> = self
             .deletions
             .iter()

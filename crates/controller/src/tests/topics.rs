@@ -14,8 +14,8 @@ use uuid::Uuid;
 
 use crate::controller::{ControllerRequest, ControllerResponse};
 use crate::ids::{DIRECTORY_MIGRATING, DIRECTORY_UNASSIGNED};
-use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 use crate::testing::{create_topics, dir_of, TestNode};
+use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 
 fn create(
     node: &mut TestNode,

@@ -248,7 +248,7 @@ impl<W: Workload> Cluster<W> {
     pub fn run(&mut self) -> Result<W::Report, Violation> {
         let options = &self.sim.options;
         let liveness_end = options.fault_phase_ms + options.liveness_deadline_ms;
-        while let Some((now, event)) = self.sim.scheduler.next() {
+        while let Some((now, event)) = self.sim.scheduler.pop_next() {
             if now > liveness_end {
                 break;
             }
