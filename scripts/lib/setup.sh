@@ -6,7 +6,8 @@
 #                          its C++ is compiled by the `cc` crate
 #   java (17+), mvn        Kafka's jars come from Maven Central (scripts/kafka-fetch) and run on
 #                          the JVM (brokers, Java controllers, Kafka's CLI tools)
-#   cargo                  the Rust toolchain (install it with rustup; not done here)
+#   cargo                  the Rust toolchain (install it with rustup; not done here), with the
+#                          rustfmt and clippy components (added with rustup when missing)
 #
 # KRAFTWERK_NO_INSTALL=1 reports what is missing instead of installing it.
 
@@ -44,6 +45,15 @@ kraftwerk_ensure_deps() {
     local tool
     for tool in java mvn cargo clang; do
         command -v "$tool" >/dev/null 2>&1 || { echo "$name: '$tool' is missing and could not be installed" >&2; return 1; }
+    done
+    # scripts/test checks formatting and lints: rustup's minimal profile lacks both tools.
+    local component
+    for component in rustfmt clippy; do
+        if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+            command -v rustup >/dev/null 2>&1 || { echo "$name: cargo $component is missing (no rustup to add it)" >&2; return 1; }
+            echo "$name: rustup component add $component" >&2
+            rustup component add "$component" >&2 || return 1
+        fi
     done
     # A bare `dpkg -s` does not prove bindgen finds the library: libclang.so must exist.
     if ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null && ! compgen -G "/usr/lib/*/libclang*.so*" >/dev/null; then
