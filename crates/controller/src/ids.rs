@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn kafka_string_matches_java_for_metadata_topic_id() {
-        // Uuid.METADATA_TOPIC_ID.toString() in Java prints this value (broker contract §1.2).
+        // Uuid.METADATA_TOPIC_ID.toString() in Java prints this value (`org.apache.kafka.common.Uuid.METADATA_TOPIC_ID`).
         assert_eq!(
             kafka_uuid_to_string(METADATA_TOPIC_ID),
             "AAAAAAAAAAAAAAAAAAAAAQ"

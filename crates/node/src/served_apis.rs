@@ -4,7 +4,7 @@
 //! peer client use this table, and the simulation decodes every message against it.
 //!
 //! Only APIs with a handler, and only versions whose semantics are implemented, are listed
-//! (`../shared/reference/broker-controller-contract.md` §2): e.g. Vote v2 is advertised because
+//! (Kafka `ApiVersionManager.enabledApis` lists what a controller listener has handlers for): e.g. Vote v2 is advertised because
 //! pre-vote (KIP-996) is implemented; Java 4.x peers then pre-vote with us as with each other.
 
 use kafka_protocol::messages::ApiKey;

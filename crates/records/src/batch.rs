@@ -1,6 +1,6 @@
 //! Record batch v2 (magic 2) exactly as KRaft writes and reads it.
 //!
-//! Layout (`DefaultRecordBatch`, raft-and-disk-format.md §4.1), big-endian, 61-byte header:
+//! Layout (`org.apache.kafka.common.record.DefaultRecordBatch`), big-endian, 61-byte header:
 //!
 //! ```text
 //!  0 base_offset i64 | 8 length i32 | 12 partition_leader_epoch i32 | 16 magic i8 = 2

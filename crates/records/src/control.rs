@@ -1,4 +1,4 @@
-//! KRaft control records (raft-and-disk-format.md §4.4).
+//! KRaft control records (`org.apache.kafka.common.record.ControlRecordType`, `ControlRecordUtils`).
 //!
 //! A control record lives in a control batch (attribute bit 5). Its key is 4 bytes, `int16`
 //! key version 0 + `int16` type (`ControlRecordType`); its value is the message serialized in

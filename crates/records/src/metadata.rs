@@ -1,5 +1,5 @@
 //! Metadata records of `__cluster_metadata`, framed as `ApiMessageAndVersion`
-//! (broker-controller-contract.md §3.1-3.2, raft-and-disk-format.md §4.6).
+//! (Kafka `AbstractApiMessageSerde` frames them; the types are `metadata/src/main/resources/common/metadata/*.json`).
 //!
 //! A data record's value is `unsigned varint frame version (1)`, `unsigned varint api key`,
 //! `unsigned varint record version`, then the record body in flexible encoding

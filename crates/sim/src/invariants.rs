@@ -1,4 +1,6 @@
-//! Safety properties checked after every simulated event. Each cites its source.
+//! Safety properties checked after every simulated event. Each cites its source: "Raft §N" is a
+//! section of the Raft paper (Ongaro and Ousterhout, "In Search of an Understandable Consensus
+//! Algorithm", 2014), the others are Kafka classes.
 //!
 //! - **Election safety** (Raft §5.2, KIP-595): at most one leader per epoch, ever.
 //! - **Epoch monotonicity** (`QuorumState`): a node's epoch never decreases, across restarts too

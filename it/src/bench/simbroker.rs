@@ -1,5 +1,5 @@
 //! Simulated brokers: threads that speak to the controller quorum exactly as a Kafka 4.1
-//! broker's heartbeat channel does (broker-controller-contract.md §1.4/§1.5), but host no data
+//! broker's heartbeat channel does (Kafka `BrokerLifecycleManager`), but host no data
 //! and do not replicate the metadata log.
 //!
 //! Per broker: ApiVersions on every new connection → BrokerRegistration v4 (listener, features

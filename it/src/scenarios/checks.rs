@@ -30,7 +30,7 @@ use crate::util;
 /// Log lines of a Java controller or broker that mean it stopped or its metadata went wrong:
 /// the fatal fault handler (`ProcessTerminatingFaultHandler`), the Raft IO thread dying
 /// (`KafkaRaftClientDriver`), the broker lifecycle giving up, and the exceptions the Raft client
-/// throws on inconsistent peers or records (reference §5).
+/// throws on inconsistent peers or records (`KafkaRaftClient` and `MetadataLoader` stop on them).
 pub const JAVA_FATAL_PATTERNS: &[&str] = &[
     "Encountered fatal fault",
     "Unexpected error in raft IO thread",

@@ -1,7 +1,7 @@
 use super::*;
 use proptest::prelude::*;
 
-/// Our one-record data batch, written out field by field from the §4.1 layout.
+/// Our one-record data batch, written out field by field from the layout in the module docs of `batch.rs`.
 fn hand_made_batch() -> Vec<u8> {
     let record: [u8; 8] = [
         0x0e, // length 7 (zig-zag 14)

@@ -6,7 +6,7 @@
 //!   identical (compared as the records the image writes out);
 //! - **acknowledged writes survive** failovers: every topic whose creation was acknowledged (and
 //!   not deleted) exists, with the acknowledged id, in the final leader's image;
-//! - **producer-id blocks never overlap** and **broker epochs are never reused** (cases C20, §5.11);
+//! - **producer-id blocks never overlap** and **broker epochs are never reused** (`docs/scenarios.md` C20; a broker epoch is the offset of its registration record);
 //! - **partition invariants** in every committed image: leader ∈ ISR or -1, ISR ⊆ replicas,
 //!   broker indexes consistent.
 //!
