@@ -412,5 +412,4 @@ impl<'a> PartitionChangeBuilder<'a> {
 }
 
 #[cfg(test)]
-#[path = "partition_change_tests.rs"]
 mod tests;

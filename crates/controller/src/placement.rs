@@ -227,5 +227,4 @@ pub fn place(
 }
 
 #[cfg(test)]
-#[path = "placement_tests.rs"]
 mod tests;

@@ -172,5 +172,4 @@ pub fn answer_api_versions(
 }
 
 #[cfg(test)]
-#[path = "api_versions_tests.rs"]
 mod tests;

@@ -413,5 +413,4 @@ pub fn decode_response(
 }
 
 #[cfg(test)]
-#[path = "codec_tests.rs"]
 mod tests;

@@ -228,5 +228,4 @@ pub fn wrap_response(
 }
 
 #[cfg(test)]
-#[path = "envelope_tests.rs"]
 mod tests;

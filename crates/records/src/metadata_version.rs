@@ -747,5 +747,4 @@ pub fn default_feature_levels(mv: MetadataVersion) -> Vec<(Feature, i16)> {
 }
 
 #[cfg(test)]
-#[path = "metadata_version_tests.rs"]
 mod tests;

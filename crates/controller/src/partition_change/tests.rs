@@ -202,7 +202,7 @@ fn isr_shrink_bumps_leader_epoch_before_3_6() {
 /// whose expected records were produced by `testdata/PartitionChangeVectors.java`.
 #[test]
 fn java_vectors() {
-    let text = include_str!("../testdata/partition_change_vectors.txt");
+    let text = include_str!("../../testdata/partition_change_vectors.txt");
     let mut checked = 0;
     for (number, line) in text.lines().enumerate() {
         let (case, expected) = line.split_once(" => ").expect("case => result");

@@ -6,7 +6,7 @@ use crate::codec::{decode_request, encode_response, InboundRequest};
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::ResponseKind;
 
-const GOLDEN: &str = include_str!("testdata/java-4.1.2-controller-api-versions.txt");
+const GOLDEN: &str = include_str!("../testdata/java-4.1.2-controller-api-versions.txt");
 
 fn golden(label: &str) -> Vec<u8> {
     let line = GOLDEN

@@ -90,7 +90,7 @@ fn replicas_spread_over_racks() {
 /// (`testdata/PlacementVectors.java`): 1500 random clusters with racks and fenced brokers.
 #[test]
 fn java_vectors() {
-    let text = include_str!("../testdata/placement_vectors.txt");
+    let text = include_str!("../../testdata/placement_vectors.txt");
     let mut checked = 0;
     for (number, line) in text.lines().enumerate() {
         let (case, expected) = line.split_once(" => ").unwrap();
