@@ -1,11 +1,11 @@
 //! Tests of `format.rs`.
 use super::*;
 use clap::Parser;
-use std::path::Path;
 use kraftwerk_log::bootstrap::BOOTSTRAP_FILE;
 use kraftwerk_log::java_properties::JavaProperties;
 use kraftwerk_log::meta_properties::{MetaPropertiesVersion, META_PROPERTIES_FILE};
 use kraftwerk_records::metadata::MetadataRecord;
+use std::path::Path;
 
 const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
 
@@ -89,7 +89,10 @@ fn formats_metadata_and_data_dirs() {
         report.formatted[0].directory_id,
         report.formatted[1].directory_id
     );
-    let loaded = NodeConfig::load(&node.config_path).unwrap().load_formatted().unwrap();
+    let loaded = NodeConfig::load(&node.config_path)
+        .unwrap()
+        .load_formatted()
+        .unwrap();
     assert_eq!(loaded.cluster_id, CLUSTER_ID);
     assert_eq!(loaded.node_id, 1);
     assert_eq!(loaded.directory_id, report.formatted[1].directory_id);
@@ -327,7 +330,12 @@ fn load_reports_unformatted_and_inconsistent_dirs() {
             .contains("Stored node id 7 doesn't match previous node id 1"),
         "{err}"
     );
-    assert_eq!(kraftwerk_log::formatted::load_formatted_dir(&node.meta).unwrap().node_id, 7);
+    assert_eq!(
+        kraftwerk_log::formatted::load_formatted_dir(&node.meta)
+            .unwrap()
+            .node_id,
+        7
+    );
 
     // Duplicate directory ids.
     let meta_id = read_meta(&node.meta).directory_id;
@@ -407,18 +415,9 @@ fn random_uuids_are_valid_cluster_ids() {
     assert_eq!(unique.len(), ids.len());
 }
 
-// ---- Cross-checks with Kafka's own Java classes. Run with
-// `cargo test -p kraftwerk cli::format -- --ignored` on a machine with Java 17 and the
-// Kafka 4.1.2 jars in $KAFKA_LIBS (default /tmp/kfetch/libs).
-
-fn kafka_classpath() -> String {
-    let libs = std::env::var("KAFKA_LIBS").unwrap_or_else(|_| "/tmp/kfetch/libs".to_owned());
-    assert!(
-        Path::new(&libs).is_dir(),
-        "Kafka jars not found in {libs}; set KAFKA_LIBS"
-    );
-    format!("{libs}/*")
-}
+// ---- Cross-checks with Kafka's own Java classes: they need Java 17 and Kafka's jars in
+// $KRAFTWERK_KAFKA_LIBS and fail without them; `#[ignore]`d so that plain `cargo test` leaves
+// them to compat/run, which provides both.
 
 /// Our own Java program: loads directories with Kafka's MetaPropertiesEnsemble (the checks
 /// a Kafka node runs at start-up) and BootstrapDirectory, and prints what it found.
@@ -464,9 +463,9 @@ fn java(args: &[&str]) -> String {
 }
 
 #[test]
-#[ignore = "needs Java 17 and the Kafka 4.1.2 jars"]
+#[ignore = "run by compat/run: needs Java and Kafka's jars (KRAFTWERK_KAFKA_LIBS)"]
 fn kafka_reads_our_formatted_dirs() {
-    let cp = kafka_classpath();
+    let cp = kraftwerk_log::testing::kafka_classpath();
     let node = node("");
     let report = run(&node, &[]).unwrap();
     let program = node._root.path().join("CheckFormatted.java");
@@ -512,9 +511,9 @@ fn kafka_reads_our_formatted_dirs() {
 }
 
 #[test]
-#[ignore = "needs Java 17 and the Kafka 4.1.2 jars"]
+#[ignore = "run by compat/run: needs Java and Kafka's jars (KRAFTWERK_KAFKA_LIBS)"]
 fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
-    let cp = kafka_classpath();
+    let cp = kraftwerk_log::testing::kafka_classpath();
     let node = node("");
     let config = node.config_path.to_str().unwrap();
     for release in ["4.1", "3.3", "4.0-IV1"] {

@@ -18,6 +18,16 @@
 //! implements [`kraftwerk_raft::QuorumStateStore`]. Segment files are the truth: the RocksDB
 //! index is checked against them on open and rebuilt when it disagrees (see [`recovery`]).
 //! Errors are [`StorageError`]s, converted to [`kraftwerk_raft::LogError`] at the trait boundary.
+//!
+//! Besides the tests, the crate has:
+//! - benchmarks (`benches/log.rs`: append + flush, opening a 100 MiB log with and without its
+//!   index, writing and copying a 100 MB snapshot), which print figures rather than assert them:
+//!   `cargo bench -p kraftwerk-log --bench log [-- NAME...]`, on another file system with
+//!   `KRAFTWERK_BENCH_DIR=<dir>`;
+//! - exporters for the manual checks with Kafka's Java programs in `testdata/` (see its
+//!   README): `cargo run -p kraftwerk-log --example export_log_for_java -- DIR` and
+//!   `cargo run -p kraftwerk-log --example export_quorum_state_for_java -- DIR`;
+//! - `kraftwerk_log::testing` (the `testing` feature): the helpers those and the tests share.
 
 pub mod bootstrap;
 pub mod formatted;
@@ -50,5 +60,7 @@ pub use segment_log::{
     DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MIN_BYTES, METADATA_PARTITION_DIR,
 };
 
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;

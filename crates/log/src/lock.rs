@@ -100,10 +100,6 @@ impl Drop for DirLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
-
-    const HOLDER_ENV: &str = "KRAFTWERK_LOCK_HOLDER_DIR";
 
     #[test]
     fn second_lock_in_the_same_process_fails_until_released() {
@@ -124,46 +120,49 @@ mod tests {
         DirLock::acquire(dir.path()).expect("lock is free again after drop");
     }
 
-    /// Not a test by itself: run by `lock_held_by_another_process_is_refused` in a child process,
-    /// it takes the lock, says so, and holds it until its stdin closes.
-    #[test]
-    #[ignore]
-    fn hold_lock_in_child_process() {
-        let Ok(dir) = std::env::var(HOLDER_ENV) else {
-            return;
-        };
-        let _lock = DirLock::acquire(Path::new(&dir)).unwrap();
-        println!("LOCKED");
-        std::io::stdout().flush().unwrap();
-        let mut line = String::new();
-        let _ = std::io::stdin().read_line(&mut line);
+    /// Takes a write lock over the whole of `file` owned by its open file description (a Linux
+    /// OFD lock), or returns the errno that refused it. The kernel checks OFD locks and the
+    /// process-owned `fcntl` locks of Java and [`DirLock`] against each other even within one
+    /// process, so this stands in for another process's lock without spawning one.
+    #[cfg(target_os = "linux")]
+    fn ofd_write_lock(file: &File) -> Result<(), i32> {
+        // SAFETY: as in `DirLock::acquire`; OFD locks require `l_pid` = 0 (zeroed).
+        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+        lock.l_type = libc::F_WRLCK as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        }
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
-    fn lock_held_by_another_process_is_refused() {
+    fn lock_held_by_another_owner_is_refused_both_ways() {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "lock::tests::hold_lock_in_child_process",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(HOLDER_ENV, dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
+        // Kept open throughout: closing any descriptor of the file would drop `DirLock`'s
+        // process-owned lock, which is what the first half checks.
+        let other = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.path().join(LOCK_FILE_NAME))
             .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("LOCKED") {
-            line.clear();
-            assert!(
-                out.read_line(&mut line).unwrap() > 0,
-                "child exited without taking the lock"
-            );
-        }
+
+        // We hold the directory: another owner (a Java controller) cannot lock it.
+        let ours = DirLock::acquire(dir.path()).unwrap();
+        let refused = ofd_write_lock(&other).unwrap_err();
+        assert!(
+            refused == libc::EAGAIN || refused == libc::EACCES,
+            "errno {refused}"
+        );
+        drop(ours);
+
+        // Another owner holds it: we are refused, with an error naming the lock file.
+        ofd_write_lock(&other).expect("free once our lock is dropped");
         let err = DirLock::acquire(dir.path()).unwrap_err();
         assert!(
             matches!(
@@ -179,8 +178,7 @@ mod tests {
             err.to_string().contains(".lock"),
             "the error names the lock file: {err}"
         );
-        drop(child.stdin.take()); // the child releases the lock and exits
-        assert!(child.wait().unwrap().success());
-        DirLock::acquire(dir.path()).expect("free once the other process is gone");
+        drop(other); // releases the OFD lock
+        DirLock::acquire(dir.path()).expect("free once the other owner is gone");
     }
 }

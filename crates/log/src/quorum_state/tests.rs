@@ -1,79 +1,16 @@
 //! `quorum-state` against files written and read by Kafka 4.1.2's own `FileQuorumStateStore`.
 //!
-//! The expected strings below were produced by `FileQuorumStateStore.writeElectionState` from
-//! `kafka-raft-4.1.2.jar` (a Java single-file program run against the release jars); the same
-//! program read back the files this module writes and printed the `ElectionState`s noted next
-//! to each case.
+//! The expected strings ([`crate::testing::java_quorum_state_cases`]) were produced by
+//! `FileQuorumStateStore.writeElectionState` from `kafka-raft-4.1.2.jar`
+//! (`testdata/QuorumStateCheck.java write`, run against the release jars); the same program read
+//! back the files this module writes (`cargo run -p kraftwerk-log --example
+//! export_quorum_state_for_java -- DIR`, then `QuorumStateCheck.java read DIR/*`) and printed the
+//! same states. `compat/run` checks random states both ways.
 
 use proptest::prelude::*;
 
 use super::*;
-
-fn uuid(base64url: &str) -> Uuid {
-    kafka_uuid_from_string(base64url).unwrap()
-}
-
-fn state(
-    epoch: i32,
-    leader_id: Option<i32>,
-    voted_id: Option<i32>,
-    dir: Option<&str>,
-    voters: &[i32],
-) -> ElectionState {
-    ElectionState {
-        epoch,
-        leader_id,
-        voted_id,
-        voted_directory_id: dir.map(uuid),
-        voters: voters.to_vec(),
-    }
-}
-
-/// `(kraft.version, state, exact bytes Java writes)`.
-fn java_cases() -> Vec<(u8, ElectionState, &'static str)> {
-    vec![
-        (
-            0,
-            state(5, None, None, None, &[1, 2, 3]),
-            r#"{"clusterId":"","leaderId":-1,"leaderEpoch":5,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}"#,
-        ),
-        (
-            0,
-            state(6, None, Some(2), None, &[1, 2, 3]),
-            r#"{"clusterId":"","leaderId":-1,"leaderEpoch":6,"votedId":2,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}"#,
-        ),
-        (
-            0,
-            state(7, Some(3), None, None, &[1, 2, 3]),
-            r#"{"clusterId":"","leaderId":3,"leaderEpoch":7,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}"#,
-        ),
-        (
-            0,
-            state(8, Some(3), Some(3), None, &[1, 2, 3]),
-            r#"{"clusterId":"","leaderId":3,"leaderEpoch":8,"votedId":3,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}"#,
-        ),
-        (
-            1,
-            state(5, None, None, None, &[]),
-            r#"{"leaderId":-1,"leaderEpoch":5,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
-        ),
-        (
-            1,
-            state(6, None, Some(2), Some("J8aAPcfLQt2bqs1JT_rMgQ"), &[]),
-            r#"{"leaderId":-1,"leaderEpoch":6,"votedId":2,"votedDirectoryId":"J8aAPcfLQt2bqs1JT_rMgQ","data_version":1}"#,
-        ),
-        (
-            1,
-            state(6, None, Some(2), None, &[]),
-            r#"{"leaderId":-1,"leaderEpoch":6,"votedId":2,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
-        ),
-        (
-            1,
-            state(9, Some(2), Some(2), Some("J8aAPcfLQt2bqs1JT_rMgQ"), &[]),
-            r#"{"leaderId":2,"leaderEpoch":9,"votedId":2,"votedDirectoryId":"J8aAPcfLQt2bqs1JT_rMgQ","data_version":1}"#,
-        ),
-    ]
-}
+use crate::testing::{election_state as state, java_quorum_state_cases as java_cases};
 
 #[test]
 fn writes_byte_for_byte_what_kafka_writes() {
@@ -227,23 +164,5 @@ proptest! {
             state.voted_directory_id = dir.map(Uuid::from_u128);
         }
         prop_assert_eq!(parse(&encode(&state, kraft_version)), Ok(state));
-    }
-}
-
-/// Writes one `quorum-state` file per case into `$KRAFTWERK_QUORUM_STATE_OUT` so that Kafka's
-/// `FileQuorumStateStore.readElectionState` can be run on them (manual interop check; see the
-/// module docs). Does nothing without the variable.
-#[test]
-#[ignore]
-fn export_files_for_java() {
-    let Ok(out) = std::env::var("KRAFTWERK_QUORUM_STATE_OUT") else {
-        return;
-    };
-    std::fs::create_dir_all(&out).unwrap();
-    for (i, (kraft_version, state, _)) in java_cases().into_iter().enumerate() {
-        let path = Path::new(&out).join(format!("rust-{i}-v{kraft_version}"));
-        FileQuorumStateStore::with_kraft_version(path, kraft_version)
-            .store(&state)
-            .unwrap();
     }
 }

@@ -1,14 +1,15 @@
 //! Interchange with Java controllers: open a directory written by Kafka 4.1.2's
-//! `KafkaMetadataLog` (`testdata/java-4.1.2`), and export one of ours for Java to open.
+//! `KafkaMetadataLog` (`testdata/java-4.1.2`). The other way round, the example
+//! `export_log_for_java` writes one of ours for Java to open (see `testdata/README.md`).
 
 use std::fs;
 use std::path::Path;
 
 use kraftwerk_raft::testing::suite::data_batch;
 use kraftwerk_raft::{OffsetAndEpoch, ReplicatedLog};
-use kraftwerk_records::batch::{batches, verify_crc};
 
 use super::small_segments;
+use crate::testing::describe_batches;
 use crate::{IndexRecovery, SegmentLog, LEADER_EPOCH_CHECKPOINT, METADATA_PARTITION_DIR};
 
 fn java_fixture() -> std::path::PathBuf {
@@ -32,23 +33,6 @@ fn file_names(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// `base-last@epoch[c]` for every batch, the listing `JavaMetadataLog read` prints.
-fn describe_batches(bytes: &[u8]) -> String {
-    let mut out = Vec::new();
-    for item in batches(bytes) {
-        let (header, batch) = item.unwrap();
-        verify_crc(batch).unwrap();
-        let control = if header.is_control() { "c" } else { "" };
-        out.push(format!(
-            "{}-{}@{}{control}",
-            header.base_offset,
-            header.last_offset(),
-            header.partition_leader_epoch
-        ));
-    }
-    out.join(" ")
 }
 
 /// What Java 4.1.2's `KafkaMetadataLog` printed for the fixture right after writing it.
@@ -132,52 +116,5 @@ fn opens_a_directory_written_by_kafka_metadata_log() {
     assert_eq!(
         fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap(),
         "0\n4\n1 0\n3 13\n4 24\n5 28\n"
-    );
-}
-
-/// Writes a log with several segments, epochs and a truncation into
-/// `$KRAFTWERK_EXPORT_LOG_DIR/__cluster_metadata-0` for `JavaMetadataLog read` (manual interop
-/// check, see `testdata/README.md`). Prints what Java is expected to report. Does nothing
-/// without the variable.
-#[test]
-#[ignore]
-fn export_log_for_java() {
-    let Ok(out) = std::env::var("KRAFTWERK_EXPORT_LOG_DIR") else {
-        return;
-    };
-    let mut log = SegmentLog::open(Path::new(&out), small_segments(400)).unwrap();
-    for (epoch, records) in [
-        (1, 1),
-        (1, 3),
-        (1, 2),
-        (2, 4),
-        (2, 1),
-        (2, 2),
-        (4, 3),
-        (4, 1),
-    ] {
-        let base = log.end_offset().offset;
-        log.append_as_leader(&data_batch(base, epoch, records, epoch as u8), epoch)
-            .unwrap();
-    }
-    log.flush().unwrap();
-    log.truncate_to(15).unwrap(); // inside the epoch-4 batch 13..=15: epoch 4 is gone
-    log.append_as_leader(&data_batch(13, 5, 2, 7), 5).unwrap();
-    log.flush().unwrap();
-    println!(
-        "end_offset={:?} segments={:?} epochs={:?}",
-        log.end_offset(),
-        log.segment_base_offsets(),
-        log.epoch_entries()
-    );
-    for epoch in -1..=6 {
-        println!(
-            "end_offset_for_epoch({epoch})={:?}",
-            log.end_offset_for_epoch(epoch)
-        );
-    }
-    println!(
-        "batches={}",
-        describe_batches(&log.read(0, usize::MAX).unwrap())
     );
 }

@@ -7,8 +7,10 @@
 //! two outputs are compared as text:
 //! - the checked-in fixture `testdata/java-4.1.2-snapshots/` (Java wrote a log with snapshots and
 //!   moved its log start with `deleteBeforeSnapshot`) must read here as Java read it;
-//! - `java_reads_our_snapshots_and_we_read_javas` (ignored; needs `java` and the Kafka jars)
-//!   runs Java on a directory written here, and this crate on a directory Java writes.
+//! - `java_reads_our_snapshots_and_we_read_javas` runs Java on a directory written here, and this
+//!   crate on a directory Java writes. It needs `java` and Kafka's jars in
+//!   `$KRAFTWERK_KAFKA_LIBS`, fails without them, and is `#[ignore]`d so that plain `cargo test`
+//!   leaves it to `compat/run`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,7 @@ use uuid::Uuid;
 
 use super::small_segments;
 use crate::snapshot::{parse_snapshot_file_name, SnapshotFileKind};
+use crate::testing::kafka_classpath;
 use crate::{SegmentLog, METADATA_PARTITION_DIR};
 
 fn testdata() -> PathBuf {
@@ -298,15 +301,14 @@ fn write_like_java(root: &Path) {
 }
 
 fn java(mode: &str, partition_dir: &Path) -> String {
-    let libs = std::env::var("KAFKA_LIBS").unwrap_or_else(|_| "/tmp/kfetch/libs".into());
     let output = Command::new("java")
         .arg("-cp")
-        .arg(format!("{libs}/*"))
+        .arg(kafka_classpath())
         .arg(testdata().join("JavaSnapshots.java"))
         .arg(mode)
         .arg(partition_dir)
         .output()
-        .expect("run java (set KAFKA_LIBS to the Kafka 4.1.2 jars)");
+        .expect("run java (Java 17+ on PATH)");
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
         output.status.success(),
@@ -317,7 +319,7 @@ fn java(mode: &str, partition_dir: &Path) -> String {
 }
 
 #[test]
-#[ignore = "runs Kafka 4.1.2's Java classes: needs java and KAFKA_LIBS (default /tmp/kfetch/libs)"]
+#[ignore = "run by compat/run: needs Java and Kafka's jars (KRAFTWERK_KAFKA_LIBS)"]
 fn java_reads_our_snapshots_and_we_read_javas() {
     // Ours, read by Java.
     let ours = tempfile::tempdir().unwrap();

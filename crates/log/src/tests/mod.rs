@@ -9,23 +9,14 @@ use tempfile::TempDir;
 
 use crate::{IndexRecovery, LogConfig, SegmentLog};
 
-mod bench;
+pub(crate) use crate::testing::small_segments;
+
 mod differential;
 mod java_dir;
 mod java_snapshots;
 mod recovery;
 mod rolling;
 mod snapshots;
-
-/// Kafka's defaults with `segment_bytes` segments, allowed below 8 MiB
-/// (`metadata.log.segment.min.bytes` lowered, as Kafka's own tests do).
-pub(crate) fn small_segments(segment_bytes: u64) -> LogConfig {
-    LogConfig {
-        segment_bytes,
-        segment_min_bytes: 1,
-        ..LogConfig::default()
-    }
-}
 
 /// A segment log in its own temporary `metadata.log.dir`, reopened in place by the crash hooks.
 pub(crate) struct TestLog {

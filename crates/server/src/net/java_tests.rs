@@ -1,11 +1,8 @@
-//! Interoperability with Apache Kafka 4.1 Java code. Ignored by default; they need Java 17 and
-//! Kafka's jars in `KRAFTWERK_KAFKA_LIBS` (e.g. `/tmp/kfetch/libs`), and for the peer test a
-//! running Java controller at `KRAFTWERK_JAVA_CONTROLLER=host:port`:
-//!
-//! ```text
-//! KRAFTWERK_KAFKA_LIBS=/tmp/kfetch/libs KRAFTWERK_JAVA_CONTROLLER=127.0.0.1:19093 \
-//!     cargo test -p kraftwerk --lib java_ -- --ignored
-//! ```
+//! Interoperability with Apache Kafka 4.1 Java code, run by `compat/run`: the `java_controller_*`
+//! tests talk to a Java KRaft controller (a single voter, node id 1, that compat/run formats and
+//! starts) at `KRAFTWERK_JAVA_CONTROLLER=host:port`; `java_admin_client_describes_our_quorum`
+//! runs Kafka's admin tool from the jars in `KRAFTWERK_KAFKA_LIBS`. They fail without those
+//! variables and are `#[ignore]`d so that plain `cargo test` (no Java) does not run them.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
@@ -30,11 +27,21 @@ fn describe_quorum_request() -> RequestKind {
     RequestKind::DescribeQuorum(DescribeQuorumRequest::default().with_topics(vec![topic]))
 }
 
-fn java_controller_peer() -> PeerClient {
-    let addr: SocketAddr = std::env::var("KRAFTWERK_JAVA_CONTROLLER")
-        .expect("KRAFTWERK_JAVA_CONTROLLER")
+/// `$KRAFTWERK_JAVA_CONTROLLER`; panics (the test fails) when it is unset or not `host:port`.
+fn java_controller_addr() -> SocketAddr {
+    let value = std::env::var("KRAFTWERK_JAVA_CONTROLLER").unwrap_or_else(|_| {
+        panic!(
+            "KRAFTWERK_JAVA_CONTROLLER is not set: this test talks to a running Java controller; \
+             compat/run starts one and runs it"
+        )
+    });
+    value
         .parse()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("KRAFTWERK_JAVA_CONTROLLER={value}: not host:port ({e})"))
+}
+
+fn java_controller_peer() -> PeerClient {
+    let addr = java_controller_addr();
     let table = ApiTable::new([
         (ApiKey::ApiVersions, 0, 4),
         (ApiKey::DescribeQuorum, 0, 2),
@@ -51,7 +58,7 @@ fn java_controller_peer() -> PeerClient {
 
 /// Our peer client (ApiVersions v4 handshake, negotiation) asks a Java controller DescribeQuorum.
 #[tokio::test]
-#[ignore = "needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER=host:port)"]
+#[ignore = "run by compat/run: needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER)"]
 async fn java_controller_answers_describe_quorum() {
     init_logs();
     let peer = java_controller_peer();
@@ -77,7 +84,7 @@ async fn java_controller_answers_describe_quorum() {
 /// Our Envelope encoding (principal serialisation, client address, inner header + body) is
 /// accepted by a Java controller, and its ResponseData decodes with our codec.
 #[tokio::test]
-#[ignore = "needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER=host:port)"]
+#[ignore = "run by compat/run: needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER)"]
 async fn java_controller_accepts_our_envelope() {
     init_logs();
     let peer = java_controller_peer();
@@ -113,10 +120,7 @@ async fn java_controller_accepts_our_envelope() {
 /// `fetch_max` allows: exercises the adaptation of a raft Fetch (replica id and topic id moves)
 /// on a negotiated version and the decoding of a response with records.
 async fn observer_fetch(fetch_max: i16) -> (i16, FetchResponse) {
-    let addr: SocketAddr = std::env::var("KRAFTWERK_JAVA_CONTROLLER")
-        .expect("KRAFTWERK_JAVA_CONTROLLER")
-        .parse()
-        .unwrap();
+    let addr = java_controller_addr();
     let table = ApiTable::new([
         (ApiKey::ApiVersions, 0, 4),
         (ApiKey::DescribeQuorum, 0, 2),
@@ -162,7 +166,7 @@ async fn observer_fetch(fetch_max: i16) -> (i16, FetchResponse) {
 
 /// A raft observer Fetch at v18 and at v13 (legacy replica id) both get records from Java.
 #[tokio::test]
-#[ignore = "needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER=host:port)"]
+#[ignore = "run by compat/run: needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER)"]
 async fn java_controller_serves_our_observer_fetch_at_v13_and_v18() {
     init_logs();
     for fetch_max in [18, 13] {
@@ -216,7 +220,7 @@ fn principal_bytes() -> Bytes {
 /// Malformed Envelopes get the same error code from a Java controller as from
 /// [`kraftwerk_protocol::envelope::unwrap_envelope`].
 #[tokio::test]
-#[ignore = "needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER=host:port)"]
+#[ignore = "run by compat/run: needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER)"]
 async fn java_controller_envelope_errors_match_ours() {
     use kraftwerk_protocol::envelope::unwrap_envelope;
     init_logs();
@@ -351,10 +355,10 @@ impl RequestHandler for QuorumHandler {
 /// Kafka's own admin client (`kafka-metadata-quorum --bootstrap-controller`) talks to our
 /// listener: it parses our ApiVersions (header v0, features), DescribeCluster and DescribeQuorum.
 #[tokio::test]
-#[ignore = "needs Java 17 and Kafka's jars (KRAFTWERK_KAFKA_LIBS=dir)"]
+#[ignore = "run by compat/run: needs Java and Kafka's jars (KRAFTWERK_KAFKA_LIBS)"]
 async fn java_admin_client_describes_our_quorum() {
     init_logs();
-    let libs = std::env::var("KRAFTWERK_KAFKA_LIBS").expect("KRAFTWERK_KAFKA_LIBS");
+    let classpath = kraftwerk_log::testing::kafka_classpath();
     let port = Arc::new(OnceLock::new());
     let table = ApiTable::new([
         (ApiKey::ApiVersions, 0, 4),
@@ -396,7 +400,7 @@ async fn java_admin_client_describes_our_quorum() {
         Duration::from_secs(60),
         tokio::process::Command::new("java")
             .arg("-cp")
-            .arg(format!("{libs}/*"))
+            .arg(classpath)
             .arg("org.apache.kafka.tools.MetadataQuorumCommand")
             .args(["--bootstrap-controller", &bootstrap, "describe", "--status"])
             .output(),

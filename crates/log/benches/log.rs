@@ -1,14 +1,51 @@
-//! Measurements, not assertions: `cargo test -p kraftwerk-log bench_ -- --ignored --nocapture`.
-//! Set `KRAFTWERK_BENCH_DIR` to measure on a particular file system (default: the temp dir).
+//! Measurements of the segment log, printed rather than asserted (the `assert`s only check
+//! that each run measured what it says):
+//!
+//! ```text
+//! cargo bench -p kraftwerk-log --bench log                    # all of them
+//! cargo bench -p kraftwerk-log --bench log -- open snapshot   # those whose name contains a word
+//! KRAFTWERK_BENCH_DIR=/mnt/disk cargo bench -p kraftwerk-log --bench log   # on that file system
+//! ```
+//!
+//! Names: `append_flush_1k_batches`, `open_100mb_log`, `snapshot_100mb`. They need about 250 MB
+//! of free disk.
 
 use std::time::Instant;
 
 use bytes::Bytes;
+use kraftwerk_log::testing::small_segments;
+use kraftwerk_log::{IndexRecovery, LogConfig, SegmentLog, INDEX_DIR_NAME, METADATA_PARTITION_DIR};
 use kraftwerk_raft::ReplicatedLog;
 use kraftwerk_records::batch::BatchBuilder;
 
-use super::small_segments;
-use crate::{IndexRecovery, LogConfig, SegmentLog, INDEX_DIR_NAME, METADATA_PARTITION_DIR};
+/// The benchmarks, by name.
+const BENCHES: &[(&str, fn())] = &[
+    ("append_flush_1k_batches", append_flush_1k_batches),
+    ("open_100mb_log", open_100mb_log),
+    ("snapshot_100mb", snapshot_100mb),
+];
+
+/// Runs the benchmarks whose name contains one of the arguments (all without arguments).
+/// Flags are ignored: `cargo bench` passes `--bench`.
+fn main() {
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let selected: Vec<_> = BENCHES
+        .iter()
+        .filter(|(name, _)| words.is_empty() || words.iter().any(|w| name.contains(w.as_str())))
+        .collect();
+    if selected.is_empty() {
+        let names: Vec<&str> = BENCHES.iter().map(|(name, _)| *name).collect();
+        eprintln!("no benchmark matches {words:?}; they are {names:?}");
+        std::process::exit(2);
+    }
+    for (name, bench) in selected {
+        println!("== {name}");
+        bench();
+    }
+}
 
 /// A batch of exactly 1024 bytes: one record whose value fills the rest.
 fn batch_1k(base_offset: i64, epoch: i32) -> Bytes {
@@ -21,6 +58,7 @@ fn batch_1k(base_offset: i64, epoch: i32) -> Bytes {
     batch
 }
 
+/// A fresh directory in `$KRAFTWERK_BENCH_DIR`, else in the temp dir.
 fn bench_root() -> tempfile::TempDir {
     match std::env::var("KRAFTWERK_BENCH_DIR") {
         Ok(dir) => tempfile::tempdir_in(dir).unwrap(),
@@ -28,9 +66,8 @@ fn bench_root() -> tempfile::TempDir {
     }
 }
 
-#[test]
-#[ignore]
-fn bench_append_flush_1k_batches() {
+/// Appends 3000 1 KiB batches, flushing after every 1, 10 and 100 of them.
+fn append_flush_1k_batches() {
     let root = bench_root();
     let mut log = SegmentLog::open(root.path(), LogConfig::default()).unwrap();
     for per_flush in [1usize, 10, 100] {
@@ -55,9 +92,9 @@ fn bench_append_flush_1k_batches() {
     }
 }
 
-#[test]
-#[ignore]
-fn bench_open_100mb_log() {
+/// Writes 100 MiB of 1 KiB batches (1 GiB and 8 MiB segments), then opens the log with its
+/// index, rebuilds the index, and reads 1 MiB through it.
+fn open_100mb_log() {
     for segment_bytes in [1u64 << 30, 8 << 20] {
         let root = bench_root();
         let batches = 100 * 1024; // 100 MiB of 1 KiB batches
@@ -160,9 +197,9 @@ fn metadata_like_snapshot(target_bytes: usize, epoch: i32, mut emit: impl FnMut(
     offset + 1
 }
 
-#[test]
-#[ignore]
-fn bench_snapshot_100mb() {
+/// Writes a 100 MB snapshot as the generator does, copies it in FetchSnapshot-sized chunks as
+/// a follower does, and opens the log with both snapshots.
+fn snapshot_100mb() {
     use kraftwerk_raft::OffsetAndEpoch;
     let root = bench_root();
     let mut log = SegmentLog::open(root.path(), LogConfig::default()).unwrap();
