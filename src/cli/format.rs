@@ -386,5 +386,4 @@ pub fn run_format(args: &FormatArgs) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "format_tests.rs"]
 mod tests;

@@ -2,7 +2,7 @@
 use super::*;
 
 /// Printed by running Kafka 4.1.2's `MetadataVersion`/`Feature` (a Java 17 single-file
-/// program over `/tmp/kfetch/libs/*`, one line per level). Columns: level, name, release,
+/// program over the Kafka 4.1.2 jars (`scripts/kafka-fetch 4.1.2`), one line per level). Columns: level, name, release,
 /// isProduction, didMetadataChange, registerBrokerRecordVersion,
 /// registerControllerRecordVersion (-1 = throws), partitionRecordVersion,
 /// partitionChangeRecordVersion, isScramSupported, isLeaderEpochBumpRequiredOnIsrShrink,

@@ -13,8 +13,4 @@ pub use listener::{
 pub use peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
 
 #[cfg(test)]
-mod java_tests;
-#[cfg(test)]
-mod peer_tests;
-#[cfg(test)]
 mod tests;

@@ -1,6 +1,9 @@
 //! Listener tests on loopback with a fake handler: well-behaved and malformed clients,
 //! ordering, idle and connection bounds, Envelope, graceful shutdown.
 
+mod java;
+mod peer;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -12,7 +12,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, StrBytes};
 
-use super::tests::init_logs;
+use super::init_logs;
 use super::*;
 use kraftwerk_protocol::adapt::metadata_topic_name;
 use kraftwerk_protocol::api_table::ApiTable;

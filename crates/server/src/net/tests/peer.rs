@@ -1,5 +1,5 @@
 //! Peer client against our own listener: negotiation, pipelining, timeouts, backoff,
-//! reconnecting after the server restarts. Java interoperability is in `java_tests.rs`.
+//! reconnecting after the server restarts. Java interoperability is in `java.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use kafka_protocol::messages::*;
 
-use super::tests::{init_logs, start};
 use super::*;
+use super::{init_logs, start};
 use kraftwerk_protocol::api_table::ApiTable;
 
 fn client_table() -> Arc<ApiTable> {
@@ -243,14 +243,14 @@ async fn backoff_grows_while_the_peer_stays_down() {
 #[tokio::test]
 async fn falls_back_when_the_server_speaks_an_older_api_versions() {
     // A server whose ApiVersions stops at v2 answers our v4 handshake with UNSUPPORTED_VERSION.
-    let handler = Arc::new(super::tests::TestHandler::default());
+    let handler = Arc::new(super::TestHandler::default());
     let table =
         Arc::new(ApiTable::new([(ApiKey::ApiVersions, 0, 2), (ApiKey::Vote, 0, 1)]).unwrap());
     let listener = Listener::bind(
         "127.0.0.1:0".parse().unwrap(),
         ListenerConfig::default(),
         table,
-        super::tests::features(),
+        super::features(),
         handler,
     )
     .await
