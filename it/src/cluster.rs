@@ -307,8 +307,8 @@ impl<'e> Cluster<'e> {
             Role::Controller(ControllerKind::Kraftwerk) => {
                 let mut c = Command::new(&env.kraftwerk_bin);
                 c.arg("run").arg("--config").arg(&n.props);
-                if std::env::var_os("RUST_LOG").is_none() {
-                    c.env("RUST_LOG", "info");
+                if std::env::var_os("KRAFTWERK_LOG").is_none() {
+                    c.env("KRAFTWERK_LOG", "info");
                 }
                 c.env("RUST_BACKTRACE", "1");
                 // Plain text in log files (tracing-subscriber honours NO_COLOR).
