@@ -150,12 +150,17 @@ pub fn run(env: &Env) -> Result<()> {
 }
 
 fn announce(env: &Env, cfg: &Config, plan: &[plan::Fault]) {
+    let kinds = cfg
+        .kinds
+        .iter()
+        .map(|k| k.label())
+        .collect::<Vec<_>>()
+        .join(",");
     env.step(&format!(
-        "chaos seed {} ({} mode, {} faults, controllers [{}]); replay: IT_CHAOS_SEED={} IT_CHAOS_FAULTS={} scripts/it chaos{}",
+        "chaos seed {} ({} mode, {} faults, controllers [{kinds}]); replay: IT_CHAOS_SEED={} IT_CHAOS_FAULTS={} IT_CONTROLLERS={kinds} scripts/it chaos{}",
         cfg.seed,
         if cfg.long { "long" } else { "short" },
         cfg.faults,
-        cfg.kinds.iter().map(|k| k.label()).collect::<Vec<_>>().join(","),
         cfg.seed,
         cfg.faults,
         if cfg.long { " --long" } else { "" }
