@@ -1,10 +1,9 @@
 //! The leader-epoch cache (Kafka `LeaderEpochFileCache`) and its `leader-epoch-checkpoint` file.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use crate::error::StorageError;
-use crate::fsutil::{read_if_exists, write_atomic};
+use crate::fs::Dir;
 
 /// Name of Kafka's epoch checkpoint file in the partition directory.
 pub const LEADER_EPOCH_CHECKPOINT: &str = "leader-epoch-checkpoint";
@@ -168,9 +167,9 @@ impl EpochCache {
     }
 
     /// Reads `<dir>/leader-epoch-checkpoint`; `None` if it is missing or malformed (logged).
-    pub fn read_checkpoint(dir: &Path) -> Result<Option<EpochCache>, StorageError> {
+    pub fn read_checkpoint(dir: &Dir) -> Result<Option<EpochCache>, StorageError> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT);
-        let Some(bytes) = read_if_exists(&path)? else {
+        let Some(bytes) = dir.read_if_exists(&path)? else {
             return Ok(None);
         };
         let parsed = std::str::from_utf8(&bytes)
@@ -185,13 +184,13 @@ impl EpochCache {
     /// Rewrites `<dir>/leader-epoch-checkpoint` unless it already holds exactly this cache, so
     /// that a Java controller reopening the directory starts from the right epochs (Java also
     /// rebuilds them from the batches). Returns whether the file was written.
-    pub fn write_checkpoint_if_changed(&self, dir: &Path) -> Result<bool, StorageError> {
+    pub fn write_checkpoint_if_changed(&self, dir: &Dir) -> Result<bool, StorageError> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT);
         let text = self.checkpoint_text();
-        if read_if_exists(&path)?.as_deref() == Some(text.as_bytes()) {
+        if dir.read_if_exists(&path)?.as_deref() == Some(text.as_bytes()) {
             return Ok(false);
         }
-        write_atomic(&path, text.as_bytes())?;
+        dir.write_atomic(&path, text.as_bytes())?;
         Ok(true)
     }
 }
@@ -317,14 +316,15 @@ mod tests {
 
     #[test]
     fn checkpoint_file_format_is_kafkas() {
-        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open(std::sync::Arc::new(crate::fs::RealFs), tmp.path()).unwrap();
         let c = cache(&[(1, 0), (3, 5)]);
         assert_eq!(c.checkpoint_text(), "0\n2\n1 0\n3 5\n");
         assert_eq!(EpochCache::default().checkpoint_text(), "0\n0\n");
-        assert!(c.write_checkpoint_if_changed(dir.path()).unwrap());
-        assert!(!c.write_checkpoint_if_changed(dir.path()).unwrap());
+        assert!(c.write_checkpoint_if_changed(&dir).unwrap());
+        assert!(!c.write_checkpoint_if_changed(&dir).unwrap());
         assert_eq!(
-            std::fs::read_to_string(dir.path().join(LEADER_EPOCH_CHECKPOINT)).unwrap(),
+            std::fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT)).unwrap(),
             "0\n2\n1 0\n3 5\n"
         );
     }

@@ -51,6 +51,21 @@ pub enum StorageError {
         /// What is wrong.
         reason: String,
     },
+    /// A record batch on disk fails its check (CRC, framing) where the log must not cut it: at
+    /// read time (never served: a Fetch response or a replay gets this error instead), or at
+    /// open when valid data follows it, so it is damage to data that was on disk rather than a
+    /// torn write.
+    #[error("corrupt record batch in {} at position {position} (offset {offset}): {reason}", path.display())]
+    CorruptBatch {
+        /// The segment file.
+        path: PathBuf,
+        /// Byte position of the batch in the file.
+        position: u64,
+        /// Base offset of the batch (the offset the log expected there, if unreadable).
+        offset: i64,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file has a format we cannot read (`quorum-state`, `partition.metadata`).
     #[error("cannot parse {}: {reason}", path.display())]
     Format {
@@ -105,6 +120,15 @@ impl From<StorageError> for LogError {
             StorageError::Locked { ref path, .. } => LogError::Io {
                 path: path.display().to_string(),
                 source: io::Error::new(io::ErrorKind::WouldBlock, e.to_string()),
+            },
+            StorageError::CorruptBatch {
+                path,
+                position,
+                offset,
+                reason,
+            } => LogError::CorruptBatch {
+                offset,
+                reason: format!("in {} at position {position}: {reason}", path.display()),
             },
             other => LogError::Inconsistent(other.to_string()),
         }

@@ -36,7 +36,7 @@ pub mod meta_properties;
 
 mod epoch_cache;
 mod error;
-mod fsutil;
+pub mod fs;
 mod index;
 mod lock;
 mod partition_metadata;

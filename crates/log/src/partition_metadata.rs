@@ -1,11 +1,9 @@
 //! `partition.metadata`: the topic id file Kafka keeps in every partition directory.
 
-use std::path::Path;
-
 use kraftwerk_protocol::constants::METADATA_TOPIC_ID;
 
 use crate::error::StorageError;
-use crate::fsutil::{read_if_exists, write_atomic};
+use crate::fs::Dir;
 use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 
 /// File name (Kafka `PartitionMetadataFile.PARTITION_METADATA_FILE_NAME`).
@@ -27,10 +25,10 @@ pub fn partition_metadata_text() -> String {
 /// Errors: [`StorageError::Format`] when the file is not `version: 0` + `topic_id: <id>`
 /// (Kafka's `PartitionMetadataReadBuffer` rules), [`StorageError::Inconsistent`] when it names
 /// another topic id (Kafka: `InconsistentTopicIdException`).
-pub fn ensure_partition_metadata(dir: &Path) -> Result<(), StorageError> {
+pub(crate) fn ensure_partition_metadata(dir: &Dir) -> Result<(), StorageError> {
     let path = dir.join(PARTITION_METADATA);
-    let Some(bytes) = read_if_exists(&path)? else {
-        return write_atomic(&path, partition_metadata_text().as_bytes());
+    let Some(bytes) = dir.read_if_exists(&path)? else {
+        return dir.write_atomic(&path, partition_metadata_text().as_bytes());
     };
     let format_error = |reason: &str| StorageError::Format {
         path: path.clone(),
@@ -65,28 +63,29 @@ mod tests {
 
     #[test]
     fn written_exactly_as_kafka_and_checked_on_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        ensure_partition_metadata(dir.path()).unwrap();
-        let path = dir.path().join(PARTITION_METADATA);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open(std::sync::Arc::new(crate::fs::RealFs), tmp.path()).unwrap();
+        ensure_partition_metadata(&dir).unwrap();
+        let path = dir.join(PARTITION_METADATA);
         assert_eq!(
             std::fs::read(&path).unwrap(),
             b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ"
         );
-        ensure_partition_metadata(dir.path()).unwrap();
+        ensure_partition_metadata(&dir).unwrap();
 
         std::fs::write(&path, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAg").unwrap();
         assert!(matches!(
-            ensure_partition_metadata(dir.path()),
+            ensure_partition_metadata(&dir),
             Err(StorageError::Inconsistent { .. })
         ));
         std::fs::write(&path, "version: 1\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ").unwrap();
         assert!(matches!(
-            ensure_partition_metadata(dir.path()),
+            ensure_partition_metadata(&dir),
             Err(StorageError::Format { .. })
         ));
         std::fs::write(&path, "garbage").unwrap();
         assert!(matches!(
-            ensure_partition_metadata(dir.path()),
+            ensure_partition_metadata(&dir),
             Err(StorageError::Format { .. })
         ));
     }

@@ -1,7 +1,9 @@
 //! `quorum-state`: the persisted election state, byte-compatible with Kafka's
 //! `FileQuorumStateStore` (`QuorumStateData` JSON plus `data_version`).
 
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use kraftwerk_protocol::kafka_uuid::{kafka_uuid_from_string, kafka_uuid_to_string};
 use kraftwerk_raft::{ElectionState, LogError, QuorumStateStore};
@@ -9,7 +11,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::error::StorageError;
-use crate::fsutil::{read_if_exists, remove_file_if_exists, tmp_path, write_atomic};
+use crate::fs::{tmp_path, Dir, Fs, RealFs};
 
 /// File name in the partition directory (Kafka `FileQuorumStateStore.DEFAULT_FILE_NAME`).
 pub const QUORUM_STATE_FILE: &str = "quorum-state";
@@ -28,20 +30,44 @@ pub const QUORUM_STATE_FILE: &str = "quorum-state";
 /// `-1` stands for "no leader" / "no vote", the zero uuid for "no directory id". Reading accepts
 /// both versions, keys in any order, unknown keys, and both `leaderId` and `votedId` set (Kafka
 /// 4.x followers keep their vote); a missing mandatory key is an error naming it.
+///
+/// A failed write is an error naming the file (the `.tmp` file or the directory): the caller
+/// (the Raft core) then sends nothing that depends on the state, so no vote is granted that is
+/// not on disk. The directory is opened at the first write and kept open, so later writes open
+/// only the `.tmp` file.
 #[derive(Clone, Debug)]
 pub struct FileQuorumStateStore {
     path: PathBuf,
     kraft_version: u8,
+    fs: Arc<dyn Fs>,
+    dir: OnceLock<Dir>,
 }
 
 impl FileQuorumStateStore {
     /// A store at `path` (normally `<partition dir>/quorum-state`) that writes data_version 0,
     /// as for kraft.version 0.
     pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self::with_fs(path, Arc::new(RealFs))
+    }
+
+    /// A store on the file system `fs` (tests put a faulty layer there).
+    pub fn with_fs(path: impl Into<PathBuf>, fs: Arc<dyn Fs>) -> Self {
         FileQuorumStateStore {
             path: path.into(),
             kraft_version: 0,
+            fs,
+            dir: OnceLock::new(),
         }
+    }
+
+    /// The directory of the file, opened once.
+    fn dir(&self) -> Result<&Dir, StorageError> {
+        if let Some(dir) = self.dir.get() {
+            return Ok(dir);
+        }
+        let parent = self.path.parent().unwrap_or(Path::new("."));
+        let dir = Dir::open(Arc::clone(&self.fs), parent)?;
+        Ok(self.dir.get_or_init(|| dir))
     }
 
     /// A store that writes the data_version of `kraft_version` (0 or 1; panics otherwise).
@@ -68,8 +94,9 @@ impl FileQuorumStateStore {
 
     /// Deletes the file and any leftover `.tmp` (Kafka `FileQuorumStateStore.clear`).
     pub fn clear(&self) -> Result<(), StorageError> {
-        remove_file_if_exists(&tmp_path(&self.path))?;
-        remove_file_if_exists(&self.path)?;
+        let dir = self.dir()?;
+        dir.remove_if_exists(&tmp_path(&self.path))?;
+        dir.remove_if_exists(&self.path)?;
         Ok(())
     }
 
@@ -78,7 +105,15 @@ impl FileQuorumStateStore {
     /// Errors: [`StorageError::Format`] for an empty file, JSON that is not an object,
     /// a missing or unsupported `data_version`, or a missing or mistyped mandatory key.
     pub fn load(&self) -> Result<Option<ElectionState>, StorageError> {
-        let Some(bytes) = read_if_exists(&self.path)? else {
+        let dir = match self.dir() {
+            Ok(dir) => dir,
+            // No directory, so no file: nothing was ever written.
+            Err(StorageError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(bytes) = dir.read_if_exists(&self.path)? else {
             return Ok(None);
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -92,7 +127,8 @@ impl FileQuorumStateStore {
 
     /// Writes `state` durably in this store's data_version.
     pub fn store(&self, state: &ElectionState) -> Result<(), StorageError> {
-        write_atomic(&self.path, encode(state, self.kraft_version).as_bytes())
+        self.dir()?
+            .write_atomic(&self.path, encode(state, self.kraft_version).as_bytes())
     }
 }
 

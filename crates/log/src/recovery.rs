@@ -10,15 +10,14 @@
 //! is thrown away and rebuilt from the segments, which are the truth.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
 use kraftwerk_records::batch::{self, BatchHeader, BATCH_HEADER_BYTES, MAX_BATCH_BYTES};
 
 use crate::epoch_cache::EpochCache;
-use crate::error::{io_at, StorageError};
-use crate::fsutil::{fsync_dir, remove_file_if_exists};
+use crate::error::StorageError;
+use crate::fs::Dir;
 use crate::index::{BatchEntry, Index, IndexWrite, SealedSegment, INDEX_DIR_NAME};
 use crate::segment::{parse_segment_file_name, Segment, SEGMENT_SUFFIX};
 
@@ -97,13 +96,13 @@ struct ScanStart {
 }
 
 /// Opens the segments and the index of partition directory `dir` and recovers them.
-pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
+pub(crate) fn recover(dir: &Dir) -> Result<Recovered, StorageError> {
     let started = Instant::now();
     let mut segments = list_segments(dir)?;
     if segments.is_empty() {
         // Kafka creates the first (empty) segment when it creates the log.
         segments.insert(0, Segment::create(dir, 0)?);
-        fsync_dir(dir)?;
+        dir.fsync()?;
     }
     let index_dir = dir.join(INDEX_DIR_NAME);
     let (index, start, index_recovery) = match open_and_verify(&index_dir, &segments) {
@@ -126,6 +125,7 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
         dir,
         segments,
         index,
+        verified: index_recovery == IndexRecovery::Verified,
         report_batches: 0,
         report_bytes: 0,
     };
@@ -162,12 +162,11 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, StorageError> {
 /// Errors: a `.swap` file (a Kafka segment replacement we cannot complete) or a `.log` file
 /// whose name is not a 20-digit offset (Java would load it as a segment) is
 /// [`StorageError::Inconsistent`].
-fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
+fn list_segments(dir: &Dir) -> Result<BTreeMap<i64, Segment>, StorageError> {
     let mut segments = BTreeMap::new();
-    for item in fs::read_dir(dir).map_err(io_at(dir))? {
-        let item = item.map_err(io_at(dir))?;
-        let path = item.path();
-        if !item.file_type().map_err(io_at(&path))?.is_file() {
+    for item in dir.list()? {
+        let path = item.path;
+        if !item.is_file {
             continue;
         }
         let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
@@ -177,7 +176,7 @@ fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
             // Kafka `LogLoader.removeTempFilesAndCollectSwapFiles`: segment, index and producer
             // files Java renamed for asynchronous deletion (snapshot ones are handled with the
             // snapshots).
-            remove_file_if_exists(&path)?;
+            dir.remove_if_exists(&path)?;
             continue;
         }
         if name.ends_with(".swap") {
@@ -195,7 +194,7 @@ fn list_segments(dir: &Path) -> Result<BTreeMap<i64, Segment>, StorageError> {
                 "a .log file whose name is not a 20-digit base offset",
             ));
         };
-        segments.insert(base, Segment::open(path, base)?);
+        segments.insert(base, Segment::open(dir, path, base)?);
     }
     Ok(segments)
 }
@@ -234,6 +233,24 @@ fn read_header(segment: &Segment, position: u64) -> Result<Option<BatchHeader>, 
     }
     let bytes = segment.read_at(position, BATCH_HEADER_BYTES)?;
     Ok(BatchHeader::parse(&bytes).ok())
+}
+
+/// Whether the batch at `position` of `segment` has a readable header and is followed by a
+/// whole, CRC-valid batch that continues it: then the damage is not at the end of the data.
+fn valid_batch_follows(segment: &Segment, position: u64) -> Result<bool, StorageError> {
+    let Some(damaged) = read_header(segment, position)? else {
+        return Ok(false);
+    };
+    let next = position + damaged.size_bytes() as u64;
+    let Some(header) = read_header(segment, next)? else {
+        return Ok(false);
+    };
+    let end = next + header.size_bytes() as u64;
+    if header.base_offset != damaged.next_offset() || end > segment.size_bytes() {
+        return Ok(false);
+    }
+    let bytes = segment.read_at(next, header.size_bytes())?;
+    Ok(batch::verify_crc(&bytes).is_ok())
 }
 
 /// Why an index cannot be trusted: it cannot be read, or it disagrees with the segments.
@@ -427,9 +444,12 @@ fn check_last_batch(end_segment: &Segment, last: &BatchEntry) -> Result<(), Dist
 
 /// The forward scan from a [`ScanStart`] to the end of the last segment.
 struct Scan<'a> {
-    dir: &'a Path,
+    dir: &'a Dir,
     segments: BTreeMap<i64, Segment>,
     index: Index,
+    /// The scan starts after the last batch of a verified index: everything it reads may be
+    /// data that was never fsynced (so never acknowledged), which may be cut whatever its shape.
+    verified: bool,
     report_batches: u64,
     report_bytes: u64,
 }
@@ -440,6 +460,9 @@ struct Stop {
     position: u64,
     /// The segment itself does not belong to the log (wrong base offset): delete it whole.
     delete_segment: bool,
+    /// The bytes there fail a check (CRC, framing, a cut batch), as opposed to a valid batch
+    /// that does not continue the log.
+    damaged: bool,
     reason: String,
 }
 
@@ -458,18 +481,21 @@ impl Stop {
             segment_base: base,
             position: 0,
             delete_segment: true,
+            damaged: false,
             reason: format!(
                 "segment base offset {base} does not continue the log end offset {next_offset}"
             ),
         }
     }
 
-    /// The log is cut at `position` of segment `base`.
-    fn cut_at(base: i64, position: u64, reason: String) -> Stop {
+    /// The log is cut at `position` of segment `base`, where the bytes are `damaged` or hold a
+    /// batch that does not continue the log.
+    fn cut_at(base: i64, position: u64, damaged: bool, reason: String) -> Stop {
         Stop {
             segment_base: base,
             position,
             delete_segment: false,
+            damaged,
             reason,
         }
     }
@@ -539,7 +565,12 @@ impl Scan<'_> {
         self.report_batches += progress.batches;
         self.report_bytes += progress.bytes;
         let truncation = match stop {
-            Some(stop) => Some(self.cut_tail(stop, progress.next_offset)?),
+            Some(stop) => {
+                if !self.verified && stop.damaged {
+                    self.refuse_unless_tail(&stop, progress.next_offset)?;
+                }
+                Some(self.cut_tail(stop, progress.next_offset)?)
+            }
             None => None,
         };
         self.seal_segments(
@@ -625,7 +656,7 @@ impl Scan<'_> {
                     "batch at position {at} starts at offset {} instead of {}",
                     header.base_offset, progress.next_offset
                 );
-                return Ok(ChunkEnd::Stop(Stop::cut_at(base, at, reason)));
+                return Ok(ChunkEnd::Stop(Stop::cut_at(base, at, false, reason)));
             }
             progress.index_batch(self.dir, header, base, at);
             at += header.size_bytes() as u64;
@@ -638,11 +669,46 @@ impl Scan<'_> {
             None => {}
             Some(batch::BatchError::Truncated { .. }) if !reaches_end => {}
             Some(e) => {
+                let damaged = !matches!(e, batch::BatchError::NonContiguous { .. });
                 let reason = format!("{e} at position {at}");
-                return Ok(ChunkEnd::Stop(Stop::cut_at(base, at, reason)));
+                return Ok(ChunkEnd::Stop(Stop::cut_at(base, at, damaged, reason)));
             }
         }
         Ok(ChunkEnd::Next(at))
+    }
+
+    /// Without a verified index there is no durable watermark, so damage is cut only where a
+    /// torn write could have left it: at the tail of the log (no later segment holds data, and
+    /// no valid batch follows the damaged one). Anything else is damage to data that was on
+    /// disk, possibly committed by a majority: cutting it (and every later batch) would let
+    /// this voter lose committed records and then vote with a log that lacks them, so the log
+    /// is not opened (docs/DESIGN.md, "Disk faults").
+    fn refuse_unless_tail(&self, stop: &Stop, expected_offset: i64) -> Result<(), StorageError> {
+        let segment = &self.segments[&stop.segment_base];
+        let later_data = self
+            .segments
+            .range(stop.segment_base + 1..)
+            .any(|(_, s)| s.size_bytes() > 0);
+        let follows = if later_data {
+            "later segments hold data"
+        } else if valid_batch_follows(segment, stop.position)? {
+            "a valid batch follows it"
+        } else {
+            return Ok(());
+        };
+        let error = StorageError::CorruptBatch {
+            path: segment.path().to_path_buf(),
+            position: stop.position,
+            offset: expected_offset,
+            reason: format!(
+                "{}; {follows}, so this is damage to data that was on disk, not a torn write. \
+                 Cutting the log there could drop committed records; restore the directory, \
+                 or empty it so that the node fetches the log from the leader",
+                stop.reason
+            ),
+        };
+        tracing::error!(error = %error, "refusing to open a damaged log");
+        Err(error)
     }
 
     /// Seals every segment from `first_base` but the last; forgets any seal of the last.
@@ -707,13 +773,13 @@ impl Scan<'_> {
         for base in later {
             let segment = self.segments.remove(&base).expect("listed");
             dropped_bytes += segment.size_bytes();
-            segment.delete()?;
+            segment.delete(self.dir)?;
             deleted_segments.push(base);
         }
         if stop.delete_segment {
             let segment = self.segments.remove(&stop.segment_base).expect("listed");
             dropped_bytes += segment.size_bytes();
-            segment.delete()?;
+            segment.delete(self.dir)?;
             deleted_segments.insert(0, stop.segment_base);
             if self.segments.is_empty() {
                 // Never leave the log without a segment to append to.
@@ -725,7 +791,7 @@ impl Scan<'_> {
             dropped_bytes += segment.size_bytes() - stop.position;
             segment.truncate(stop.position)?;
         }
-        fsync_dir(self.dir)?;
+        self.dir.fsync()?;
         let truncation = TailTruncation {
             segment_base: stop.segment_base,
             position: stop.position,

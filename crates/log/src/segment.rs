@@ -1,13 +1,11 @@
 //! One segment file, `<20-digit base offset>.log`: raw v2 record batches back to back, no file
 //! header, exactly as Kafka's `LogSegment`/`FileRecords` store them.
 
-use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{io_at, StorageError};
-use crate::fsutil::remove_file_if_exists;
+use crate::fs::{Dir, FsFile, OpenMode};
 
 /// Suffix of segment files (Kafka `LogFileUtils.LOG_FILE_SUFFIX`).
 pub const SEGMENT_SUFFIX: &str = ".log";
@@ -37,12 +35,14 @@ pub fn parse_segment_file_name(name: &str) -> Option<i64> {
 }
 
 /// An open segment file. Positions are byte offsets in the file; sizes fit in `u32` because
-/// Kafka stores segment positions as `int` (segment bytes are capped at `i32::MAX`).
+/// Kafka stores segment positions as `int` (segment bytes are capped at `i32::MAX`). The file
+/// is opened once, when the segment is created or found at open, and kept open: appends,
+/// reads, fsyncs and truncations use that descriptor.
 #[derive(Debug)]
 pub struct Segment {
     base_offset: i64,
     path: PathBuf,
-    file: File,
+    file: Box<dyn FsFile>,
     size_bytes: u64,
     /// Bytes known durable: the size at the last fdatasync (or at open, where recovery makes
     /// the whole file durable before the log is used).
@@ -52,14 +52,9 @@ pub struct Segment {
 impl Segment {
     /// Creates a new, empty segment file. Fails if the file already exists, which would mean
     /// our view of the directory is wrong.
-    pub fn create(dir: &Path, base_offset: i64) -> Result<Segment, StorageError> {
+    pub fn create(dir: &Dir, base_offset: i64) -> Result<Segment, StorageError> {
         let path = dir.join(segment_file_name(base_offset));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io_at(&path))?;
+        let file = dir.open_file(&path, OpenMode::CreateNew)?;
         Ok(Segment {
             base_offset,
             path,
@@ -70,13 +65,9 @@ impl Segment {
     }
 
     /// Opens an existing segment file for reading and appending.
-    pub fn open(path: PathBuf, base_offset: i64) -> Result<Segment, StorageError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(io_at(&path))?;
-        let size_bytes = file.metadata().map_err(io_at(&path))?.len();
+    pub fn open(dir: &Dir, path: PathBuf, base_offset: i64) -> Result<Segment, StorageError> {
+        let file = dir.open_file(&path, OpenMode::ReadWrite)?;
+        let size_bytes = file.size_bytes().map_err(io_at(&path))?;
         Ok(Segment {
             base_offset,
             path,
@@ -92,7 +83,6 @@ impl Segment {
     }
 
     /// The segment file.
-    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -108,7 +98,9 @@ impl Segment {
         self.size_bytes
     }
 
-    /// Writes `bytes` at the end of the file (a positional write, no shared cursor).
+    /// Writes `bytes` at the end of the file (a positional write, no shared cursor). On an
+    /// error the file may hold a prefix of `bytes` past [`size_bytes`](Self::size_bytes); the
+    /// log stops accepting writes then, and recovery cuts it at the next open.
     pub fn append(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
         self.file
             .write_all_at(bytes, self.size_bytes)
@@ -165,7 +157,7 @@ impl Segment {
 
     /// Closes and deletes the segment file and Kafka's sibling index files for the same base
     /// offset. The caller fsyncs the directory.
-    pub fn delete(self) -> Result<(), StorageError> {
+    pub fn delete(self, dir: &Dir) -> Result<(), StorageError> {
         let Segment {
             base_offset,
             path,
@@ -173,10 +165,9 @@ impl Segment {
             ..
         } = self;
         drop(file);
-        remove_file_if_exists(&path)?;
-        let dir = path.parent().unwrap_or(Path::new("."));
+        dir.remove_if_exists(&path)?;
         for suffix in SIBLING_SUFFIXES {
-            remove_file_if_exists(&dir.join(format!("{base_offset:020}{suffix}")))?;
+            dir.remove_if_exists(&dir.join(format!("{base_offset:020}{suffix}")))?;
         }
         Ok(())
     }
@@ -208,10 +199,11 @@ mod tests {
 
     #[test]
     fn append_read_truncate_delete() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut seg = Segment::create(dir.path(), 7).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open(std::sync::Arc::new(crate::fs::RealFs), tmp.path()).unwrap();
+        let mut seg = Segment::create(&dir, 7).unwrap();
         assert!(
-            Segment::create(dir.path(), 7).is_err(),
+            Segment::create(&dir, 7).is_err(),
             "create refuses an existing file"
         );
         seg.append(b"hello").unwrap();
@@ -219,10 +211,10 @@ mod tests {
         assert_eq!(seg.read_at(6, 5).unwrap(), b"world");
         assert!(seg.read_at(8, 5).is_err());
         seg.truncate(5).unwrap();
-        let reopened = Segment::open(seg.path().to_path_buf(), 7).unwrap();
+        let reopened = Segment::open(&dir, seg.path().to_path_buf(), 7).unwrap();
         assert_eq!(reopened.size_bytes(), 5);
-        std::fs::write(dir.path().join("00000000000000000007.index"), b"").unwrap();
-        seg.delete().unwrap();
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        std::fs::write(dir.join("00000000000000000007.index"), b"").unwrap();
+        seg.delete(&dir).unwrap();
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 }

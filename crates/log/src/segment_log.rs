@@ -2,8 +2,8 @@
 //! RocksDB index.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
@@ -11,7 +11,7 @@ use kraftwerk_records::batch::BatchHeader;
 
 use crate::epoch_cache::EpochCache;
 use crate::error::{io_at, StorageError};
-use crate::fsutil::fsync_dir;
+use crate::fs::{Dir, Fs, RealFs};
 use crate::index::{BatchEntry, Index, IndexWrite, SealedSegment};
 use crate::lock::DirLock;
 use crate::partition_metadata::ensure_partition_metadata;
@@ -101,7 +101,9 @@ impl Default for LogConfig {
 /// returns an error and the node must restart (Kafka takes the log directory offline).
 #[derive(Debug)]
 pub struct SegmentLog {
-    dir: PathBuf,
+    /// The partition directory, open for the log's lifetime: every directory fsync goes
+    /// through this one handle.
+    dir: Dir,
     config: LogConfig,
     /// Segment files by base offset; the last one is active.
     segments: BTreeMap<i64, Segment>,
@@ -158,33 +160,28 @@ impl SegmentLog {
     /// snapshot covers — case C06, refused before anything is deleted),
     /// [`StorageError::Io`] / [`StorageError::Index`] for I/O failures.
     pub fn open(metadata_log_dir: &Path, config: LogConfig) -> Result<SegmentLog, StorageError> {
-        let max = i32::MAX as u64;
-        if config.segment_min_bytes == 0 || config.segment_min_bytes > max {
-            return Err(StorageError::Config(format!(
-                "metadata.log.segment.min.bytes must be in [1, {max}], got {}",
-                config.segment_min_bytes
-            )));
-        }
-        if config.segment_bytes < config.segment_min_bytes || config.segment_bytes > max {
-            return Err(StorageError::Config(format!(
-                "metadata.log.segment.bytes must be in [metadata.log.segment.min.bytes = {}, {max}], got {}",
-                config.segment_min_bytes, config.segment_bytes
-            )));
-        }
-        if config.segment_min_bytes != DEFAULT_SEGMENT_MIN_BYTES {
-            tracing::error!(
-                segment_min_bytes = config.segment_min_bytes,
-                "overriding metadata.log.segment.min.bytes is only supported for testing; segments \
-                 too small may be unable to hold batches of metadata records"
-            );
-        }
-        fs::create_dir_all(metadata_log_dir).map_err(io_at(metadata_log_dir))?;
+        Self::open_with_fs(metadata_log_dir, config, Arc::new(RealFs))
+    }
+
+    /// [`open`](Self::open) on the file system `fs`: every file of the partition directory is
+    /// opened, written, fsynced, renamed and removed through it (tests put
+    /// [`crate::fs::faulty::FaultyFs`] there). The RocksDB index and the `.lock` file use the OS
+    /// directly.
+    pub fn open_with_fs(
+        metadata_log_dir: &Path,
+        config: LogConfig,
+        fs: Arc<dyn Fs>,
+    ) -> Result<SegmentLog, StorageError> {
+        check_config(&config)?;
+        fs.create_dir_all(metadata_log_dir)
+            .map_err(io_at(metadata_log_dir))?;
         let lock = DirLock::acquire(metadata_log_dir)?;
-        let dir = metadata_log_dir.join(METADATA_PARTITION_DIR);
-        if !dir.is_dir() {
-            fs::create_dir(&dir).map_err(io_at(&dir))?;
-            fsync_dir(metadata_log_dir)?;
+        let path = metadata_log_dir.join(METADATA_PARTITION_DIR);
+        if !path.is_dir() {
+            fs.create_dir_all(&path).map_err(io_at(&path))?;
+            Dir::open(Arc::clone(&fs), metadata_log_dir)?.fsync()?;
         }
+        let dir = Dir::open(fs, &path)?;
         ensure_partition_metadata(&dir)?;
         // Snapshots are validated before the segments are touched, so that a refusal below
         // leaves the directory as it was.
@@ -229,23 +226,54 @@ impl SegmentLog {
         // but before truncating its log finishes the truncation now.
         log.snapshot_report.truncated_to_latest_snapshot =
             log.truncate_to_latest_snapshot_inner()?;
-        let report = &log.report;
+        log.log_opened();
+        Ok(log)
+    }
+
+    fn log_opened(&self) {
+        let report = &self.report;
         tracing::info!(
-            dir = %log.dir.display(),
+            dir = %self.dir.display(),
             index = ?report.index,
             batches_scanned = report.batches_scanned,
             bytes_scanned = report.bytes_scanned,
             truncated = report.truncation.is_some(),
-            log_start_offset = log.log_start_offset,
-            log_end_offset = log.log_end_offset,
-            snapshots = ?log.catalog.ids(),
-            truncated_to_latest_snapshot = log.snapshot_report.truncated_to_latest_snapshot,
+            log_start_offset = self.log_start_offset,
+            log_end_offset = self.log_end_offset,
+            snapshots = ?self.catalog.ids(),
+            truncated_to_latest_snapshot = self.snapshot_report.truncated_to_latest_snapshot,
             duration_ms = report.duration_ms,
             "opened metadata log"
         );
-        Ok(log)
     }
+}
 
+/// Checks `segment_bytes` and `segment_min_bytes` (Kafka's `MetadataLogConfig` bounds).
+fn check_config(config: &LogConfig) -> Result<(), StorageError> {
+    let max = i32::MAX as u64;
+    if config.segment_min_bytes == 0 || config.segment_min_bytes > max {
+        return Err(StorageError::Config(format!(
+            "metadata.log.segment.min.bytes must be in [1, {max}], got {}",
+            config.segment_min_bytes
+        )));
+    }
+    if config.segment_bytes < config.segment_min_bytes || config.segment_bytes > max {
+        return Err(StorageError::Config(format!(
+                "metadata.log.segment.bytes must be in [metadata.log.segment.min.bytes = {}, {max}], got {}",
+                config.segment_min_bytes, config.segment_bytes
+            )));
+    }
+    if config.segment_min_bytes != DEFAULT_SEGMENT_MIN_BYTES {
+        tracing::error!(
+            segment_min_bytes = config.segment_min_bytes,
+            "overriding metadata.log.segment.min.bytes is only supported for testing; segments \
+                 too small may be unable to hold batches of metadata records"
+        );
+    }
+    Ok(())
+}
+
+impl SegmentLog {
     /// Flushes and closes the log (a clean shutdown).
     /// Also writes RocksDB's memtable to disk, so that the next open need not replay the
     /// index's write-ahead log.
@@ -296,13 +324,13 @@ impl SegmentLog {
     /// what was fsynced plus the first `keep_unflushed_bytes` of the unflushed bytes (in log
     /// order), and returns `metadata.log.dir` for reopening.
     #[cfg(test)]
-    pub(crate) fn simulate_power_loss(self, keep_unflushed_bytes: u64) -> PathBuf {
+    pub(crate) fn simulate_power_loss(self, keep_unflushed_bytes: u64) -> std::path::PathBuf {
         let root = self
             .dir
             .parent()
             .expect("partition dir has a parent")
             .to_path_buf();
-        let cuts: Vec<(PathBuf, u64, u64)> = self
+        let cuts: Vec<(std::path::PathBuf, u64, u64)> = self
             .segments
             .values()
             .map(|s| {
@@ -318,7 +346,7 @@ impl SegmentLog {
         for (path, synced, size) in cuts {
             let kept = synced + (size - synced).min(budget);
             budget -= kept - synced;
-            let file = fs::OpenOptions::new()
+            let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&path)
                 .expect("segment exists");
@@ -340,7 +368,7 @@ impl SegmentLog {
         match &self.failure {
             None => Ok(()),
             Some(reason) => Err(StorageError::Failed {
-                path: self.dir.clone(),
+                path: self.dir.to_path_buf(),
                 reason: reason.clone(),
             }
             .into()),
@@ -509,14 +537,14 @@ impl SegmentLog {
             .collect();
         for base in &later {
             let segment = self.segments.remove(base).expect("listed");
-            segment.delete()?;
+            segment.delete(&self.dir)?;
         }
         self.segments
             .get_mut(&removed.segment_base)
             .expect("segment of an indexed batch")
             .truncate(removed.position as u64)?;
         if !later.is_empty() || self.dir_dirty {
-            fsync_dir(&self.dir)?;
+            self.dir.fsync()?;
             self.dir_dirty = false;
         }
         self.dirty_segments.retain(|&b| b < removed.segment_base);
@@ -540,7 +568,7 @@ impl SegmentLog {
                 .sync()?;
         }
         if self.dir_dirty {
-            fsync_dir(&self.dir)?;
+            self.dir.fsync()?;
         }
         if self.checkpoint_dirty {
             self.epochs.write_checkpoint_if_changed(&self.dir)?;

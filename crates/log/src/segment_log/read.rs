@@ -65,27 +65,46 @@ impl SegmentLog {
             at += len;
         }
         // Pair assertion with the checks made before writing: what comes back from the disk is
-        // the batch the index promised, with a valid CRC.
+        // the batch the index promised, with a valid CRC. A batch that fails is never served
+        // (not to a follower, not to replay): the read fails naming the file and position.
         let mut at = 0;
         for entry in entries {
             let bytes = &out[at..at + entry.size_bytes as usize];
             let header_ok = BatchHeader::parse(bytes).is_ok_and(|h| entry.matches(&h));
-            if !header_ok {
-                return Err(LogError::CorruptBatch {
-                    offset: entry.base_offset,
-                    reason: format!(
-                        "segment {} position {} does not hold the indexed batch",
-                        entry.segment_base, entry.position
-                    ),
-                });
+            let problem = if header_ok {
+                batch::verify_crc(bytes).err().map(|e| e.to_string())
+            } else {
+                Some("the file does not hold the indexed batch there".to_owned())
+            };
+            if let Some(reason) = problem {
+                return Err(self.corrupt(entry, reason).into());
             }
-            batch::verify_crc(bytes).map_err(|e| LogError::CorruptBatch {
-                offset: entry.base_offset,
-                reason: e.to_string(),
-            })?;
             at += entry.size_bytes as usize;
         }
         Ok(out.freeze())
+    }
+}
+
+impl SegmentLog {
+    /// The error for indexed batch `entry` failing its check when read back.
+    fn corrupt(&self, entry: &BatchEntry, reason: String) -> StorageError {
+        let path = self
+            .segments
+            .get(&entry.segment_base)
+            .map_or_else(|| self.dir.to_path_buf(), |s| s.path().to_path_buf());
+        tracing::error!(
+            path = %path.display(),
+            position = entry.position,
+            offset = entry.base_offset,
+            reason = %reason,
+            "a record batch on disk fails its check; it is not served"
+        );
+        StorageError::CorruptBatch {
+            path,
+            position: entry.position as u64,
+            offset: entry.base_offset,
+            reason,
+        }
     }
 }
 

@@ -3,13 +3,13 @@
 //! (Kafka `KafkaMetadataLog.recoverSnapshots`, `truncateToLatestSnapshot`,
 //! `deleteBeforeSnapshot`, `maybeClean`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kraftwerk_raft::OffsetAndEpoch;
 
 use super::SegmentLog;
 use crate::error::StorageError;
-use crate::fsutil::{fsync_dir, remove_file_if_exists};
+use crate::fs::Dir;
 use crate::index::IndexWrite;
 use crate::segment::{segment_file_name, Segment};
 use crate::snapshot::{
@@ -39,7 +39,7 @@ pub struct SnapshotRecovery {
 /// Errors: [`StorageError::Inconsistent`] when `log_start_offset > 0` and no valid snapshot
 /// ends at or after it (nothing is deleted then); [`StorageError::Io`].
 pub(super) fn recover_snapshots(
-    dir: &Path,
+    dir: &Dir,
     scan: SnapshotScan,
     log_start_offset: i64,
 ) -> Result<(SnapshotCatalog, SnapshotRecovery), StorageError> {
@@ -81,12 +81,12 @@ pub(super) fn recover_snapshots(
     let mut report = SnapshotRecovery::default();
     let mut deleted_any = false;
     for path in leftovers {
-        deleted_any |= remove_file_if_exists(&path)?;
+        deleted_any |= dir.remove_if_exists(&path)?;
         tracing::info!(path = %path.display(), "deleted a leftover snapshot file");
         report.leftovers_deleted.push(path);
     }
     for bad in invalid {
-        deleted_any |= remove_file_if_exists(&bad.path)?;
+        deleted_any |= dir.remove_if_exists(&bad.path)?;
         tracing::error!(
             path = %bad.path.display(),
             reason = %bad.reason,
@@ -101,7 +101,7 @@ pub(super) fn recover_snapshots(
         .collect();
     for id in below {
         valid.remove(&id);
-        deleted_any |= remove_file_if_exists(&dir.join(snapshot_file_name(id)))?;
+        deleted_any |= dir.remove_if_exists(&dir.join(snapshot_file_name(id)))?;
         tracing::info!(
             offset = id.offset,
             epoch = id.epoch,
@@ -111,7 +111,7 @@ pub(super) fn recover_snapshots(
         report.below_log_start_deleted.push(id);
     }
     if deleted_any {
-        fsync_dir(dir)?;
+        dir.fsync()?;
     }
     report.snapshots = valid.keys().copied().collect();
     Ok((SnapshotCatalog::new(dir, valid), report))
@@ -173,7 +173,7 @@ impl SegmentLog {
         );
         self.truncate_fully_and_start_at(latest.offset)?;
         self.catalog.remove_before(latest)?;
-        fsync_dir(&self.dir)?;
+        self.dir.fsync()?;
         Ok(true)
     }
 
@@ -188,11 +188,11 @@ impl SegmentLog {
         write.delete_everything();
         self.index.write(write, true)?;
         while let Some((_, segment)) = self.segments.pop_last() {
-            segment.delete()?;
+            segment.delete(&self.dir)?;
         }
         self.segments
             .insert(offset, Segment::create(&self.dir, offset)?);
-        fsync_dir(&self.dir)?;
+        self.dir.fsync()?;
         self.pending.clear();
         self.dirty_segments.clear();
         self.unrecorded_seals.clear();
@@ -238,7 +238,7 @@ impl SegmentLog {
         let deleted_segments = self.delete_segments_below_log_start()?;
         let forgotten = self.catalog.remove_before(id)?;
         if deleted_segments > 0 || !forgotten.is_empty() {
-            fsync_dir(&self.dir)?;
+            self.dir.fsync()?;
         }
         tracing::info!(
             dir = %self.dir.display(),
@@ -284,7 +284,7 @@ impl SegmentLog {
         self.index.write(write, true)?;
         for base in &bases[..deletable] {
             let segment = self.segments.remove(base).expect("listed");
-            segment.delete()?;
+            segment.delete(&self.dir)?;
             self.dirty_segments.remove(base);
             self.unrecorded_seals.remove(base);
         }

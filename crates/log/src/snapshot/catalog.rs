@@ -3,8 +3,6 @@
 //! (Kafka `KafkaMetadataLog.snapshots` + `recoverSnapshots`).
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
@@ -14,7 +12,7 @@ use super::file_name::{parse_snapshot_file_name, snapshot_file_name, SnapshotFil
 use super::sink::{FileSnapshotSink, FinishedSnapshots};
 use super::validate::{SnapshotSummary, SnapshotValidator};
 use crate::error::{io_at, StorageError};
-use crate::fsutil::remove_file_if_exists;
+use crate::fs::{Dir, FsFile, OpenMode};
 
 /// The bootstrap snapshot `0-0` of a dynamic quorum (`Snapshots.BOOTSTRAP_SNAPSHOT_ID`): kept
 /// and readable, but never listed, served or counted by cleaning.
@@ -26,10 +24,10 @@ pub const BOOTSTRAP_SNAPSHOT_ID: OffsetAndEpoch = OffsetAndEpoch {
 /// Bytes read per step when validating a snapshot file.
 const VALIDATE_CHUNK_BYTES: usize = 4 << 20;
 
-/// An open, validated snapshot file.
+/// An open, validated snapshot file, kept open so that FetchSnapshot reads open nothing.
 #[derive(Debug)]
 pub(crate) struct SnapshotFile {
-    file: File,
+    file: Box<dyn FsFile>,
     path: PathBuf,
     summary: SnapshotSummary,
 }
@@ -59,9 +57,9 @@ pub(crate) struct SnapshotScan {
 /// Opens `path` and runs the whole file through the [`SnapshotValidator`]. The outer error is
 /// an I/O failure (which must not be mistaken for a bad snapshot); the inner one says why the
 /// content is invalid.
-fn open_and_validate(path: &Path) -> Result<Result<SnapshotFile, String>, StorageError> {
-    let file = File::open(path).map_err(io_at(path))?;
-    let size = file.metadata().map_err(io_at(path))?.len();
+fn open_and_validate(dir: &Dir, path: &Path) -> Result<Result<SnapshotFile, String>, StorageError> {
+    let file = dir.open_file(path, OpenMode::Read)?;
+    let size = file.size_bytes().map_err(io_at(path))?;
     let mut validator = SnapshotValidator::new();
     let mut buf = vec![0u8; VALIDATE_CHUNK_BYTES.min(size as usize)];
     let mut position = 0u64;
@@ -85,12 +83,11 @@ fn open_and_validate(path: &Path) -> Result<Result<SnapshotFile, String>, Storag
 ///
 /// Errors: [`StorageError::Inconsistent`] for a file with a snapshot suffix whose name Java's
 /// `Snapshots.parse` would reject (Java refuses to start too), [`StorageError::Io`].
-pub(crate) fn scan(dir: &Path) -> Result<SnapshotScan, StorageError> {
+pub(crate) fn scan(dir: &Dir) -> Result<SnapshotScan, StorageError> {
     let mut scan = SnapshotScan::default();
-    for item in fs::read_dir(dir).map_err(io_at(dir))? {
-        let item = item.map_err(io_at(dir))?;
-        let path = item.path();
-        if !item.file_type().map_err(io_at(&path))?.is_file() {
+    for item in dir.list()? {
+        let path = item.path;
+        if !item.is_file {
             continue;
         }
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
@@ -102,7 +99,7 @@ pub(crate) fn scan(dir: &Path) -> Result<SnapshotScan, StorageError> {
         let (id, kind) = parsed.map_err(|reason| StorageError::inconsistent(&path, reason))?;
         match kind {
             SnapshotFileKind::Partial | SnapshotFileKind::Deleted => scan.leftovers.push(path),
-            SnapshotFileKind::Complete => match open_and_validate(&path)? {
+            SnapshotFileKind::Complete => match open_and_validate(dir, &path)? {
                 Ok(file) => {
                     scan.valid.insert(id, file);
                 }
@@ -118,16 +115,16 @@ pub(crate) fn scan(dir: &Path) -> Result<SnapshotScan, StorageError> {
 /// The registered snapshots of a log.
 #[derive(Debug)]
 pub(crate) struct SnapshotCatalog {
-    dir: PathBuf,
+    dir: Dir,
     snapshots: BTreeMap<OffsetAndEpoch, SnapshotFile>,
     finished: FinishedSnapshots,
 }
 
 impl SnapshotCatalog {
     /// A catalog of `snapshots`, all files of `dir`.
-    pub(crate) fn new(dir: &Path, snapshots: BTreeMap<OffsetAndEpoch, SnapshotFile>) -> Self {
+    pub(crate) fn new(dir: &Dir, snapshots: BTreeMap<OffsetAndEpoch, SnapshotFile>) -> Self {
         SnapshotCatalog {
-            dir: dir.to_path_buf(),
+            dir: dir.clone(),
             snapshots,
             finished: FinishedSnapshots::default(),
         }
@@ -210,7 +207,7 @@ impl SnapshotCatalog {
             });
         }
         let path = self.dir.join(snapshot_file_name(id));
-        if self.contains(id) || fs::symlink_metadata(&path).is_ok() {
+        if self.contains(id) || self.dir.fs().exists(&path) {
             return Err(StorageError::inconsistent(
                 &path,
                 "a complete snapshot with this id already exists",
@@ -240,13 +237,12 @@ impl SnapshotCatalog {
         }
         let path = self.dir.join(snapshot_file_name(id));
         let snapshot = match self.finished.take(id) {
-            Some(summary) => {
-                let file = match File::open(&path) {
-                    Ok(file) => file,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found),
-                    Err(e) => return Err(StorageError::io(&path, e).into()),
-                };
-                let size = file.metadata().map_err(io_at(&path))?.len();
+            // The sink hands over the descriptor it wrote through: registering opens nothing.
+            Some((summary, file)) => {
+                if !self.dir.fs().exists(&path) {
+                    return Err(not_found);
+                }
+                let size = file.size_bytes().map_err(io_at(&path))?;
                 if size != summary.size_bytes {
                     return Err(LogError::InvalidSnapshot {
                         offset: id.offset,
@@ -265,13 +261,15 @@ impl SnapshotCatalog {
                 }
             }
             None => {
-                if !path.exists() {
+                if !self.dir.fs().exists(&path) {
                     return Err(not_found);
                 }
-                open_and_validate(&path)?.map_err(|reason| LogError::InvalidSnapshot {
-                    offset: id.offset,
-                    epoch: id.epoch,
-                    reason,
+                open_and_validate(&self.dir, &path)?.map_err(|reason| {
+                    LogError::InvalidSnapshot {
+                        offset: id.offset,
+                        epoch: id.epoch,
+                        reason,
+                    }
                 })?
             }
         };
@@ -291,7 +289,7 @@ impl SnapshotCatalog {
         for old in &older {
             let snapshot = self.snapshots.remove(old).expect("listed");
             drop(snapshot.file);
-            remove_file_if_exists(&snapshot.path)?;
+            self.dir.remove_if_exists(&snapshot.path)?;
             tracing::info!(
                 dir = %self.dir.display(),
                 offset = old.offset,

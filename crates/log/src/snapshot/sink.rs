@@ -2,10 +2,8 @@
 //! validated and durable, renames it to `<id>.checkpoint` (Kafka `FileRawSnapshotWriter`).
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,31 +13,35 @@ use kraftwerk_raft::{LogError, OffsetAndEpoch, SnapshotSink};
 use super::file_name::{partial_file_name, snapshot_file_name};
 use super::validate::{SnapshotSummary, SnapshotValidator};
 use crate::error::{io_at, StorageError};
-use crate::fsutil::{fsync_dir, remove_file_if_exists};
+use crate::fs::{Dir, FsFile, OpenMode};
 
 /// Writes are gathered up to this size before they reach the file (fetched chunks and
 /// generated batches are usually larger and go straight through).
 const WRITE_BUFFER_BYTES: usize = 1 << 20;
 
+/// A finished snapshot: its summary and the descriptor it was written through (the renamed
+/// file), so that registering it opens nothing.
+type Finished = (SnapshotSummary, Box<dyn FsFile>);
+
 /// Snapshots a sink finished (validated, durable, renamed) that the log has not registered yet,
 /// shared between the log and its sinks, which may run on other threads (Kafka
 /// `NotifyingRawSnapshotWriter` → `onSnapshotFrozen`).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FinishedSnapshots(Arc<Mutex<BTreeMap<OffsetAndEpoch, SnapshotSummary>>>);
+pub(crate) struct FinishedSnapshots(Arc<Mutex<BTreeMap<OffsetAndEpoch, Finished>>>);
 
 impl FinishedSnapshots {
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<OffsetAndEpoch, SnapshotSummary>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<OffsetAndEpoch, Finished>> {
         // A panic elsewhere while holding the lock leaves a valid map: keep using it.
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub(crate) fn insert(&self, id: OffsetAndEpoch, summary: SnapshotSummary) {
-        self.lock().insert(id, summary);
+    pub(crate) fn insert(&self, id: OffsetAndEpoch, finished: Finished) {
+        self.lock().insert(id, finished);
     }
 
-    pub(crate) fn take(&self, id: OffsetAndEpoch) -> Option<SnapshotSummary> {
+    pub(crate) fn take(&self, id: OffsetAndEpoch) -> Option<Finished> {
         self.lock().remove(&id)
     }
 
@@ -77,9 +79,14 @@ fn unique_number() -> u64 {
 #[derive(Debug)]
 pub(crate) struct FileSnapshotSink {
     id: OffsetAndEpoch,
-    dir: PathBuf,
+    dir: Dir,
     part_path: PathBuf,
-    file: Option<BufWriter<File>>,
+    /// Opened (read and write) at create and kept until the catalog takes it over.
+    file: Option<Box<dyn FsFile>>,
+    /// Appends gathered before they reach the file, at most [`WRITE_BUFFER_BYTES`].
+    buffer: Vec<u8>,
+    /// Bytes in the file (the position of the next write).
+    written_bytes: u64,
     validator: SnapshotValidator,
     finished: FinishedSnapshots,
     /// The `.part` file is gone (renamed or deleted): nothing to clean up on drop.
@@ -91,23 +98,21 @@ pub(crate) struct FileSnapshotSink {
 impl FileSnapshotSink {
     /// Creates `<dir>/<id>-<unique>.checkpoint.part`.
     pub(crate) fn create(
-        dir: &Path,
+        dir: &Dir,
         id: OffsetAndEpoch,
         finished: FinishedSnapshots,
     ) -> Result<FileSnapshotSink, StorageError> {
         loop {
             let part_path = dir.join(partial_file_name(id, unique_number()));
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&part_path)
-            {
+            match dir.fs().open(&part_path, OpenMode::CreateNew) {
                 Ok(file) => {
                     return Ok(FileSnapshotSink {
                         id,
-                        dir: dir.to_path_buf(),
+                        dir: dir.clone(),
                         part_path,
-                        file: Some(BufWriter::with_capacity(WRITE_BUFFER_BYTES, file)),
+                        file: Some(file),
+                        buffer: Vec::new(),
+                        written_bytes: 0,
                         validator: SnapshotValidator::new(),
                         finished,
                         part_gone: false,
@@ -128,7 +133,39 @@ impl FileSnapshotSink {
         }
     }
 
-    fn finish_inner(&mut self) -> Result<SnapshotSummary, LogError> {
+    /// Writes `bytes` at the end of the file.
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let file = self
+            .file
+            .as_ref()
+            .expect("writes happen before finish takes the file");
+        file.write_all_at(bytes, self.written_bytes)?;
+        self.written_bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes out the buffered appends.
+    fn drain_buffer(&mut self) -> io::Result<()> {
+        let buffer = std::mem::take(&mut self.buffer);
+        let result = self.write(&buffer);
+        self.buffer = buffer;
+        self.buffer.clear();
+        result
+    }
+
+    /// Buffers small appends, writes large ones through.
+    fn buffered_write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.buffer.len() + bytes.len() > WRITE_BUFFER_BYTES {
+            self.drain_buffer()?;
+        }
+        if bytes.len() >= WRITE_BUFFER_BYTES {
+            return self.write(bytes);
+        }
+        self.buffer.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finish_inner(&mut self) -> Result<Finished, LogError> {
         if self.write_failed {
             return Err(StorageError::io(
                 &self.part_path,
@@ -139,39 +176,33 @@ impl FileSnapshotSink {
         let summary = std::mem::take(&mut self.validator)
             .finish()
             .map_err(|reason| self.invalid(reason))?;
-        let file = self
-            .file
-            .take()
-            .expect("a sink is finished once")
-            .into_inner()
-            .map_err(|e| StorageError::io(&self.part_path, e.into_error()))?;
-        // Java `FileRawSnapshotWriter.freeze`: force, close, read-only, atomic move.
+        self.drain_buffer().map_err(io_at(&self.part_path))?;
+        let file = self.file.take().expect("a sink is finished once");
+        // Java `FileRawSnapshotWriter.freeze`: force, close, read-only, atomic move. The
+        // descriptor stays open (read-only mode binds new opens, not this one) and is handed
+        // to the catalog.
         file.sync_all().map_err(io_at(&self.part_path))?;
-        drop(file);
-        fs::set_permissions(&self.part_path, fs::Permissions::from_mode(0o444))
+        let fs = self.dir.fs();
+        fs.set_read_only(&self.part_path)
             .map_err(io_at(&self.part_path))?;
         let target = self.dir.join(snapshot_file_name(self.id));
-        if fs::symlink_metadata(&target).is_ok() {
+        if fs.exists(&target) {
             return Err(StorageError::inconsistent(
                 &target,
                 "a complete snapshot with this id already exists",
             )
             .into());
         }
-        fs::rename(&self.part_path, &target).map_err(io_at(&target))?;
+        self.dir.rename(&self.part_path, &target)?;
         self.part_gone = true;
-        fsync_dir(&self.dir)?;
-        Ok(summary)
+        self.dir.fsync()?;
+        Ok((summary, file))
     }
 }
 
 impl SnapshotSink for FileSnapshotSink {
     fn append(&mut self, bytes: &[u8]) -> Result<(), LogError> {
-        let file = self
-            .file
-            .as_mut()
-            .expect("append after finish is impossible: finish consumes the sink");
-        if let Err(e) = file.write_all(bytes) {
+        if let Err(e) = self.buffered_write(bytes) {
             self.write_failed = true;
             return Err(StorageError::io(&self.part_path, e).into());
         }
@@ -186,8 +217,8 @@ impl SnapshotSink for FileSnapshotSink {
     }
 
     fn finish(mut self: Box<Self>) -> Result<u64, LogError> {
-        let summary = self.finish_inner()?;
-        self.finished.insert(self.id, summary);
+        let (summary, file) = self.finish_inner()?;
+        self.finished.insert(self.id, (summary, file));
         tracing::info!(
             dir = %self.dir.display(),
             offset = self.id.offset,
@@ -206,7 +237,7 @@ impl Drop for FileSnapshotSink {
             return;
         }
         drop(self.file.take());
-        match remove_file_if_exists(&self.part_path) {
+        match self.dir.remove_if_exists(&self.part_path) {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "could not delete an unfinished snapshot"),
         }
