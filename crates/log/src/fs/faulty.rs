@@ -32,11 +32,12 @@ pub enum FaultOp {
     Sync,
 }
 
-/// One injected fault: operations `op` on paths containing `path_contains` fail with `errno`.
+/// One injected fault: operations `op` on paths ending with `path_suffix` (a file name, or a
+/// directory's path) fail with `errno`.
 #[derive(Clone, Debug)]
 pub struct Fault {
     op: FaultOp,
-    path_contains: String,
+    path_suffix: String,
     errno: i32,
     short_bytes: Option<usize>,
     times: Option<u32>,
@@ -44,10 +45,10 @@ pub struct Fault {
 
 impl Fault {
     /// Writes to matching paths fail with `errno`, every time from now on.
-    pub fn write(path_contains: &str, errno: i32) -> Fault {
+    pub fn write(path_suffix: &str, errno: i32) -> Fault {
         Fault {
             op: FaultOp::Write,
-            path_contains: path_contains.to_owned(),
+            path_suffix: path_suffix.to_owned(),
             errno,
             short_bytes: None,
             times: None,
@@ -55,10 +56,10 @@ impl Fault {
     }
 
     /// fsyncs of matching paths fail with `errno`, every time from now on.
-    pub fn sync(path_contains: &str, errno: i32) -> Fault {
+    pub fn sync(path_suffix: &str, errno: i32) -> Fault {
         Fault {
             op: FaultOp::Sync,
-            ..Fault::write(path_contains, errno)
+            ..Fault::write(path_suffix, errno)
         }
     }
 
@@ -76,7 +77,7 @@ impl Fault {
     }
 
     fn matches(&self, op: FaultOp, path: &Path) -> bool {
-        self.op == op && path.to_string_lossy().contains(&self.path_contains)
+        self.op == op && path.to_string_lossy().ends_with(&self.path_suffix)
     }
 }
 

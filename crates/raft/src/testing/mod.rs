@@ -16,7 +16,22 @@ pub mod suite;
 
 pub use mem_log::MemLog;
 pub use mem_quorum_state::MemQuorumStateStore;
-pub use suite::{log_suite, snapshot_bytes, write_snapshot, CrashableLog};
+pub use suite::{log_suite, snapshot_bytes, write_snapshot, CrashableLog, FaultyLog};
+
+/// A disk fault the conformance suite's fault cases and the simulation inject into a log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskFault {
+    /// The next append's write fails (`ENOSPC`), possibly after writing part of it.
+    WriteFails,
+    /// The next flush's fsync fails (`EIO`): what it was to make durable may be lost.
+    SyncFails,
+}
+
+impl FaultyLog for MemLog {
+    fn inject(&mut self, fault: DiskFault) {
+        self.inject_fault(fault);
+    }
+}
 
 impl CrashableLog for MemLog {
     fn crash_and_reopen(mut self) -> Self {

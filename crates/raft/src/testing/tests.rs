@@ -6,6 +6,17 @@ use crate::storage::{OffsetAndEpoch, ReplicatedLog};
 
 crate::log_conformance_tests!(MemLog::new);
 
+/// The fault cases (case C10) against the in-memory log's simulated disk faults.
+mod faults {
+    use super::MemLog;
+    crate::log_fault_tests!(MemLog::new);
+
+    #[test]
+    fn whole_fault_suite_runs_in_one_call() {
+        crate::testing::suite::fault_suite(MemLog::new);
+    }
+}
+
 #[test]
 fn whole_suite_runs_in_one_call() {
     super::suite::log_suite(MemLog::new);

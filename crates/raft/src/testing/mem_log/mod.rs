@@ -6,9 +6,12 @@ use bytes::Bytes;
 use kraftwerk_records::batch::{self, BatchHeader};
 
 use crate::storage::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
+use crate::testing::DiskFault;
 
+mod disk_fault;
 mod snapshots;
 
+use disk_fault::FaultState;
 use snapshots::{MemSnapshot, SharedDisk};
 
 /// Kafka's default `metadata.log.segment.bytes` (1 GiB), `metadata.max.retention.bytes`
@@ -84,6 +87,8 @@ pub struct MemLog {
     snapshots: BTreeMap<OffsetAndEpoch, MemSnapshot>,
     /// Complete snapshots, registered or not: what survives a crash, shared with the sinks.
     disk: SharedDisk,
+    /// An injected disk fault ([`MemLog::inject_fault`]).
+    fault: FaultState,
 }
 
 impl Default for MemLog {
@@ -102,6 +107,7 @@ impl Default for MemLog {
             retention_ms: DEFAULT_RETENTION_MS,
             snapshots: BTreeMap::new(),
             disk: SharedDisk::default(),
+            fault: FaultState::default(),
         }
     }
 }
@@ -123,6 +129,7 @@ impl Clone for MemLog {
             retention_ms: self.retention_ms,
             snapshots: self.snapshots.clone(),
             disk: self.disk.deep_copy(),
+            fault: self.fault.clone(),
         }
     }
 }
@@ -154,6 +161,19 @@ impl MemLog {
     pub fn crash(&mut self) {
         self.data.truncate(self.flushed_bytes);
         self.recover();
+    }
+
+    /// Arms a disk fault: the next append (for [`DiskFault::WriteFails`]) or flush (for
+    /// [`DiskFault::SyncFails`]) fails with [`LogError::Io`], and from then on every call fails,
+    /// as the segment log behaves after a failed write or fsync (case C10). A crash ends it: the
+    /// node restarts on a repaired disk, with only what was flushed before.
+    pub fn inject_fault(&mut self, fault: DiskFault) {
+        self.fault.arm(fault);
+    }
+
+    /// True once an injected fault struck (until the next crash).
+    pub fn disk_failed(&self) -> bool {
+        self.fault.has_failed()
     }
 
     /// Simulated crash with a torn write: of the unflushed bytes, the first
@@ -227,6 +247,7 @@ impl MemLog {
         self.segments
             .retain(|&(base, position)| base <= end && position <= prefix.bytes);
         self.flushed_bytes = self.data.len();
+        self.fault.reset();
         self.reopen();
         dropped
     }
@@ -276,12 +297,14 @@ impl MemLog {
         records: &[u8],
         leader_epoch: Option<i32>,
     ) -> Result<LogAppendInfo, LogError> {
+        self.fault.check()?;
         let headers = validate_append(
             records,
             leader_epoch,
             self.log_end_offset(),
             self.append_epoch_floor(),
         )?;
+        self.fault.on_write()?;
         let mut at = 0;
         for header in &headers {
             let size = header.size_bytes();
@@ -456,6 +479,7 @@ impl ReplicatedLog for MemLog {
     }
 
     fn read(&self, start_offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
+        self.fault.check()?;
         let end = self.log_end_offset();
         if start_offset < self.start_offset || start_offset > end {
             return Err(LogError::OffsetOutOfRange {
@@ -482,6 +506,7 @@ impl ReplicatedLog for MemLog {
     }
 
     fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
+        self.fault.check()?;
         let end = self.log_end_offset();
         let out_of_range = LogError::OffsetOutOfRange {
             offset,
@@ -514,6 +539,7 @@ impl ReplicatedLog for MemLog {
     }
 
     fn flush(&mut self) -> Result<(), LogError> {
+        self.fault.on_sync()?;
         self.flushed_bytes = self.data.len();
         self.checkpoint = self.epochs.clone();
         self.flush_count += 1;
@@ -560,10 +586,12 @@ impl ReplicatedLog for MemLog {
     }
 
     fn truncate_to_latest_snapshot(&mut self) -> Result<bool, LogError> {
+        self.fault.check()?;
         Ok(self.truncate_to_latest_snapshot_inner())
     }
 
     fn delete_before_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), LogError> {
+        self.fault.check()?;
         self.snapshot(id)?;
         let end = self.log_end_offset();
         if id.offset > end {
@@ -578,6 +606,7 @@ impl ReplicatedLog for MemLog {
     }
 
     fn maybe_clean(&mut self, high_watermark: i64, now_ms: u64) -> Result<bool, LogError> {
+        self.fault.check()?;
         Ok(self.clean(high_watermark, now_ms))
     }
 }

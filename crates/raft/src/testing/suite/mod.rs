@@ -29,8 +29,10 @@ use kraftwerk_records::batch::BatchBuilder;
 
 use crate::storage::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog};
 
+mod faults;
 mod snapshots;
 
+pub use faults::*;
 pub use snapshots::*;
 
 /// A log the suite can crash and reopen, to check durability.

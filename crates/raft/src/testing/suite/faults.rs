@@ -1,0 +1,121 @@
+//! Fault cases of the conformance suite (case C10): what a log does when its disk fails.
+//!
+//! - After a failed write or fsync the log accepts nothing more (no holes: a later append
+//!   cannot land after a batch that is not on disk) and serves nothing, until it is reopened.
+//! - The failing call's error is [`LogError::Io`]; nothing it was asked to do counts as
+//!   flushed.
+//! - Reopening after a crash (the node restarting on a repaired disk) recovers exactly what
+//!   was flushed before the fault, and the log works again.
+
+use crate::storage::{LogError, ReplicatedLog};
+use crate::testing::DiskFault;
+
+use super::{append_leader, data_batch, read_all, CrashableLog};
+
+/// A log whose disk the suite can make fail.
+pub trait FaultyLog: CrashableLog {
+    /// Arms `fault`: the next append ([`DiskFault::WriteFails`]) or flush
+    /// ([`DiskFault::SyncFails`]) fails, and the disk keeps failing until the next crash, after
+    /// which the log reopens on a repaired disk.
+    fn inject(&mut self, fault: DiskFault);
+}
+
+/// Every call that writes, and every read, fails on a log that failed.
+fn assert_fenced<L: FaultyLog>(log: &mut L, what: &str) {
+    let end = log.end_offset();
+    let next = data_batch(end.offset, end.epoch.max(1), 1, 0xEE);
+    assert!(
+        log.append_as_leader(&next, end.epoch.max(1)).is_err(),
+        "{what}: append accepted after a failed write"
+    );
+    assert!(
+        log.append_as_follower(&next).is_err(),
+        "{what}: follower append accepted after a failed write"
+    );
+    assert!(log.flush().is_err(), "{what}: flush succeeded after a failure");
+    assert!(
+        log.read(log.start_offset(), usize::MAX).is_err(),
+        "{what}: a failed log still serves reads"
+    );
+}
+
+/// A failed append is an I/O error and fences the log; a restart keeps what was flushed.
+pub fn failed_append_fences_the_log<L: FaultyLog>(mut make: impl FnMut() -> L) {
+    let mut log = make();
+    let a = append_leader(&mut log, 1, 2, 1);
+    log.flush().unwrap();
+    log.inject(DiskFault::WriteFails);
+    let b = data_batch(2, 1, 3, 2);
+    let err = log.append_as_leader(&b, 1).unwrap_err();
+    assert!(matches!(err, LogError::Io { .. }), "{err}");
+    assert_eq!(log.flushed_end_offset(), 2);
+    assert_fenced(&mut log, "after a failed append");
+
+    let mut log = log.crash_and_reopen();
+    assert_eq!(log.end_offset().offset, 2, "nothing of the failed append survives");
+    assert_eq!(read_all(&log), a);
+    let c = append_leader(&mut log, 1, 1, 3);
+    log.flush().unwrap();
+    let log = log.crash_and_reopen();
+    assert_eq!(log.end_offset().offset, 3);
+    assert_eq!(log.read(2, usize::MAX).unwrap(), c);
+}
+
+/// A failed flush is an I/O error, fences the log and flushes nothing; after a crash the log
+/// holds exactly what the last successful flush made durable.
+pub fn failed_flush_fences_the_log<L: FaultyLog>(mut make: impl FnMut() -> L) {
+    let mut log = make();
+    let a = append_leader(&mut log, 1, 2, 1);
+    log.flush().unwrap();
+    append_leader(&mut log, 2, 3, 2);
+    log.inject(DiskFault::SyncFails);
+    let err = log.flush().unwrap_err();
+    assert!(matches!(err, LogError::Io { .. }), "{err}");
+    assert_eq!(log.flushed_end_offset(), 2, "a failed flush made nothing durable");
+    assert_fenced(&mut log, "after a failed flush");
+
+    let mut log = log.crash_and_reopen();
+    assert_eq!(log.end_offset().offset, 2);
+    assert_eq!(log.end_offset().epoch, 1, "epoch 2 never became durable");
+    assert_eq!(read_all(&log), a);
+    append_leader(&mut log, 3, 1, 3);
+    log.flush().unwrap();
+    assert_eq!(log.flushed_end_offset(), 3);
+}
+
+/// A failed truncation-free write followed by a torn crash: whatever part of the unflushed
+/// data reached the disk, the log comes back as a valid prefix that includes the flushed data.
+pub fn failed_append_then_torn_crash<L: FaultyLog>(mut make: impl FnMut() -> L) {
+    for rng_value in [0, 7, 100, u64::MAX] {
+        let mut log = make();
+        let a = append_leader(&mut log, 1, 2, 1);
+        log.flush().unwrap();
+        let b = append_leader(&mut log, 1, 2, 2);
+        log.inject(DiskFault::WriteFails);
+        assert!(log.append_as_leader(&data_batch(4, 1, 3, 3), 1).is_err());
+        let log = log.crash_torn_and_reopen(rng_value);
+        let end = log.end_offset().offset;
+        assert!(end == 2 || end == 4, "{rng_value}: end {end}");
+        let expected = if end == 2 { a.clone() } else { super::concat(&[&a, &b]) };
+        assert_eq!(read_all(&log), expected, "{rng_value}");
+        assert_eq!(log.flushed_end_offset(), end);
+    }
+}
+
+/// Runs every fault case.
+pub fn fault_suite<L: FaultyLog>(mut make: impl FnMut() -> L) {
+    failed_append_fences_the_log(&mut make);
+    failed_flush_fences_the_log(&mut make);
+    failed_append_then_torn_crash(&mut make);
+}
+
+/// Expands to one `#[test]` per fault case ([`FaultyLog`] logs), like
+/// [`log_conformance_tests!`](crate::log_conformance_tests).
+#[macro_export]
+macro_rules! log_fault_tests {
+    ($make:expr) => {
+        $crate::log_conformance_tests!(@cases $make;
+            failed_append_fences_the_log, failed_flush_fences_the_log,
+            failed_append_then_torn_crash);
+    };
+}
