@@ -1,0 +1,112 @@
+//! `fuzz-tool`: what the fuzz targets need besides AFL.
+//!
+//! ```text
+//! fuzz-tool replay TARGET PATH...    run every input (files, or directories of them) through
+//!                                     TARGET, catching panics; prints counts per panic message
+//!                                     and exits 1 if any input panicked
+//! fuzz-tool seed CORPUS_DIR [--rpc-tsv FILE] [--log-dir NAME=DIR]...
+//!                                     writes the seed corpora under CORPUS_DIR/<target>/
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use kraftwerk_fuzz::{seeds, target, triage};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("replay") if args.len() >= 3 => replay(&args[1], &args[2..]),
+        Some("seed") if args.len() >= 2 => seed(Path::new(&args[1]), &args[2..]),
+        _ => Err("usage: fuzz-tool replay TARGET PATH... | fuzz-tool seed CORPUS_DIR [--rpc-tsv FILE] [--log-dir NAME=DIR]...".into()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fuzz-tool: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn replay(name: &str, paths: &[String]) -> Result<ExitCode, String> {
+    let run = target(name).ok_or_else(|| format!("unknown target {name}"))?;
+    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    let result = triage::replay(run, &paths).map_err(|e| e.to_string())?;
+    println!(
+        "replay {name}: {} inputs, {} panicked",
+        result.inputs,
+        result.panicked()
+    );
+    for (message, inputs) in &result.panics {
+        println!("  {:5}  {message}", inputs.len());
+        println!("         e.g. {}", inputs[0].display());
+    }
+    Ok(if result.panicked() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn seed(corpus: &Path, args: &[String]) -> Result<ExitCode, String> {
+    let mut rpc_tsv = None;
+    let mut log_dirs = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--rpc-tsv" => rpc_tsv = Some(it.next().ok_or("--rpc-tsv needs a file")?.clone()),
+            "--log-dir" => {
+                let spec = it.next().ok_or("--log-dir needs NAME=DIR")?;
+                let (name, dir) = spec.split_once('=').ok_or("--log-dir needs NAME=DIR")?;
+                log_dirs.push((name.to_owned(), PathBuf::from(dir)));
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    let write = |target: &str, name: &str, bytes: &[u8]| -> Result<(), String> {
+        let dir = corpus.join(target);
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join(name), bytes).map_err(|e| format!("{name}: {e}"))
+    };
+    if let Some(tsv) = rpc_tsv {
+        let text = std::fs::read_to_string(&tsv).map_err(|e| format!("{tsv}: {e}"))?;
+        for f in seeds::java_requests(&text, 1) {
+            let name = format!("java-{}-v{}", f.name, f.version);
+            write("request", &name, &f.framed())?;
+            let api = kafka_protocol::messages::ApiKey::try_from(f.api_key).ok();
+            let is_raft =
+                api.is_some_and(|a| kraftwerk_raft::RAFT_APIS.iter().any(|(k, _, _)| *k == a));
+            if is_raft {
+                let mut script = vec![kraftwerk_fuzz::raft::op::REQUEST];
+                script.extend_from_slice(&f.framed());
+                write("raft", &name, &script)?;
+            } else if api.is_some_and(|a| {
+                kraftwerk_controller::CONTROLLER_APIS
+                    .iter()
+                    .any(|(k, _, _)| *k == a)
+            }) || f.name == "Envelope"
+            {
+                write("controller", &name, &f.framed())?;
+            }
+        }
+    }
+    for (name, bytes) in seeds::controller_seeds() {
+        write("controller", &name, &bytes)?;
+        write("request", &name, &bytes)?;
+    }
+    for (name, bytes) in seeds::raft_seeds() {
+        write("raft", &name, &bytes)?;
+    }
+    let scratch = std::env::temp_dir().join(format!("kraftwerk-fuzz-seed-{}", std::process::id()));
+    for (name, bytes) in seeds::log_dir_seeds(&scratch) {
+        write("recovery", &name, &bytes)?;
+    }
+    for (name, dir) in log_dirs {
+        let encoded = kraftwerk_fuzz::layout::encode_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        write("recovery", &name, &encoded)?;
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(ExitCode::SUCCESS)
+}
