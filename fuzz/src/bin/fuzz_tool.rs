@@ -6,6 +6,8 @@
 //!                                     and exits 1 if any input panicked
 //! fuzz-tool seed CORPUS_DIR [--rpc-tsv FILE] [--log-dir NAME=DIR]...
 //!                                     writes the seed corpora under CORPUS_DIR/<target>/
+//! fuzz-tool show-request FILE         prints the frames of a request-stream input as decoded,
+//!                                     and each re-encoded body (for triage)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("replay") if args.len() >= 3 => replay(&args[1], &args[2..]),
         Some("seed") if args.len() >= 2 => seed(Path::new(&args[1]), &args[2..]),
+        Some("show-request") if args.len() == 2 => show_request(Path::new(&args[1])),
         _ => Err("usage: fuzz-tool replay TARGET PATH... | fuzz-tool seed CORPUS_DIR [--rpc-tsv FILE] [--log-dir NAME=DIR]...".into()),
     };
     match result {
@@ -109,4 +112,30 @@ fn seed(corpus: &Path, args: &[String]) -> Result<ExitCode, String> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(ExitCode::SUCCESS)
+}
+
+fn show_request(path: &Path) -> Result<ExitCode, String> {
+    use kraftwerk_protocol::codec::{decode_request, encode_request_into};
+    let data = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut stream = bytes::BytesMut::from(&data[..]);
+    let decoder = kraftwerk_protocol::FrameDecoder::default();
+    while let Ok(Some(frame)) = decoder.decode(&mut stream) {
+        println!("frame {} bytes: {}", frame.len(), hex(&frame));
+        match decode_request(frame, kraftwerk_fuzz::apis::served_table()) {
+            Ok(kraftwerk_protocol::InboundRequest::Request(r)) => {
+                println!("decoded {:?} v{}: {:#?}", r.api_key, r.version(), r.body);
+                let mut out = bytes::BytesMut::new();
+                match encode_request_into(&r.header, &r.body, &mut out) {
+                    Ok(()) => println!("re-encoded {} bytes: {}", out.len(), hex(&out)),
+                    Err(e) => println!("re-encode failed: {e}"),
+                }
+            }
+            other => println!("{other:?}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
