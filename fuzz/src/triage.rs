@@ -1,6 +1,10 @@
 //! Replaying inputs without AFL: every file through a target, each panic caught and classified
 //! by its message and location. This is for measuring and for the corpus test only; the AFL
 //! binaries never catch a panic.
+//!
+//! [`replay`] runs in this process (the corpus test: nothing in it aborts). [`replay_isolated`]
+//! runs every input in a child process (`fuzz-tool replay-one`) under AFL's memory limit, so
+//! that an abort (an allocation that fails, a stack overflow) is classified too.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -60,6 +64,71 @@ pub fn replay(target: fn(&[u8]), paths: &[PathBuf]) -> std::io::Result<Replay> {
     }
     panic::set_hook(previous);
     Ok(result)
+}
+
+/// Address-space limit of an isolated replay, as `scripts/fuzz` gives AFL (`-m 2048`): an
+/// allocation bomb fails here as it does under AFL instead of swapping.
+pub const MEMORY_LIMIT_BYTES: u64 = 2048 << 20;
+
+/// Runs every input in a child `exe replay-one TARGET FILE` and classifies how it ended: by
+/// the panic's location and first message line, or for an abort by the first line it printed
+/// (numbers replaced by `N`, so one allocation bomb is one class).
+pub fn replay_isolated(exe: &Path, target: &str, paths: &[PathBuf]) -> std::io::Result<Replay> {
+    let mut result = Replay::default();
+    for file in expand(paths)? {
+        result.inputs += 1;
+        let output = std::process::Command::new(exe)
+            .args(["replay-one", target])
+            .arg(&file)
+            .env("RUST_BACKTRACE", "1")
+            .output()?;
+        if output.status.success() {
+            continue;
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        result.panics.entry(classify(&stderr)).or_default().push(file);
+    }
+    Ok(result)
+}
+
+/// The class of a child's stderr: `location: message` of a panic, else its first line and the
+/// first frame of the backtrace in `crates/` (where the abort came from).
+fn classify(stderr: &str) -> String {
+    let mut lines = stderr.lines();
+    while let Some(line) = lines.next() {
+        if let Some((_, at)) = line.split_once(" panicked at ") {
+            let location = at.trim_end_matches(':');
+            let message = lines.next().unwrap_or("");
+            return format!("{location}: {message}");
+        }
+    }
+    let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("(killed, no output)");
+    let normalized: String = first
+        .split(|c: char| c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("N");
+    let frame = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("at ./crates/") || l.starts_with("at ./vendor/"))
+        .map(|l| format!(" at {}", &l[3..]))
+        .unwrap_or_default();
+    format!("abort: {normalized}{frame}")
+}
+
+/// Runs `target` on one file in this process under [`MEMORY_LIMIT_BYTES`], uncaught (the
+/// child side of [`replay_isolated`]).
+pub fn replay_one(target: fn(&[u8]), file: &Path) -> std::io::Result<()> {
+    let data = std::fs::read(file)?;
+    let limit = libc::rlimit {
+        rlim_cur: MEMORY_LIMIT_BYTES,
+        rlim_max: MEMORY_LIMIT_BYTES,
+    };
+    // SAFETY: setrlimit only reads the struct it is given.
+    unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) };
+    target(&data);
+    Ok(())
 }
 
 fn expand(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {

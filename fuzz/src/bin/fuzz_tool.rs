@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! fuzz-tool replay TARGET PATH...    run every input (files, or directories of them) through
-//!                                     TARGET, catching panics; prints counts per panic message
-//!                                     and exits 1 if any input panicked
+//!                                     TARGET, each in a child process under AFL's memory limit;
+//!                                     prints counts per panic message (or abort) and exits 1 if
+//!                                     any input failed
+//! fuzz-tool replay-one TARGET FILE    one input, uncaught (the child of `replay`)
 //! fuzz-tool seed CORPUS_DIR [--rpc-tsv FILE] [--log-dir NAME=DIR]...
 //!                                     writes the seed corpora under CORPUS_DIR/<target>/
 //! fuzz-tool show-request FILE         prints the frames of a request-stream input as decoded,
@@ -19,6 +21,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("replay") if args.len() >= 3 => replay(&args[1], &args[2..]),
+        Some("replay-one") if args.len() == 3 => {
+            let run = target(&args[1]).ok_or_else(|| format!("unknown target {}", args[1]));
+            run.and_then(|run| triage::replay_one(run, Path::new(&args[2])).map_err(|e| e.to_string()))
+                .map(|()| ExitCode::SUCCESS)
+        }
         Some("seed") if args.len() >= 2 => seed(Path::new(&args[1]), &args[2..]),
         Some("show-request") if args.len() == 2 => show_request(Path::new(&args[1])),
         _ => Err("usage: fuzz-tool replay TARGET PATH... | fuzz-tool seed CORPUS_DIR [--rpc-tsv FILE] [--log-dir NAME=DIR]...".into()),
@@ -33,11 +40,12 @@ fn main() -> ExitCode {
 }
 
 fn replay(name: &str, paths: &[String]) -> Result<ExitCode, String> {
-    let run = target(name).ok_or_else(|| format!("unknown target {name}"))?;
+    target(name).ok_or_else(|| format!("unknown target {name}"))?;
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    let result = triage::replay(run, &paths).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let result = triage::replay_isolated(&exe, name, &paths).map_err(|e| e.to_string())?;
     println!(
-        "replay {name}: {} inputs, {} panicked",
+        "replay {name}: {} inputs, {} failed",
         result.inputs,
         result.panicked()
     );
