@@ -86,7 +86,11 @@ pub fn replay_isolated(exe: &Path, target: &str, paths: &[PathBuf]) -> std::io::
             continue;
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
-        result.panics.entry(classify(&stderr)).or_default().push(file);
+        result
+            .panics
+            .entry(classify(&stderr))
+            .or_default()
+            .push(file);
     }
     Ok(result)
 }
@@ -102,7 +106,10 @@ fn classify(stderr: &str) -> String {
             return format!("{location}: {message}");
         }
     }
-    let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("(killed, no output)");
+    let first = stderr
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("(killed, no output)");
     let normalized: String = first
         .split(|c: char| c.is_ascii_digit())
         .filter(|s| !s.is_empty())
