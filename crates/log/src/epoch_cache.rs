@@ -153,19 +153,21 @@ impl EpochCache {
     /// log start offset moved, the checkpoint's first entry starts above the first segment's
     /// base offset, and this is how Java answers `endOffsetForEpoch` after a restart.
     ///
-    /// One departure: checkpoint entries at or past the log end offset are removed *before* the
-    /// segments' epochs are added (Java removes them after). Such entries name data the log does
-    /// not have (a checkpoint that outlived a torn tail, or a damaged one); left in while adding,
-    /// their epochs hid the epochs of the batches that remain, so the log ended with an epoch
-    /// older than its last batch's, and the next open (which reads the rewritten checkpoint)
-    /// served another one. Without such entries the result is Java's.
+    /// One departure: checkpoint entries that start past the log end offset are removed
+    /// *before* the segments' epochs are added (Java removes them after). Such entries name data
+    /// the log does not have (Java cuts its cache whenever it truncates the log, so only a
+    /// damaged or foreign checkpoint holds them); left in while adding, their epochs hid the
+    /// epochs of the batches that remain, so the log ended with an epoch older than its last
+    /// batch's, and the next open (which reads the rewritten checkpoint) served another one. An
+    /// entry starting exactly at the end is Java's own (the log start moved to the end) and is
+    /// kept, as are the results for every checkpoint without entries past the end.
     pub fn recovered(
         checkpoint: Option<EpochCache>,
         segment_epochs: &EpochCache,
         log_end_offset: i64,
     ) -> EpochCache {
         let mut cache = checkpoint.unwrap_or_default();
-        cache.truncate_from_end(log_end_offset);
+        cache.truncate_from_end(log_end_offset.saturating_add(1));
         for (epoch, start) in segment_epochs.entries() {
             if cache.latest_epoch().is_none_or(|latest| epoch > latest) {
                 cache.assign(epoch, start);
@@ -325,7 +327,8 @@ mod tests {
 
     /// Found by `scripts/fuzz recovery` (inputs `fuzz/corpus/recovery/found-epoch-checkpoint-*`):
     /// checkpoint entries past the log end hid the epochs of the batches that remain, and the
-    /// reopened log (reading the rewritten checkpoint) ended with another epoch.
+    /// reopened log (reading the rewritten checkpoint) ended with another epoch. (An entry at
+    /// the end itself keeps Java's meaning: `cleaning_deletes_segment_files_...` in tests.)
     #[test]
     fn checkpoint_entries_past_the_end_do_not_hide_the_segments_epochs() {
         // Entry 4@94 beyond the end (28): the segments' 4@24 is the log's last epoch.

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use kraftwerk_protocol::constants::METADATA_PARTITION_DIR;
-use kraftwerk_protocol::kafka_uuid::{is_reserved_directory_id, kafka_uuid_to_string, random_directory_id};
+use kraftwerk_protocol::kafka_uuid::{
+    is_reserved_directory_id, kafka_uuid_to_string, random_directory_id,
+};
 use thiserror::Error;
 use uuid::Uuid;
 

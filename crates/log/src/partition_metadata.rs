@@ -5,8 +5,8 @@ use std::path::Path;
 use kraftwerk_protocol::constants::METADATA_TOPIC_ID;
 
 use crate::error::StorageError;
-use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 use crate::fsutil::{read_if_exists, write_atomic};
+use kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string;
 
 /// File name (Kafka `PartitionMetadataFile.PARTITION_METADATA_FILE_NAME`).
 pub const PARTITION_METADATA: &str = "partition.metadata";

@@ -24,10 +24,10 @@ use std::path::PathBuf;
 use bytes::Bytes;
 use kraftwerk_log::bootstrap::{BootstrapMetadata, BOOTSTRAP_FILE};
 use kraftwerk_log::meta_properties::{MetaProperties, MetaPropertiesVersion};
+use kraftwerk_log::{FileQuorumStateStore, QUORUM_STATE_FILE};
 use kraftwerk_protocol::kafka_uuid::{
     is_reserved_directory_id, kafka_uuid_from_string, kafka_uuid_to_string,
 };
-use kraftwerk_log::{FileQuorumStateStore, QUORUM_STATE_FILE};
 use kraftwerk_raft::ElectionState;
 use kraftwerk_records::batch::batches;
 use kraftwerk_records::metadata::{ApiMessageAndVersion, UserScramCredentialRecord};
