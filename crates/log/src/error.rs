@@ -21,6 +21,27 @@ pub enum StorageError {
         #[source]
         source: io::Error,
     },
+    /// A write or fsync of a segment file failed. What it was to make durable may not be on
+    /// disk (after a failed fsync the state of the page cache is unknown: the kernel may have
+    /// dropped the dirty pages and a retry would report success), so the log stops accepting
+    /// and serving until it is reopened (case C10).
+    #[error(
+        "{op} of {} failed at position {position} (log offsets from {offset} may not be on disk): {source}",
+        path.display()
+    )]
+    SegmentIo {
+        /// `"write"` or `"fsync"`.
+        op: &'static str,
+        /// The segment file.
+        path: PathBuf,
+        /// Where the write started, or up to where the file was durable before the fsync.
+        position: u64,
+        /// The first log offset the failed call was to write or make durable.
+        offset: i64,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
     /// The `.lock` file of the metadata log directory is held by another process (or already by
     /// this one), as Kafka's `RaftManager.lockDataDir` reports.
     #[error(
@@ -115,6 +136,19 @@ impl From<StorageError> for LogError {
         match e {
             StorageError::Io { path, source } => LogError::Io {
                 path: path.display().to_string(),
+                source,
+            },
+            StorageError::SegmentIo {
+                op,
+                path,
+                position,
+                offset,
+                source,
+            } => LogError::Io {
+                path: format!(
+                    "{} ({op} at position {position}, log offsets from {offset} may not be on disk)",
+                    path.display()
+                ),
                 source,
             },
             StorageError::Locked { ref path, .. } => LogError::Io {

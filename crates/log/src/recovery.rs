@@ -624,7 +624,7 @@ impl Scan<'_> {
         progress: &mut Progress,
     ) -> Result<Option<Stop>, StorageError> {
         // Whatever we index must be durable first; fdatasync of clean pages is cheap.
-        self.segments.get_mut(&base).expect("listed").sync()?;
+        self.segments.get_mut(&base).expect("listed").sync(base)?;
         let segment = &self.segments[&base];
         while position < segment.size_bytes() {
             match self.scan_chunk(segment, base, position, progress)? {
@@ -789,7 +789,7 @@ impl Scan<'_> {
         } else {
             let segment = self.segments.get_mut(&stop.segment_base).expect("listed");
             dropped_bytes += segment.size_bytes() - stop.position;
-            segment.truncate(stop.position)?;
+            segment.truncate(stop.position, log_end_offset)?;
         }
         self.dir.fsync()?;
         let truncation = TailTruncation {

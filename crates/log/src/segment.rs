@@ -98,13 +98,20 @@ impl Segment {
         self.size_bytes
     }
 
-    /// Writes `bytes` at the end of the file (a positional write, no shared cursor). On an
-    /// error the file may hold a prefix of `bytes` past [`size_bytes`](Self::size_bytes); the
-    /// log stops accepting writes then, and recovery cuts it at the next open.
-    pub fn append(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
+    /// Writes `bytes`, which start with log offset `first_offset`, at the end of the file (a
+    /// positional write, no shared cursor). On an error ([`StorageError::SegmentIo`]) the file
+    /// may hold a prefix of `bytes` past [`size_bytes`](Self::size_bytes); the log stops
+    /// accepting writes then, and recovery cuts it at the next open.
+    pub fn append(&mut self, bytes: &[u8], first_offset: i64) -> Result<(), StorageError> {
         self.file
             .write_all_at(bytes, self.size_bytes)
-            .map_err(io_at(&self.path))?;
+            .map_err(|source| StorageError::SegmentIo {
+                op: "write",
+                path: self.path.clone(),
+                position: self.size_bytes,
+                offset: first_offset,
+                source,
+            })?;
         self.size_bytes += bytes.len() as u64;
         Ok(())
     }
@@ -135,8 +142,9 @@ impl Segment {
         })
     }
 
-    /// Cuts the file to `size_bytes` and makes the cut durable (fdatasync).
-    pub fn truncate(&mut self, size_bytes: u64) -> Result<(), StorageError> {
+    /// Cuts the file to `size_bytes`, where log offset `offset` started, and makes the cut
+    /// durable (fdatasync).
+    pub fn truncate(&mut self, size_bytes: u64, offset: i64) -> Result<(), StorageError> {
         assert!(
             size_bytes <= self.size_bytes,
             "truncate of {} to {size_bytes} would grow it",
@@ -145,12 +153,22 @@ impl Segment {
         self.file.set_len(size_bytes).map_err(io_at(&self.path))?;
         self.size_bytes = size_bytes;
         self.synced_size_bytes = self.synced_size_bytes.min(size_bytes);
-        self.sync()
+        self.sync(offset)
     }
 
-    /// fdatasync: data and the file size are durable when it returns.
-    pub fn sync(&mut self) -> Result<(), StorageError> {
-        self.file.sync_data().map_err(io_at(&self.path))?;
+    /// fdatasync: data and the file size are durable when it returns. `first_offset` is the
+    /// first log offset it is to make durable, named by the error
+    /// ([`StorageError::SegmentIo`]) if it fails.
+    pub fn sync(&mut self, first_offset: i64) -> Result<(), StorageError> {
+        self.file
+            .sync_data()
+            .map_err(|source| StorageError::SegmentIo {
+                op: "fsync",
+                path: self.path.clone(),
+                position: self.synced_size_bytes,
+                offset: first_offset,
+                source,
+            })?;
         self.synced_size_bytes = self.size_bytes;
         Ok(())
     }
@@ -206,11 +224,11 @@ mod tests {
             Segment::create(&dir, 7).is_err(),
             "create refuses an existing file"
         );
-        seg.append(b"hello").unwrap();
-        seg.append(b" world").unwrap();
+        seg.append(b"hello", 7).unwrap();
+        seg.append(b" world", 8).unwrap();
         assert_eq!(seg.read_at(6, 5).unwrap(), b"world");
         assert!(seg.read_at(8, 5).is_err());
-        seg.truncate(5).unwrap();
+        seg.truncate(5, 8).unwrap();
         let reopened = Segment::open(&dir, seg.path().to_path_buf(), 7).unwrap();
         assert_eq!(reopened.size_bytes(), 5);
         std::fs::write(dir.join("00000000000000000007.index"), b"").unwrap();

@@ -435,10 +435,12 @@ impl SegmentLog {
         let mut run_start = 0usize; // byte range of `records` not yet written
         let mut run_end = 0usize;
         let mut active_size = self.active().size_bytes();
+        let mut run_offset = self.log_end_offset; // the first offset of the run
         for header in headers {
             if self.should_roll(header, active_size + (run_end - run_start) as u64) {
-                self.write_run(&records[run_start..run_end])?;
+                self.write_run(&records[run_start..run_end], run_offset)?;
                 run_start = run_end;
+                run_offset = header.base_offset;
                 let sealed = self.active().base_offset();
                 let segment = Segment::create(&self.dir, header.base_offset)?;
                 self.segments.insert(header.base_offset, segment);
@@ -451,7 +453,7 @@ impl SegmentLog {
             self.pending.push(BatchEntry::new(header, active, position));
             run_end += header.size_bytes();
         }
-        self.write_run(&records[run_start..run_end])?;
+        self.write_run(&records[run_start..run_end], run_offset)?;
         for header in headers {
             let epoch = header.partition_leader_epoch;
             if self
@@ -474,7 +476,7 @@ impl SegmentLog {
         Ok(())
     }
 
-    fn write_run(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
+    fn write_run(&mut self, bytes: &[u8], first_offset: i64) -> Result<(), StorageError> {
         if bytes.is_empty() {
             return Ok(());
         }
@@ -483,7 +485,7 @@ impl SegmentLog {
             .values_mut()
             .next_back()
             .expect("the log always has a segment");
-        segment.append(bytes)?;
+        segment.append(bytes, first_offset)?;
         self.dirty_segments.insert(segment.base_offset());
         Ok(())
     }
@@ -542,7 +544,7 @@ impl SegmentLog {
         self.segments
             .get_mut(&removed.segment_base)
             .expect("segment of an indexed batch")
-            .truncate(removed.position as u64)?;
+            .truncate(removed.position as u64, new_end)?;
         if !later.is_empty() || self.dir_dirty {
             self.dir.fsync()?;
             self.dir_dirty = false;
@@ -562,10 +564,16 @@ impl SegmentLog {
 
     fn flush_inner(&mut self) -> Result<(), StorageError> {
         for base in &self.dirty_segments {
+            // The first offset this fsync is to make durable in the segment, for the error.
+            let first_offset = self
+                .pending
+                .iter()
+                .find(|e| e.segment_base == *base)
+                .map_or(self.flushed_end_offset, |e| e.base_offset);
             self.segments
                 .get_mut(base)
                 .expect("dirty segments exist")
-                .sync()?;
+                .sync(first_offset)?;
         }
         if self.dir_dirty {
             self.dir.fsync()?;

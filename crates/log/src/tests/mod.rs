@@ -7,11 +7,13 @@ use kraftwerk_raft::testing::CrashableLog;
 use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
 use tempfile::TempDir;
 
+use crate::fs::faulty::FaultyFs;
 use crate::{IndexRecovery, LogConfig, SegmentLog};
 
 pub(crate) use crate::testing::small_segments;
 
 mod differential;
+mod faults;
 mod java_dir;
 mod java_snapshots;
 mod recovery;
@@ -22,6 +24,8 @@ mod snapshots;
 pub(crate) struct TestLog {
     log: Option<SegmentLog>,
     config: LogConfig,
+    /// The fault-injecting file system the log runs on, if any ([`TestLog::faulty`]).
+    fs: Option<FaultyFs>,
     /// Keeps the directory alive for the life of the test.
     dir: TempDir,
 }
@@ -33,8 +37,30 @@ impl TestLog {
         TestLog {
             log: Some(log),
             config,
+            fs: None,
             dir,
         }
+    }
+
+    /// A log on a [`FaultyFs`], which the test reaches through [`TestLog::fs`]. Its crash hooks
+    /// are [`FaultyFs::crash`] (everything not fsynced is lost), and a crash repairs the disk
+    /// (clears the faults).
+    pub(crate) fn faulty(config: LogConfig) -> TestLog {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fs = FaultyFs::new();
+        let log = SegmentLog::open_with_fs(dir.path(), config, std::sync::Arc::new(fs.clone()))
+            .expect("open a new log");
+        TestLog {
+            log: Some(log),
+            config,
+            fs: Some(fs),
+            dir,
+        }
+    }
+
+    /// The fault-injecting file system of a [`TestLog::faulty`] log.
+    pub(crate) fn fs(&self) -> &FaultyFs {
+        self.fs.as_ref().expect("a TestLog::faulty log")
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -70,7 +96,28 @@ impl TestLog {
     }
 
     fn open_again(&self) -> Result<SegmentLog, crate::StorageError> {
-        SegmentLog::open(self.dir.path(), self.config)
+        match &self.fs {
+            None => SegmentLog::open(self.dir.path(), self.config),
+            Some(fs) => SegmentLog::open_with_fs(
+                self.dir.path(),
+                self.config,
+                std::sync::Arc::new(fs.clone()),
+            ),
+        }
+    }
+
+    /// A crash of a [`TestLog::faulty`] log: with `power_loss` every file loses what was not
+    /// fsynced, otherwise (a process crash) the files keep everything written, torn writes
+    /// included. The disk is repaired, then the log reopens.
+    fn crash_faulty(mut self, power_loss: bool) -> TestLog {
+        drop(self.log.take());
+        let fs = self.fs();
+        if power_loss {
+            fs.crash();
+        }
+        fs.clear_faults();
+        self.log = Some(self.open_again().expect("reopen after crash"));
+        self
     }
 
     fn crash(mut self, keep_unflushed_bytes: u64) -> TestLog {
@@ -155,10 +202,16 @@ impl ReplicatedLog for TestLog {
 
 impl CrashableLog for TestLog {
     fn crash_and_reopen(self) -> Self {
+        if self.fs.is_some() {
+            return self.crash_faulty(true);
+        }
         self.crash(0)
     }
 
     fn crash_torn_and_reopen(self, rng_value: u64) -> Self {
+        if self.fs.is_some() {
+            return self.crash_faulty(rng_value.is_multiple_of(2));
+        }
         let unflushed = self.log().unflushed_bytes();
         self.crash(rng_value % (unflushed + 1))
     }

@@ -31,6 +31,10 @@ impl FaultyLog for MemLog {
     fn inject(&mut self, fault: DiskFault) {
         self.inject_fault(fault);
     }
+
+    fn flip_byte_in_batch(&mut self, offset: i64) {
+        MemLog::flip_byte_in_batch(self, offset);
+    }
 }
 
 impl CrashableLog for MemLog {

@@ -171,6 +171,18 @@ impl MemLog {
         self.fault.arm(fault);
     }
 
+    /// Damage at rest: flips a byte in the middle of the batch holding `offset` (which must be
+    /// in the log), flushed or not, as bit rot or a stray write would.
+    pub fn flip_byte_in_batch(&mut self, offset: i64) {
+        let index = self.batches.partition_point(|b| b.last_offset < offset);
+        let batch = self.batches.get(index).expect("a batch holds the offset");
+        assert!(
+            batch.base_offset <= offset,
+            "offset {offset} is not in the log"
+        );
+        self.data[batch.position + batch.size_bytes / 2] ^= 0xFF;
+    }
+
     /// True once an injected fault struck (until the next crash).
     pub fn disk_failed(&self) -> bool {
         self.fault.has_failed()
@@ -502,6 +514,20 @@ impl ReplicatedLog for MemLog {
             taken += batch.size_bytes;
         }
         let from = first_batch.position;
+        // As the segment log: a batch whose CRC fails is never served (case C10).
+        let mut at = from;
+        for batch in &self.batches[first..] {
+            if at >= from + taken {
+                break;
+            }
+            if let Err(e) = batch::verify_crc(&self.data[at..at + batch.size_bytes]) {
+                return Err(LogError::CorruptBatch {
+                    offset: batch.base_offset,
+                    reason: format!("in MemLog (simulated disk) at position {at}: {e}"),
+                });
+            }
+            at += batch.size_bytes;
+        }
         Ok(Bytes::copy_from_slice(&self.data[from..from + taken]))
     }
 

@@ -4,10 +4,12 @@
 //!   cannot land after a batch that is not on disk) and serves nothing, until it is reopened.
 //! - The failing call's error is [`LogError::Io`]; nothing it was asked to do counts as
 //!   flushed.
+//! - A batch whose CRC fails is never served: a read that would return it fails with
+//!   [`LogError::CorruptBatch`] naming its offset, and reads of the batches around it work.
 //! - Reopening after a crash (the node restarting on a repaired disk) recovers exactly what
 //!   was flushed before the fault, and the log works again.
 
-use crate::storage::{LogError, ReplicatedLog};
+use crate::storage::LogError;
 use crate::testing::DiskFault;
 
 use super::{append_leader, data_batch, read_all, CrashableLog};
@@ -18,6 +20,10 @@ pub trait FaultyLog: CrashableLog {
     /// ([`DiskFault::SyncFails`]) fails, and the disk keeps failing until the next crash, after
     /// which the log reopens on a repaired disk.
     fn inject(&mut self, fault: DiskFault);
+
+    /// Damage at rest: flips a byte in the middle of the batch that holds `offset`, in place
+    /// (bit rot, a bad sector, a stray write); the log is not told.
+    fn flip_byte_in_batch(&mut self, offset: i64);
 }
 
 /// Every call that writes, and every read, fails on a log that failed.
@@ -32,7 +38,10 @@ fn assert_fenced<L: FaultyLog>(log: &mut L, what: &str) {
         log.append_as_follower(&next).is_err(),
         "{what}: follower append accepted after a failed write"
     );
-    assert!(log.flush().is_err(), "{what}: flush succeeded after a failure");
+    assert!(
+        log.flush().is_err(),
+        "{what}: flush succeeded after a failure"
+    );
     assert!(
         log.read(log.start_offset(), usize::MAX).is_err(),
         "{what}: a failed log still serves reads"
@@ -52,7 +61,11 @@ pub fn failed_append_fences_the_log<L: FaultyLog>(mut make: impl FnMut() -> L) {
     assert_fenced(&mut log, "after a failed append");
 
     let mut log = log.crash_and_reopen();
-    assert_eq!(log.end_offset().offset, 2, "nothing of the failed append survives");
+    assert_eq!(
+        log.end_offset().offset,
+        2,
+        "nothing of the failed append survives"
+    );
     assert_eq!(read_all(&log), a);
     let c = append_leader(&mut log, 1, 1, 3);
     log.flush().unwrap();
@@ -71,7 +84,11 @@ pub fn failed_flush_fences_the_log<L: FaultyLog>(mut make: impl FnMut() -> L) {
     log.inject(DiskFault::SyncFails);
     let err = log.flush().unwrap_err();
     assert!(matches!(err, LogError::Io { .. }), "{err}");
-    assert_eq!(log.flushed_end_offset(), 2, "a failed flush made nothing durable");
+    assert_eq!(
+        log.flushed_end_offset(),
+        2,
+        "a failed flush made nothing durable"
+    );
     assert_fenced(&mut log, "after a failed flush");
 
     let mut log = log.crash_and_reopen();
@@ -83,7 +100,7 @@ pub fn failed_flush_fences_the_log<L: FaultyLog>(mut make: impl FnMut() -> L) {
     assert_eq!(log.flushed_end_offset(), 3);
 }
 
-/// A failed truncation-free write followed by a torn crash: whatever part of the unflushed
+/// A failed write followed by a torn crash: whatever part of the unflushed
 /// data reached the disk, the log comes back as a valid prefix that includes the flushed data.
 pub fn failed_append_then_torn_crash<L: FaultyLog>(mut make: impl FnMut() -> L) {
     for rng_value in [0, 7, 100, u64::MAX] {
@@ -96,9 +113,44 @@ pub fn failed_append_then_torn_crash<L: FaultyLog>(mut make: impl FnMut() -> L) 
         let log = log.crash_torn_and_reopen(rng_value);
         let end = log.end_offset().offset;
         assert!(end == 2 || end == 4, "{rng_value}: end {end}");
-        let expected = if end == 2 { a.clone() } else { super::concat(&[&a, &b]) };
+        let expected = if end == 2 {
+            a.clone()
+        } else {
+            super::concat(&[&a, &b])
+        };
         assert_eq!(read_all(&log), expected, "{rng_value}");
         assert_eq!(log.flushed_end_offset(), end);
+    }
+}
+
+/// A byte flipped in a flushed batch in the middle of the log: every read that would return
+/// that batch fails naming it, the batches before and after it still read.
+pub fn flipped_byte_is_never_served<L: FaultyLog>(mut make: impl FnMut() -> L) {
+    let mut log = make();
+    let a = append_leader(&mut log, 1, 2, 1);
+    append_leader(&mut log, 1, 3, 2);
+    let c = append_leader(&mut log, 2, 1, 3);
+    log.flush().unwrap();
+    log.flip_byte_in_batch(3);
+    assert_eq!(
+        log.read(0, 1).unwrap(),
+        a,
+        "the batch before the damage reads"
+    );
+    assert_eq!(
+        log.read(5, usize::MAX).unwrap(),
+        c,
+        "the batch after it reads"
+    );
+    for (offset, max_bytes) in [(0, usize::MAX), (2, 1), (4, usize::MAX)] {
+        match log.read(offset, max_bytes) {
+            Err(LogError::CorruptBatch { offset: 2, .. }) => {}
+            Ok(bytes) => panic!(
+                "read({offset}) served {} bytes of a corrupt batch",
+                bytes.len()
+            ),
+            Err(e) => panic!("read({offset}): expected CorruptBatch at offset 2, got {e}"),
+        }
     }
 }
 
@@ -107,6 +159,7 @@ pub fn fault_suite<L: FaultyLog>(mut make: impl FnMut() -> L) {
     failed_append_fences_the_log(&mut make);
     failed_flush_fences_the_log(&mut make);
     failed_append_then_torn_crash(&mut make);
+    flipped_byte_is_never_served(&mut make);
 }
 
 /// Expands to one `#[test]` per fault case ([`FaultyLog`] logs), like
@@ -116,6 +169,6 @@ macro_rules! log_fault_tests {
     ($make:expr) => {
         $crate::log_conformance_tests!(@cases $make;
             failed_append_fences_the_log, failed_flush_fences_the_log,
-            failed_append_then_torn_crash);
+            failed_append_then_torn_crash, flipped_byte_is_never_served);
     };
 }
