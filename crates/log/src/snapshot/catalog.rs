@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 use kraftwerk_raft::{LogError, OffsetAndEpoch};
+use kraftwerk_records::batch::{self, BatchHeader};
 
 use super::file_name::{parse_snapshot_file_name, snapshot_file_name, SnapshotFileKind};
 use super::sink::{FileSnapshotSink, FinishedSnapshots};
@@ -30,6 +31,8 @@ pub(crate) struct SnapshotFile {
     file: Box<dyn FsFile>,
     path: PathBuf,
     summary: SnapshotSummary,
+    /// Where each batch ends ([`SnapshotValidator::finish_with_batch_ends`]).
+    batch_ends: Vec<u64>,
 }
 
 /// A `.checkpoint` file that failed validation.
@@ -72,11 +75,14 @@ fn open_and_validate(dir: &Dir, path: &Path) -> Result<Result<SnapshotFile, Stri
         }
         position += len as u64;
     }
-    Ok(validator.finish().map(|summary| SnapshotFile {
-        file,
-        path: path.to_path_buf(),
-        summary,
-    }))
+    Ok(validator
+        .finish_with_batch_ends()
+        .map(|(summary, batch_ends)| SnapshotFile {
+            file,
+            path: path.to_path_buf(),
+            summary,
+            batch_ends,
+        }))
 }
 
 /// Lists and validates the snapshot files of partition directory `dir`.
@@ -175,7 +181,9 @@ impl SnapshotCatalog {
     }
 
     /// `[position, position + max_bytes)` of snapshot `id`, clipped at its end (empty at or past
-    /// the end).
+    /// the end). The whole batches the range overlaps are read and their CRCs checked first, so
+    /// that a snapshot damaged on disk after it was validated is never served: the read fails
+    /// with [`StorageError::CorruptBatch`] naming the file and the batch's position (case C10).
     pub(crate) fn read(
         &self,
         id: OffsetAndEpoch,
@@ -187,13 +195,39 @@ impl SnapshotCatalog {
             epoch: id.epoch,
         })?;
         let size = snapshot.summary.size_bytes;
-        let len = size.saturating_sub(position).min(max_bytes as u64) as usize;
-        let mut out = BytesMut::zeroed(len);
+        let len = size.saturating_sub(position).min(max_bytes as u64);
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
+        let end = position + len;
+        let ends = &snapshot.batch_ends;
+        let first = ends.partition_point(|&e| e <= position);
+        let last = ends.partition_point(|&e| e < end);
+        let from = if first == 0 { 0 } else { ends[first - 1] };
+        let mut buf = BytesMut::zeroed((ends[last] - from) as usize);
         snapshot
             .file
-            .read_exact_at(&mut out, position)
+            .read_exact_at(&mut buf, from)
             .map_err(io_at(&snapshot.path))?;
-        Ok(out.freeze())
+        let mut start = from;
+        for &batch_end in &ends[first..=last] {
+            let whole = &buf[(start - from) as usize..(batch_end - from) as usize];
+            if let Err(e) = batch::verify_crc(whole) {
+                tracing::error!(path = %snapshot.path.display(), position = start, error = %e,
+                    "a snapshot batch on disk fails its check; it is not served");
+                return Err(StorageError::CorruptBatch {
+                    path: snapshot.path.clone(),
+                    position: start,
+                    offset: BatchHeader::parse(whole).map_or(-1, |h| h.base_offset),
+                    reason: format!("snapshot {}-{}: {e}", id.offset, id.epoch),
+                }
+                .into());
+            }
+            start = batch_end;
+        }
+        Ok(buf
+            .freeze()
+            .slice((position - from) as usize..(end - from) as usize))
     }
 
     /// A sink for a new snapshot `id`. Errors if a snapshot with this id is registered or its
@@ -238,7 +272,7 @@ impl SnapshotCatalog {
         let path = self.dir.join(snapshot_file_name(id));
         let snapshot = match self.finished.take(id) {
             // The sink hands over the descriptor it wrote through: registering opens nothing.
-            Some((summary, file)) => {
+            Some((summary, batch_ends, file)) => {
                 if !self.dir.fs().exists(&path) {
                     return Err(not_found);
                 }
@@ -258,6 +292,7 @@ impl SnapshotCatalog {
                     file,
                     path,
                     summary,
+                    batch_ends,
                 }
             }
             None => {

@@ -19,9 +19,9 @@ use crate::fs::{Dir, FsFile, OpenMode};
 /// generated batches are usually larger and go straight through).
 const WRITE_BUFFER_BYTES: usize = 1 << 20;
 
-/// A finished snapshot: its summary and the descriptor it was written through (the renamed
-/// file), so that registering it opens nothing.
-type Finished = (SnapshotSummary, Box<dyn FsFile>);
+/// A finished snapshot: its summary, where its batches end, and the descriptor it was written
+/// through (the renamed file), so that registering it opens nothing.
+type Finished = (SnapshotSummary, Vec<u64>, Box<dyn FsFile>);
 
 /// Snapshots a sink finished (validated, durable, renamed) that the log has not registered yet,
 /// shared between the log and its sinks, which may run on other threads (Kafka
@@ -173,8 +173,8 @@ impl FileSnapshotSink {
             )
             .into());
         }
-        let summary = std::mem::take(&mut self.validator)
-            .finish()
+        let (summary, batch_ends) = std::mem::take(&mut self.validator)
+            .finish_with_batch_ends()
             .map_err(|reason| self.invalid(reason))?;
         self.drain_buffer().map_err(io_at(&self.part_path))?;
         let file = self.file.take().expect("a sink is finished once");
@@ -196,7 +196,7 @@ impl FileSnapshotSink {
         self.dir.rename(&self.part_path, &target)?;
         self.part_gone = true;
         self.dir.fsync()?;
-        Ok((summary, file))
+        Ok((summary, batch_ends, file))
     }
 }
 
@@ -217,8 +217,8 @@ impl SnapshotSink for FileSnapshotSink {
     }
 
     fn finish(mut self: Box<Self>) -> Result<u64, LogError> {
-        let (summary, file) = self.finish_inner()?;
-        self.finished.insert(self.id, (summary, file));
+        let (summary, batch_ends, file) = self.finish_inner()?;
+        self.finished.insert(self.id, (summary, batch_ends, file));
         tracing::info!(
             dir = %self.dir.display(),
             offset = self.id.offset,

@@ -48,6 +48,9 @@ pub struct SnapshotValidator {
     last_contained_log_timestamp_ms: Option<i64>,
     last_batch_ends_with_footer: bool,
     error: Option<String>,
+    /// Where each checked batch ends (byte positions, ascending): the catalog checks the CRCs
+    /// of the batches a FetchSnapshot chunk overlaps before serving it.
+    batch_ends: Vec<u64>,
 }
 
 /// Size of the batch starting at `buf` (at least [`LOG_OVERHEAD`] bytes), from its length field.
@@ -169,7 +172,15 @@ impl SnapshotValidator {
         self.next_offset = header.next_offset();
         self.batches += 1;
         self.checked_bytes += whole.len() as u64;
+        self.batch_ends.push(self.checked_bytes);
         Ok(())
+    }
+
+    /// [`finish`](Self::finish), also returning where each batch ends (byte positions,
+    /// ascending; the last is the file size).
+    pub fn finish_with_batch_ends(mut self) -> Result<(SnapshotSummary, Vec<u64>), String> {
+        let ends = std::mem::take(&mut self.batch_ends);
+        self.finish().map(|summary| (summary, ends))
     }
 
     /// Ends the file: everything fed must be whole batches ending with the footer.

@@ -31,6 +31,19 @@ impl FaultyLog for TestLog {
         let (path, position, size) = batch_on_disk(self.root(), offset);
         flip_byte(&path, position + size / 2);
     }
+
+    fn flip_byte_in_snapshot(&mut self, id: OffsetAndEpoch, position: u64) {
+        let path = self
+            .root()
+            .join(METADATA_PARTITION_DIR)
+            .join(crate::snapshot::snapshot_file_name(id));
+        // Snapshots are read-only (0444), as Java leaves them; damage does not ask.
+        let mut perms = std::fs::metadata(&path).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&path, perms).unwrap();
+        flip_byte(&path, position);
+    }
 }
 
 /// The segment file, position and size of the batch holding `offset`, found by scanning the

@@ -335,10 +335,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         now_ms: u64,
         _api_version: i16,
         request: FetchSnapshotRequest,
-    ) -> FetchSnapshotResponse {
+    ) -> Result<FetchSnapshotResponse, RaftError> {
         if !self.cluster_id_matches(&request.cluster_id) {
-            return FetchSnapshotResponse::default()
-                .with_error_code(errors::INCONSISTENT_CLUSTER_ID);
+            return Ok(
+                FetchSnapshotResponse::default().with_error_code(errors::INCONSISTENT_CLUSTER_ID)
+            );
         }
         let p = match request.topics.as_slice() {
             [t] if t.name.0.as_str() == METADATA_TOPIC_NAME
@@ -351,12 +352,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 let partition = PartitionSnapshot::default()
                     .with_index(t.partitions[0].partition)
                     .with_error_code(errors::UNKNOWN_TOPIC_OR_PARTITION);
-                return FetchSnapshotResponse::default()
-                    .with_topics(vec![TopicSnapshot::default()
+                return Ok(FetchSnapshotResponse::default().with_topics(vec![
+                    TopicSnapshot::default()
                         .with_name(t.name.clone())
-                        .with_partitions(vec![partition])]);
+                        .with_partitions(vec![partition]),
+                ]));
             }
-            _ => return FetchSnapshotResponse::default().with_error_code(errors::INVALID_REQUEST),
+            _ => {
+                return Ok(FetchSnapshotResponse::default().with_error_code(errors::INVALID_REQUEST))
+            }
         };
         let id = OffsetAndEpoch::new(p.snapshot_id.end_offset, p.snapshot_id.epoch);
         let mut partition = PartitionSnapshot::default()
@@ -388,10 +392,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                             partition.unaligned_records = bytes;
                             errors::NONE
                         }
-                        Err(e) => {
-                            tracing::error!(error = %e, "reading snapshot {}-{} failed", id.offset, id.epoch);
-                            errors::UNKNOWN_SERVER_ERROR
-                        }
+                        // A storage failure, or a batch that fails its CRC (never served):
+                        // fatal, as a failed read of the log is (case C10).
+                        Err(e) => return Err(e.into()),
                     }
                 }
             },
@@ -404,8 +407,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 l.update_check_quorum(now_ms, check_quorum_ms);
             }
         }
-        FetchSnapshotResponse::default().with_topics(vec![TopicSnapshot::default()
-            .with_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
-            .with_partitions(vec![partition])])
+        Ok(
+            FetchSnapshotResponse::default().with_topics(vec![TopicSnapshot::default()
+                .with_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
+                .with_partitions(vec![partition])]),
+        )
     }
 }

@@ -245,6 +245,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         &self.log
     }
 
+    /// The log, writable: the core's tests fail or damage it under a running core.
+    #[cfg(test)]
+    pub(crate) fn log_mut(&mut self) -> &mut L {
+        &mut self.log
+    }
+
     /// Stops the core and hands back its storage (the simulation crashes and restarts nodes).
     pub fn into_parts(self) -> (L, Q) {
         (self.log, self.store)
@@ -458,7 +464,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 }
                 RaftRequest::Fetch(r) => self.handle_fetch_request(now_ms, id, api_version, r)?,
                 RaftRequest::FetchSnapshot(r) => {
-                    let resp = self.handle_fetch_snapshot_request(now_ms, api_version, r);
+                    let resp = self.handle_fetch_snapshot_request(now_ms, api_version, r)?;
                     self.emit(Output::Respond {
                         id,
                         response: RaftResponse::FetchSnapshot(resp),

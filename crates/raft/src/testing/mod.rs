@@ -35,6 +35,10 @@ impl FaultyLog for MemLog {
     fn flip_byte_in_batch(&mut self, offset: i64) {
         MemLog::flip_byte_in_batch(self, offset);
     }
+
+    fn flip_byte_in_snapshot(&mut self, id: crate::storage::OffsetAndEpoch, position: u64) {
+        MemLog::flip_byte_in_snapshot(self, id, position);
+    }
 }
 
 impl CrashableLog for MemLog {

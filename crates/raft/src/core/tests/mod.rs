@@ -564,6 +564,7 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
             .with_records(Some(records))])])
 }
 
+mod disk_faults;
 mod follower;
 mod hostile;
 mod pre_vote;

@@ -183,6 +183,15 @@ impl MemLog {
         self.data[batch.position + batch.size_bytes / 2] ^= 0xFF;
     }
 
+    /// Damage at rest: flips the byte at `position` of registered snapshot `id` (the copy a
+    /// crash reloads stays intact).
+    pub fn flip_byte_in_snapshot(&mut self, id: OffsetAndEpoch, position: u64) {
+        let snapshot = self.snapshots.get_mut(&id).expect("a registered snapshot");
+        let mut bytes = snapshot.bytes.to_vec();
+        bytes[position as usize] ^= 0xFF;
+        snapshot.bytes = Bytes::from(bytes);
+    }
+
     /// True once an injected fault struck (until the next crash).
     pub fn disk_failed(&self) -> bool {
         self.fault.has_failed()
@@ -600,6 +609,25 @@ impl ReplicatedLog for MemLog {
         let bytes = &self.snapshot(id)?.bytes;
         let from = (position.min(bytes.len() as u64)) as usize;
         let to = from + (bytes.len() - from).min(max_bytes);
+        // As the segment log: the batches the chunk overlaps must pass their CRC check.
+        let mut at = 0;
+        for item in batch::batches(bytes) {
+            if at >= to {
+                break;
+            }
+            let corrupt = |offset, e: &dyn std::fmt::Display| LogError::CorruptBatch {
+                offset,
+                reason: format!(
+                    "in MemLog snapshot {}-{} at position {at}: {e}",
+                    id.offset, id.epoch
+                ),
+            };
+            let (header, whole) = item.map_err(|e| corrupt(-1, &e))?;
+            if at + whole.len() > from {
+                batch::verify_crc(whole).map_err(|e| corrupt(header.base_offset, &e))?;
+            }
+            at += whole.len();
+        }
         Ok(bytes.slice(from..to))
     }
 

@@ -6,13 +6,15 @@
 //!   flushed.
 //! - A batch whose CRC fails is never served: a read that would return it fails with
 //!   [`LogError::CorruptBatch`] naming its offset, and reads of the batches around it work.
+//! - The same holds for snapshots: a FetchSnapshot chunk overlapping a damaged batch is never
+//!   served, whatever its position and size.
 //! - Reopening after a crash (the node restarting on a repaired disk) recovers exactly what
 //!   was flushed before the fault, and the log works again.
 
-use crate::storage::LogError;
+use crate::storage::{LogError, OffsetAndEpoch};
 use crate::testing::DiskFault;
 
-use super::{append_leader, data_batch, read_all, CrashableLog};
+use super::{append_leader, data_batch, read_all, snapshot_bytes, write_snapshot, CrashableLog};
 
 /// A log whose disk the suite can make fail.
 pub trait FaultyLog: CrashableLog {
@@ -24,6 +26,9 @@ pub trait FaultyLog: CrashableLog {
     /// Damage at rest: flips a byte in the middle of the batch that holds `offset`, in place
     /// (bit rot, a bad sector, a stray write); the log is not told.
     fn flip_byte_in_batch(&mut self, offset: i64);
+
+    /// Damage at rest: flips the byte at `position` of registered snapshot `id`, in place.
+    fn flip_byte_in_snapshot(&mut self, id: OffsetAndEpoch, position: u64);
 }
 
 /// Every call that writes, and every read, fails on a log that failed.
@@ -154,12 +159,61 @@ pub fn flipped_byte_is_never_served<L: FaultyLog>(mut make: impl FnMut() -> L) {
     }
 }
 
+/// A byte flipped in the middle of a registered snapshot: every chunk that overlaps the
+/// damaged batch fails; chunks of the batches before and after it still read.
+pub fn flipped_byte_in_a_snapshot_is_never_served<L: FaultyLog>(mut make: impl FnMut() -> L) {
+    let mut log = make();
+    for tag in 1..=3 {
+        append_leader(&mut log, 1, 3, tag);
+    }
+    log.flush().unwrap();
+    let id = OffsetAndEpoch::new(6, 1);
+    let bytes = snapshot_bytes(1, 1_700_000_000_000, 3, 4, 7);
+    write_snapshot(&mut log, id, &bytes);
+    let mut ends = Vec::new();
+    for item in kraftwerk_records::batch::batches(&bytes) {
+        let (_, whole) = item.unwrap();
+        ends.push(ends.last().copied().unwrap_or(0) + whole.len());
+    }
+    let (damaged_start, damaged_end) = (ends[1], ends[2]); // the second data batch
+    log.flip_byte_in_snapshot(id, ((damaged_start + damaged_end) / 2) as u64);
+
+    let read = |log: &L, position: usize, max_bytes: usize| {
+        log.read_snapshot(id, position as u64, max_bytes)
+    };
+    assert_eq!(
+        read(&log, 0, damaged_start).unwrap(),
+        bytes[..damaged_start]
+    );
+    assert_eq!(
+        read(&log, damaged_end, usize::MAX).unwrap(),
+        bytes[damaged_end..]
+    );
+    for (position, max_bytes) in [
+        (0, usize::MAX),
+        (0, damaged_start + 1),
+        (damaged_start, 1),
+        (damaged_end - 1, 5),
+        (damaged_start - 3, 4),
+    ] {
+        match read(&log, position, max_bytes) {
+            Err(LogError::CorruptBatch { .. }) => {}
+            Ok(b) => panic!(
+                "chunk ({position}, {max_bytes}) served {} bytes of a corrupt batch",
+                b.len()
+            ),
+            Err(e) => panic!("chunk ({position}, {max_bytes}): expected CorruptBatch, got {e}"),
+        }
+    }
+}
+
 /// Runs every fault case.
 pub fn fault_suite<L: FaultyLog>(mut make: impl FnMut() -> L) {
     failed_append_fences_the_log(&mut make);
     failed_flush_fences_the_log(&mut make);
     failed_append_then_torn_crash(&mut make);
     flipped_byte_is_never_served(&mut make);
+    flipped_byte_in_a_snapshot_is_never_served(&mut make);
 }
 
 /// Expands to one `#[test]` per fault case ([`FaultyLog`] logs), like
@@ -169,6 +223,7 @@ macro_rules! log_fault_tests {
     ($make:expr) => {
         $crate::log_conformance_tests!(@cases $make;
             failed_append_fences_the_log, failed_flush_fences_the_log,
-            failed_append_then_torn_crash, flipped_byte_is_never_served);
+            failed_append_then_torn_crash, flipped_byte_is_never_served,
+            flipped_byte_in_a_snapshot_is_never_served);
     };
 }
