@@ -48,7 +48,8 @@ pub enum LogError {
     /// An I/O operation failed.
     #[error("I/O error on {path}: {source}")]
     Io {
-        /// The file or directory involved.
+        /// The file or directory involved; for a segment write or fsync also the position and
+        /// the first log offset that may not be on disk.
         path: String,
         /// The OS error.
         #[source]

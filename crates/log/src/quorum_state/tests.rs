@@ -166,3 +166,29 @@ proptest! {
         prop_assert_eq!(parse(&encode(&state, kraft_version)), Ok(state));
     }
 }
+
+#[test]
+fn a_failed_quorum_state_write_names_the_file_and_keeps_the_last_durable_state() {
+    use crate::fs::faulty::{Fault, FaultyFs, EIO, ENOSPC};
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultyFs::new();
+    let path = dir.path().join(QUORUM_STATE_FILE);
+    let mut store = FileQuorumStateStore::with_fs(&path, std::sync::Arc::new(fs.clone()));
+    let voted = state(3, None, Some(2), None, &[1, 2, 3]);
+    store.write(&voted).unwrap();
+
+    let leader = state(4, Some(1), None, None, &[1, 2, 3]);
+    for fault in [
+        Fault::write("quorum-state.tmp", ENOSPC).times(1),
+        Fault::sync("quorum-state.tmp", EIO).times(1),
+    ] {
+        fs.inject(fault);
+        let err = store.write(&leader).unwrap_err().to_string();
+        assert!(err.contains("quorum-state.tmp"), "{err}");
+        assert_eq!(
+            store.read().unwrap(),
+            Some(voted.clone()),
+            "the vote of epoch 3 is what is on disk"
+        );
+    }
+}
