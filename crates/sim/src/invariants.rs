@@ -4,7 +4,9 @@
 //!
 //! - **Election safety** (Raft §5.2, KIP-595): at most one leader per epoch, ever.
 //! - **Epoch monotonicity** (`QuorumState`): a node's epoch never decreases, across restarts too
-//!   (it is persisted before use).
+//!   (it is persisted before use), and never passes `MAX_REQUEST_EPOCH`
+//!   (`crates/raft/src/config.rs`; only a forged request could take it there, and an epoch that
+//!   close to `i32::MAX` would overflow at the next election).
 //! - **High-watermark monotonicity** (`LeaderState.maybeUpdateHighWatermark`): within one process
 //!   lifetime a node's high watermark never decreases.
 //! - **Committed data is never lost or changed** (Raft §5.4 State Machine Safety): every batch below
@@ -14,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
+use kraftwerk_raft::config::MAX_REQUEST_EPOCH;
 use kraftwerk_raft::{QuorumStateStore, RaftCore, ReplicatedLog, RoleKind};
 use kraftwerk_records::batch::batches;
 
@@ -92,6 +95,12 @@ impl Invariants {
             return;
         }
         track.last_epoch = epoch;
+        if epoch > MAX_REQUEST_EPOCH {
+            self.violation(format!(
+                "node {id}: epoch {epoch} is past {MAX_REQUEST_EPOCH}"
+            ));
+            return;
+        }
         if let (Some(prev), Some(now)) = (track.last_high_watermark, hw) {
             if now < prev {
                 self.violation(format!(
