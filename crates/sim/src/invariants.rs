@@ -4,16 +4,22 @@
 //!
 //! - **Election safety** (Raft §5.2, KIP-595): at most one leader per epoch, ever.
 //! - **Epoch monotonicity** (`QuorumState`): a node's epoch never decreases, across restarts too
-//!   (it is persisted before use).
+//!   (it is persisted before use), and never passes `MAX_REQUEST_EPOCH`
+//!   (`crates/raft/src/config.rs`; only a forged request could take it there, and an epoch that
+//!   close to `i32::MAX` would overflow at the next election).
 //! - **High-watermark monotonicity** (`LeaderState.maybeUpdateHighWatermark`): within one process
 //!   lifetime a node's high watermark never decreases.
 //! - **Committed data is never lost or changed** (Raft §5.4 State Machine Safety): every batch below
 //!   any node's high watermark is byte-identical on every node that has it committed.
-//! - **Leader completeness** (Raft §5.4.1): a new leader's log holds every committed batch.
+//! - **Leader completeness** (Raft §5.4.1): a new leader's log holds every batch committed in a
+//!   lower epoch. Not every batch committed so far: a candidate whose thread stalled can win an
+//!   old epoch's election after a later epoch committed more (its votes were granted in time),
+//!   and that is safe, as it can commit nothing in its old epoch.
 
 use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
+use kraftwerk_raft::config::MAX_REQUEST_EPOCH;
 use kraftwerk_raft::{QuorumStateStore, RaftCore, ReplicatedLog, RoleKind};
 use kraftwerk_records::batch::batches;
 
@@ -30,11 +36,21 @@ struct NodeTrack {
     checked_until: i64,
 }
 
+#[derive(Debug)]
+struct CommittedBatch {
+    bytes: Bytes,
+    next_offset: i64,
+    epoch: i32,
+}
+
 /// The global record of what was committed, and per-node trackers.
 #[derive(Debug, Default)]
 pub struct Invariants {
     leaders: BTreeMap<i32, i32>,
-    committed: BTreeMap<i64, Bytes>,
+    /// By base offset: the batch, its next offset, and the epoch of the node that first had it
+    /// below its high watermark (at or after the epoch it was committed in: a high watermark is
+    /// learnt from a leader of the node's own epoch).
+    committed: BTreeMap<i64, CommittedBatch>,
     committed_end: i64,
     nodes: HashMap<i32, NodeTrack>,
     violation: Option<Violation>,
@@ -92,6 +108,12 @@ impl Invariants {
             return;
         }
         track.last_epoch = epoch;
+        if epoch > MAX_REQUEST_EPOCH {
+            self.violation(format!(
+                "node {id}: epoch {epoch} is past {MAX_REQUEST_EPOCH}"
+            ));
+            return;
+        }
         if let (Some(prev), Some(now)) = (track.last_high_watermark, hw) {
             if now < prev {
                 self.violation(format!(
@@ -120,14 +142,14 @@ impl Invariants {
             }
         }
         if let Some(hw) = hw {
-            self.check_committed(id, core.log(), hw);
+            self.check_committed(id, core.log(), hw, epoch);
         }
         if became_leader {
             self.check_leader_completeness(id, core);
         }
     }
 
-    fn check_committed<L: ReplicatedLog>(&mut self, id: i32, log: &L, hw: i64) {
+    fn check_committed<L: ReplicatedLog>(&mut self, id: i32, log: &L, hw: i64, epoch: i32) {
         // Below the log start the data lives in a snapshot; the controller simulation compares
         // snapshot-loaded images separately.
         let mut offset = self.nodes[&id].checked_until.max(log.start_offset());
@@ -160,7 +182,7 @@ impl Invariants {
                 }
                 let batch = Bytes::copy_from_slice(batch);
                 match self.committed.get(&header.base_offset) {
-                    Some(known) if *known != batch => {
+                    Some(known) if known.bytes != batch => {
                         return self.violation(format!(
                             "node {id}: committed batch at offset {} differs from the one committed before",
                             header.base_offset
@@ -169,7 +191,12 @@ impl Invariants {
                     Some(_) => {}
                     None if header.base_offset == self.committed_end => {
                         self.committed_end = header.next_offset();
-                        self.committed.insert(header.base_offset, batch);
+                        let known = CommittedBatch {
+                            bytes: batch,
+                            next_offset: header.next_offset(),
+                            epoch,
+                        };
+                        self.committed.insert(header.base_offset, known);
                     }
                     None => {
                         return self.violation(format!(
@@ -193,23 +220,34 @@ impl Invariants {
         }
     }
 
-    /// Raft §5.4.1: the leader's log holds every batch committed so far.
+    /// Raft §5.4.1: the leader's log holds every batch committed in a lower epoch.
     pub fn check_leader_completeness<L: ReplicatedLog, Q: QuorumStateStore>(
         &mut self,
         id: i32,
         core: &RaftCore<L, Q>,
     ) {
         let log = core.log();
-        if log.end_offset().offset < self.committed_end {
+        let epoch = core.epoch();
+        let required_end = self
+            .committed
+            .values()
+            .filter(|b| b.epoch < epoch)
+            .map(|b| b.next_offset)
+            .max()
+            .unwrap_or(0);
+        if log.end_offset().offset < required_end {
             let leo = log.end_offset().offset;
-            let end = self.committed_end;
             return self.violation(format!(
-                "leader {id} of epoch {} lacks committed data: LEO {leo} < committed end {end}",
-                core.epoch()
+                "leader {id} of epoch {epoch} lacks data committed before its epoch: LEO {leo} < {required_end}"
             ));
         }
         let start = log.start_offset();
-        for (&base, known) in self.committed.range(start..) {
+        let required = self
+            .committed
+            .range(start..)
+            .filter(|(_, b)| b.epoch < epoch);
+        for (&base, known) in required {
+            let known = &known.bytes;
             match log.read(base, known.len()) {
                 Ok(bytes) if bytes.len() >= known.len() && bytes[..known.len()] == known[..] => {}
                 _ => {

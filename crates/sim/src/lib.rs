@@ -42,12 +42,19 @@ pub fn seeds_from_env(default_count: u64) -> Vec<u64> {
 }
 
 /// Runs the seeds of [`seeds_from_env`] with workload `W` and panics if any fails, after
-/// printing each failure with its reproduction command (stopping after three failures). A
-/// single seed that passes prints its report and trace.
+/// printing each failure with its reproduction command (stopping after `SIM_MAX_FAILURES`
+/// failures, default 3). A single seed that passes prints its report and trace. The last line
+/// on stderr is `sim-summary: seeds=<run> failed=<count>`, which `scripts/sim-soak` adds up.
 pub fn run_seeds<W: Workload>(default_count: u64) {
     let seeds = seeds_from_env(default_count);
+    let max_failures: usize = std::env::var("SIM_MAX_FAILURES")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(3);
     let mut failures = Vec::new();
+    let mut run = 0;
     for &seed in &seeds {
+        run += 1;
         let options = SimOptions::for_seed(seed);
         let mut cluster = Cluster::<W>::new(seed, options.clone());
         match cluster.run() {
@@ -62,12 +69,13 @@ pub fn run_seeds<W: Workload>(default_count: u64) {
             Err(v) => {
                 eprintln!("seed {seed} FAILED ({options:?}):\n{}", v.0);
                 failures.push(seed);
-                if failures.len() >= 3 {
+                if failures.len() >= max_failures {
                     break;
                 }
             }
         }
     }
+    eprintln!("sim-summary: seeds={run} failed={}", failures.len());
     assert!(
         failures.is_empty(),
         "simulation failed for seeds {failures:?}; see the reproduction commands above"

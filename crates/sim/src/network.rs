@@ -1,5 +1,7 @@
 //! The simulated network: latency, loss, duplication and partitions, all from one seeded RNG.
 
+use std::collections::BTreeSet;
+
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -39,57 +41,87 @@ impl NetworkFaults {
     }
 }
 
-/// Who can talk to whom: nodes in different groups cannot exchange messages.
+/// Who can talk to whom: a message from `a` to `b` is lost if `(a, b)` is blocked. A two-way
+/// partition blocks both directions between two groups; a one-way partition only one (A's
+/// messages to B are lost, B's to A delivered: a request from B gets to A, A's answer does not).
 #[derive(Clone, Debug, Default)]
 pub struct Partition {
-    groups: Vec<Vec<i32>>,
+    blocked: BTreeSet<(i32, i32)>,
+    description: String,
 }
 
 impl Partition {
     /// Splits `nodes` into two random non-empty groups (or heals if fewer than two nodes).
     pub fn random(nodes: &[i32], rng: &mut SmallRng) -> Self {
-        if nodes.len() < 2 {
+        let Some((a, b)) = split(nodes, rng) else {
             return Self::default();
+        };
+        let blocked = pairs(&a, &b).chain(pairs(&b, &a)).collect();
+        let description = format!("{a:?} | {b:?}");
+        Self {
+            blocked,
+            description,
         }
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        for &n in nodes {
-            if rng.gen_bool(0.5) {
-                a.push(n)
-            } else {
-                b.push(n)
-            }
+    }
+
+    /// Splits `nodes` into two random non-empty groups A and B and loses only A's messages to B.
+    pub fn random_one_way(nodes: &[i32], rng: &mut SmallRng) -> Self {
+        let Some((a, b)) = split(nodes, rng) else {
+            return Self::default();
+        };
+        let blocked = pairs(&a, &b).collect();
+        let description = format!("{a:?} → {b:?} lost (one way)");
+        Self {
+            blocked,
+            description,
         }
-        if a.is_empty() || b.is_empty() {
-            let moved = nodes[rng.gen_range(0..nodes.len())];
-            a.retain(|&x| x != moved);
-            b.retain(|&x| x != moved);
-            if a.is_empty() {
-                a.push(moved)
-            } else {
-                b.push(moved)
-            }
-        }
-        Self { groups: vec![a, b] }
     }
 
     /// True if `from` can reach `to`.
     pub fn connected(&self, from: i32, to: i32) -> bool {
-        self.groups.is_empty()
-            || self
-                .groups
-                .iter()
-                .any(|g| g.contains(&from) && g.contains(&to))
+        !self.blocked.contains(&(from, to))
     }
 
     /// A short description for logs.
     pub fn describe(&self) -> String {
-        if self.groups.is_empty() {
+        if self.blocked.is_empty() {
             "healed".into()
         } else {
-            format!("{:?}", self.groups)
+            self.description.clone()
         }
     }
+}
+
+/// Two random non-empty groups of `nodes`, or `None` if there are fewer than two.
+fn split(nodes: &[i32], rng: &mut SmallRng) -> Option<(Vec<i32>, Vec<i32>)> {
+    if nodes.len() < 2 {
+        return None;
+    }
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for &n in nodes {
+        if rng.gen_bool(0.5) {
+            a.push(n)
+        } else {
+            b.push(n)
+        }
+    }
+    if a.is_empty() || b.is_empty() {
+        let moved = nodes[rng.gen_range(0..nodes.len())];
+        a.retain(|&x| x != moved);
+        b.retain(|&x| x != moved);
+        if a.is_empty() {
+            a.push(moved)
+        } else {
+            b.push(moved)
+        }
+    }
+    Some((a, b))
+}
+
+fn pairs<'a>(from: &'a [i32], to: &'a [i32]) -> impl Iterator<Item = (i32, i32)> + 'a {
+    from.iter()
+        .flat_map(move |&f| to.iter().map(move |&t| (f, t)))
 }
 
 /// Decides the fate of each message.
@@ -113,5 +145,35 @@ impl Network {
             out.push(rng.gen_range(self.faults.min_delay_ms..=self.faults.max_delay_ms));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_one_way_partition_blocks_one_direction_only() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let nodes = [1, 2, 3];
+        for _ in 0..20 {
+            let p = Partition::random_one_way(&nodes, &mut rng);
+            let lost: Vec<(i32, i32)> = pairs(&nodes, &nodes)
+                .filter(|&(f, t)| f != t && !p.connected(f, t))
+                .collect();
+            assert!(!lost.is_empty(), "{}", p.describe());
+            for (f, t) in lost {
+                assert!(
+                    p.connected(t, f),
+                    "{f}→{t} and back both lost: {}",
+                    p.describe()
+                );
+            }
+            let two_way = Partition::random(&nodes, &mut rng);
+            for (f, t) in pairs(&nodes, &nodes) {
+                assert_eq!(two_way.connected(f, t), two_way.connected(t, f));
+            }
+        }
     }
 }

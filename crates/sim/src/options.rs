@@ -26,6 +26,21 @@ pub struct SimOptions {
     pub torn_writes: bool,
     /// The release whose Raft RPC versions each voter speaks (voter `i + 1` at index `i`).
     pub releases: Vec<Release>,
+    /// Some partitions are one-way: one group's messages to the other are lost while the other
+    /// direction is delivered.
+    pub one_way_partitions: bool,
+    /// How fast each voter's clock runs, in parts per million of simulated time (voter `i + 1`
+    /// at index `i`; 1,000,000 is exact): the times it is given and its timers run at that rate.
+    pub clock_rates_ppm: Vec<u32>,
+    /// Mean time between stalls of a node's thread (0 = never): it stops processing for a
+    /// while, then handles the messages and timers that queued up all at once.
+    pub stall_interval_ms: u64,
+    /// Mean time between Raft RPCs forged by a hostile peer (0 = none); see
+    /// [`crate::harness::hostile`].
+    pub hostile_interval_ms: u64,
+    // TODO(issue 9 item 4): disk errors (short writes, ENOSPC, EIO on fsync, flipped bytes,
+    // truncated files) once the fault-injecting storage layer exists; today a disk only crashes
+    // (losing unflushed data) and tears its last write.
 }
 
 impl SimOptions {
@@ -51,9 +66,36 @@ impl SimOptions {
             network_faults: rng.gen_bool(0.8),
             torn_writes: rng.gen_bool(0.5),
             releases: Vec::new(),
+            one_way_partitions: false,
+            clock_rates_ppm: Vec::new(),
+            stall_interval_ms: 0,
+            hostile_interval_ms: 0,
         };
-        // Drawn last, so the settings above are the same as before releases existed.
+        // Drawn after the settings above, so they are the same as before these existed.
         options.releases = (0..voters).map(|_| Release::draw(&mut rng)).collect();
+        options.one_way_partitions = options.partition_interval_ms > 0 && rng.gen_bool(0.5);
+        let skewed = rng.gen_bool(0.5);
+        options.clock_rates_ppm = (0..voters)
+            .map(|_| {
+                if skewed {
+                    rng.gen_range(900_000..=1_100_000)
+                } else {
+                    1_000_000
+                }
+            })
+            .collect();
+        options.stall_interval_ms = if rng.gen_bool(0.4) {
+            rng.gen_range(2_000..10_000)
+        } else {
+            0
+        };
+        // Sparse enough to leave the seed budget alone (the core's answer to each forgery is
+        // pinned down in crates/raft/src/core/tests/hostile.rs); harness::tests runs a dense one.
+        options.hostile_interval_ms = if rng.gen_bool(0.5) {
+            rng.gen_range(200..2_000)
+        } else {
+            0
+        };
         options
     }
 }

@@ -96,15 +96,19 @@ pub struct RaftWrites {
 }
 
 impl RaftWrites {
-    fn propose_write(&mut self, sim: &mut Sim<SimRaft>, now: u64) {
-        let leader = sim.running().find(|(_, c)| c.is_leader()).map(|(id, _)| id);
+    fn propose_write(&mut self, sim: &mut Sim<SimRaft>) {
+        // A stalled leader takes no writes until it resumes (its client would wait).
+        let leader = sim
+            .running()
+            .find(|&(id, c)| c.is_leader() && !sim.is_stalled(id))
+            .map(|(id, _)| id);
         let Some(id) = leader else { return };
         self.writes_proposed += 1;
         let n = sim.rng.gen_range(1..=5);
         let records: Vec<Bytes> = (0..n)
             .map(|i| Bytes::from(format!("write-{}-{}", self.writes_proposed, i)))
             .collect();
-        sim.step_infallible(id, |core| {
+        sim.step_infallible(id, |core, now| {
             // A leader may refuse (stepping down, batch limits): the workload just goes on.
             let _ = core.append(now, records);
         });
@@ -133,7 +137,7 @@ impl Workload for RaftWrites {
         match event {
             RaftEvent::Write => {
                 let now = sim.now_ms();
-                self.propose_write(sim, now);
+                self.propose_write(sim);
                 let at = now + sim.rng.gen_range(1..=2 * sim.options.write_interval_ms);
                 sim.schedule(at, RaftEvent::Write);
             }

@@ -11,6 +11,7 @@ use kraftwerk_raft::{
     InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,
 };
 
+use super::hostile::HOSTILE_ID;
 use super::{Event, Message, Route, Sim, SimulatedNode};
 use crate::wire::{self, Outbound};
 
@@ -56,8 +57,7 @@ impl<N: SimulatedNode> Sim<N> {
             }
             Message::SendFailed { id, failure } => Input::SendFailed { id, failure },
         };
-        let now = self.now_ms();
-        self.step(to, |n| n.handle(now, input));
+        self.step(to, |n, now| n.handle(now, input));
     }
 
     fn send_request(
@@ -71,7 +71,11 @@ impl<N: SimulatedNode> Sim<N> {
         let Some(to_incarnation) = self.incarnation(destination) else {
             return;
         };
-        let connected = self.network.partition.connected(from, destination);
+        // A refused connection or a failed version negotiation is learnt over a connection,
+        // which needs both directions.
+        let partition = &self.network.partition;
+        let connected =
+            partition.connected(from, destination) && partition.connected(destination, from);
         if self.node(destination).is_none() && connected {
             // A crashed process refuses connections at once (the OS answers RST).
             return self.fail_send(from, incarnation, out_id, SendFailure::Disconnected);
@@ -140,6 +144,21 @@ impl<N: SimulatedNode> Sim<N> {
         let Some(route) = self.routes.remove(&in_id.0) else {
             return;
         };
+        if route.to == HOSTILE_ID {
+            let kind = response.into_kind();
+            return match wire::encode_response(
+                kind,
+                route.api_key,
+                route.version,
+                route.correlation_id,
+            ) {
+                Ok(frame) => self.hostile_answer(from, route, frame),
+                Err(e) => {
+                    let text = format!("node {from} cannot answer the hostile peer: {}", e.0);
+                    self.invariants.violation(text)
+                }
+            };
+        }
         let kind = response.into_kind();
         let frame =
             match wire::encode_response(kind, route.api_key, route.version, route.correlation_id) {

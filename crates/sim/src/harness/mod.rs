@@ -9,12 +9,20 @@
 //! Every message crosses [`crate::wire`] as the server sends it: negotiated version, adapted,
 //! encoded, decoded by the receiver against the table its release serves ([`crate::versions`]).
 //!
+//! Besides crashes and partitions (two-way and one-way), a run may give each node a clock that
+//! runs fast or slow ([`Sim::node_now_ms`]), stall a node's thread for a while (its messages and
+//! timers queue up and are handled at once when it resumes), and add a [`hostile`] peer forging
+//! Raft RPCs; all drawn from the seed ([`SimOptions`]).
+//!
 //! A kind of node is two traits: [`SimulatedNode`] is one node process (the Raft core alone, or
 //! the full controller node), [`Workload`] is what drives the quorum from outside (writes, or
 //! simulated brokers and an admin client) and decides when a run has shown liveness.
 
 mod delivery;
+pub mod hostile;
 mod sim;
+#[cfg(test)]
+mod tests;
 
 use std::fmt::{Debug, Display};
 
@@ -112,6 +120,18 @@ pub enum Event<E> {
     Repartition,
     /// The fault phase ends: the network heals and every node runs.
     EndFaults,
+    /// A node's thread stops processing (if the fault phase is still on).
+    Stall {
+        /// The node.
+        node: i32,
+    },
+    /// A stalled node's thread resumes and handles what queued up.
+    Resume {
+        /// The node.
+        node: i32,
+    },
+    /// The hostile peer forges a Raft RPC.
+    Forge,
     /// An event of the node kind, handled by its [`Workload`].
     Kind(E),
 }
@@ -138,6 +158,12 @@ pub trait SimulatedNode: Sized {
     type Checks: Default;
     /// Why a node stops.
     type Error: Display;
+
+    /// The node an event of the kind is handled by, if one: it waits while that node's thread
+    /// is stalled.
+    fn event_node(_event: &Self::Event) -> Option<i32> {
+        None
+    }
 
     /// Draws the run's settings.
     fn configure(rng: &mut SmallRng) -> Self::Config;
@@ -268,6 +294,16 @@ impl<W: Workload> Cluster<W> {
 
     fn dispatch(&mut self, event: Event<<W::Node as SimulatedNode>::Event>) {
         let sim = &mut self.sim;
+        let target = match &event {
+            Event::Deliver { to, .. } => Some(*to),
+            Event::Tick { node } => Some(*node),
+            Event::Kind(e) => W::Node::event_node(e),
+            _ => None,
+        };
+        if let Some(backlog) = target.and_then(|id| sim.stalls.get_mut(&id)) {
+            backlog.push(event);
+            return;
+        }
         match event {
             Event::Deliver {
                 to,
@@ -286,6 +322,9 @@ impl<W: Workload> Cluster<W> {
                     sim.scheduler
                         .schedule(now + down_ms, Event::Restart { node });
                     sim.schedule_crash();
+                    // What queued up for a stalled process dies with it (every queued event is
+                    // for the incarnation that just ended).
+                    sim.stalls.remove(&node);
                 }
             }
             Event::Restart { node } => {
@@ -294,17 +333,47 @@ impl<W: Workload> Cluster<W> {
                 }
             }
             Event::Repartition => sim.repartition(),
-            Event::EndFaults => sim.end_faults(),
+            Event::EndFaults => {
+                let stalled: Vec<i32> = sim.stalls.keys().copied().collect();
+                for node in stalled {
+                    self.resume(node);
+                }
+                self.sim.end_faults();
+            }
+            Event::Stall { node } => sim.stall(node),
+            Event::Resume { node } => self.resume(node),
+            Event::Forge => sim.forge(),
             Event::Kind(event) => self.workload.on_event(sim, event),
+        }
+    }
+
+    /// Node `node`'s thread runs again: everything that queued up while it was stalled is
+    /// handled now, in arrival order (so its timers all fire at once, late).
+    fn resume(&mut self, node: i32) {
+        let Some(backlog) = self.sim.stalls.remove(&node) else {
+            return;
+        };
+        let n = backlog.len();
+        self.sim
+            .log(format!("node {node} resumes: {n} queued events"));
+        for event in backlog {
+            self.dispatch(event);
         }
     }
 
     fn fail(&self, v: Violation) -> Violation {
         let trace = &self.sim.trace;
+        // The last 50 events besides the hostile peer's forgeries (which come every few ms),
+        // with the forgeries among them.
         let start = if std::env::var("SIM_TRACE").is_ok() {
             0
         } else {
-            trace.len().saturating_sub(50)
+            let mut others = 0;
+            let back = trace.iter().rev().position(|line| {
+                others += usize::from(!line.contains(hostile::FORGERY_PREFIX));
+                others > 50
+            });
+            back.map_or(0, |back| trace.len() - back)
         };
         let mut text = format!("{}\n--- last events ---\n", v.0);
         for line in &trace[start..] {

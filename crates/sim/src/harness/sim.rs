@@ -10,6 +10,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
 
+use super::hostile::Hostile;
 use super::{Event, Outgoing, Route, SimulatedNode, CLUSTER_ID};
 use crate::invariants::Invariants;
 use crate::network::{Network, NetworkFaults, Partition};
@@ -29,6 +30,8 @@ pub struct Slot<N> {
     pub incarnation: u64,
     /// When the node's next Tick is scheduled.
     scheduled_tick_ms: Option<u64>,
+    /// How fast the machine's clock runs, in parts per million of simulated time.
+    clock_ppm: u64,
 }
 
 /// The shared state of a simulation of nodes of kind `N`.
@@ -59,6 +62,10 @@ pub struct Sim<N: SimulatedNode> {
     checks: N::Checks,
     /// True once the fault phase ended.
     pub faults_over: bool,
+    /// Stalled nodes, with the events that wait for their thread to resume.
+    pub(super) stalls: BTreeMap<i32, Vec<Event<N::Event>>>,
+    /// The hostile peer.
+    pub(super) hostile: Hostile,
     /// Notable events, printed on failure.
     pub trace: Vec<String>,
 }
@@ -102,6 +109,8 @@ impl<N: SimulatedNode> Sim<N> {
             invariants: Invariants::default(),
             checks: N::Checks::default(),
             faults_over: false,
+            stalls: BTreeMap::new(),
+            hostile: Hostile::default(),
             trace: Vec::new(),
         };
         if let Some(line) = N::describe_config(&sim.config) {
@@ -116,6 +125,7 @@ impl<N: SimulatedNode> Sim<N> {
                 store: MemQuorumStateStore::new(),
                 incarnation: 0,
                 scheduled_tick_ms: None,
+                clock_ppm: u64::from(sim.options.clock_rates_ppm[(id - 1) as usize]),
             };
             sim.nodes.insert(id, slot);
             sim.start_node(id);
@@ -126,6 +136,25 @@ impl<N: SimulatedNode> Sim<N> {
     /// Current simulated time in ms.
     pub fn now_ms(&self) -> u64 {
         self.scheduler.now_ms()
+    }
+
+    /// The time node `id`'s clock shows now: simulated time at the node's clock rate, so a
+    /// fast clock makes its timers fire early and a slow one late. Every time a node is given
+    /// comes from here ([`Sim::step`] passes it).
+    pub fn node_now_ms(&self, id: i32) -> u64 {
+        let ppm = self.nodes.get(&id).map_or(1_000_000, |s| s.clock_ppm);
+        local_ms(self.now_ms(), ppm)
+    }
+
+    /// The simulated time at which node `id`'s clock first shows `local_ms`.
+    fn global_ms(&self, id: i32, local_ms: u64) -> u64 {
+        let ppm = self.nodes.get(&id).map_or(1_000_000, |s| s.clock_ppm);
+        global_ms(local_ms, ppm)
+    }
+
+    /// True if node `id`'s thread is stalled.
+    pub fn is_stalled(&self, id: i32) -> bool {
+        self.stalls.contains_key(&id)
     }
 
     /// Adds a line to the trace.
@@ -168,15 +197,17 @@ impl<N: SimulatedNode> Sim<N> {
             .is_some_and(|s| s.incarnation == incarnation && s.node.is_some())
     }
 
-    /// Runs `f` on the running node `id`, then delivers its outputs and checks it; an error
-    /// stops the run (a node must never fail).
-    pub fn step(&mut self, id: i32, f: impl FnOnce(&mut N) -> Result<(), N::Error>) {
+    /// Runs `f` on the running node `id` with the time its clock shows
+    /// ([`Sim::node_now_ms`]), then delivers its outputs and checks it; an error stops the run
+    /// (a node must never fail).
+    pub fn step(&mut self, id: i32, f: impl FnOnce(&mut N, u64) -> Result<(), N::Error>) {
+        let now = self.node_now_ms(id);
         let node = self
             .nodes
             .get_mut(&id)
             .and_then(|s| s.node.as_mut())
             .expect("running");
-        if let Err(e) = f(node) {
+        if let Err(e) = f(node, now) {
             self.invariants.violation(format!("node {id} failed: {e}"));
             return;
         }
@@ -185,18 +216,19 @@ impl<N: SimulatedNode> Sim<N> {
 
     /// Like [`Sim::step`] for calls whose refusal is an answer, not a failure (an append to a
     /// leader that is stepping down, say).
-    pub fn step_infallible(&mut self, id: i32, f: impl FnOnce(&mut N)) {
+    pub fn step_infallible(&mut self, id: i32, f: impl FnOnce(&mut N, u64)) {
+        let now = self.node_now_ms(id);
         let node = self
             .nodes
             .get_mut(&id)
             .and_then(|s| s.node.as_mut())
             .expect("running");
-        f(node);
+        f(node, now);
         self.after_step(id);
     }
 
     pub(super) fn start_node(&mut self, id: i32) {
-        let now = self.now_ms();
+        let now = self.node_now_ms(id);
         let mut raft = self.raft_config.clone();
         raft.node_id = id;
         raft.directory_id = Uuid::from_u64_pair(0, 1000 + id as u64);
@@ -232,8 +264,35 @@ impl<N: SimulatedNode> Sim<N> {
                     .gen_range(0..2 * self.options.partition_interval_ms);
             self.scheduler.schedule(at, Event::Repartition);
         }
+        self.schedule_stall();
+        self.schedule_forgery();
         let end = self.options.fault_phase_ms;
         self.scheduler.schedule(end, Event::EndFaults);
+    }
+
+    fn schedule_stall(&mut self) {
+        let interval = self.options.stall_interval_ms;
+        if interval > 0 {
+            let at = self.now_ms() + self.rng.gen_range(0..2 * interval);
+            let node = self.rng.gen_range(1..=self.options.voters as i32);
+            self.scheduler.schedule(at, Event::Stall { node });
+        }
+    }
+
+    /// Stalls node `id`'s thread for 50 ms to 3 s (if it runs and the faults are still on).
+    pub(super) fn stall(&mut self, id: i32) {
+        if self.faults_over {
+            return;
+        }
+        self.schedule_stall();
+        if self.node(id).is_none() || self.is_stalled(id) {
+            return;
+        }
+        let stall_ms = self.rng.gen_range(50..3_000);
+        self.stalls.insert(id, Vec::new());
+        self.log(format!("node {id} stalls for {stall_ms} ms"));
+        let at = self.now_ms() + stall_ms;
+        self.scheduler.schedule(at, Event::Resume { node: id });
     }
 
     pub(super) fn schedule_crash(&mut self) {
@@ -263,11 +322,10 @@ impl<N: SimulatedNode> Sim<N> {
     }
 
     pub(super) fn tick(&mut self, id: i32) {
-        let now = self.now_ms();
         let slot = self.nodes.get_mut(&id).expect("node");
         slot.scheduled_tick_ms = None;
         if slot.node.is_some() {
-            self.step(id, |n| n.poll(now));
+            self.step(id, |n, now| n.poll(now));
         }
     }
 
@@ -278,6 +336,8 @@ impl<N: SimulatedNode> Sim<N> {
         let ids: Vec<i32> = self.nodes.keys().copied().collect();
         self.network.partition = if self.rng.gen_bool(0.4) {
             Partition::default()
+        } else if self.options.one_way_partitions && self.rng.gen_bool(0.5) {
+            Partition::random_one_way(&ids, &mut self.rng)
         } else {
             Partition::random(&ids, &mut self.rng)
         };
@@ -321,8 +381,11 @@ impl<N: SimulatedNode> Sim<N> {
                 Outgoing::Other(output) => N::on_output(self, id, output),
             }
         }
+        // The node's deadline is on its own clock.
+        let local_now = self.node_now_ms(id);
+        let at_local = deadline.max(local_now + 1).min(local_now + 60_000);
+        let at = self.global_ms(id, at_local).max(now + 1);
         let slot = self.nodes.get_mut(&id).expect("node");
-        let at = deadline.max(now + 1).min(now + 60_000);
         if slot.scheduled_tick_ms.is_none_or(|t| at < t) {
             slot.scheduled_tick_ms = Some(at);
             self.scheduler.schedule(at, Event::Tick { node: id });
@@ -338,5 +401,38 @@ impl<N: SimulatedNode> Sim<N> {
         let node = node.expect("running");
         self.invariants.check_node(id, node.raft());
         node.check(id, &mut self.checks, &mut self.invariants);
+    }
+}
+
+/// What a clock running at `ppm` parts per million shows at simulated time `global_ms`.
+pub(super) fn local_ms(global_ms: u64, ppm: u64) -> u64 {
+    (u128::from(global_ms) * u128::from(ppm) / 1_000_000) as u64
+}
+
+/// The first simulated time at which a clock running at `ppm` shows `local_ms`.
+pub(super) fn global_ms(local_ms: u64, ppm: u64) -> u64 {
+    (u128::from(local_ms) * 1_000_000).div_ceil(u128::from(ppm)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timer_on_a_skewed_clock_fires_at_the_first_moment_the_clock_shows_it() {
+        for ppm in [900_000, 999_999, 1_000_000, 1_000_001, 1_100_000] {
+            for local in [1, 7, 999, 1_000, 2_000, 30_001, 123_456_789] {
+                let at = global_ms(local, ppm);
+                assert!(local_ms(at, ppm) >= local, "ppm {ppm}, local {local}");
+                assert!(
+                    local_ms(at - 1, ppm) < local,
+                    "ppm {ppm}, local {local}: late"
+                );
+            }
+        }
+        // A fast clock's 1,000 ms pass in less simulated time, a slow one's in more.
+        assert_eq!(global_ms(1_000, 1_100_000), 910);
+        assert_eq!(global_ms(1_000, 900_000), 1_112);
+        assert_eq!(local_ms(10_000, 900_000), 9_000);
     }
 }

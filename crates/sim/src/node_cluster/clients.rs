@@ -128,7 +128,7 @@ impl Workload for Clients {
                 done,
             } => {
                 if sim.is_running(node, incarnation) {
-                    sim.step(node, |n| n.snapshot_done(now, done));
+                    sim.step(node, |n, now| n.snapshot_done(now, done));
                 }
             }
             ControllerEvent::ClientTick => {
@@ -477,8 +477,7 @@ fn deliver_client_request(sim: &mut NodeSim, to: i32, token: u64, frame: Bytes) 
     if matches!(request, ControllerRequest::CreateTopics(_)) {
         sim.log(format!("create topic request delivered to node {to}"));
     }
-    let now = sim.now_ms();
-    sim.step(to, |n| {
+    sim.step(to, |n, now| {
         n.handle_request(now, token, api_key, &header, request)
     });
 }

@@ -181,6 +181,14 @@ impl SimulatedNode for ControllerNode {
     type Checks = checks::ImageDigests;
     type Error = NodeError;
 
+    fn event_node(event: &ControllerEvent) -> Option<i32> {
+        match event {
+            ControllerEvent::ClientRequest { to, .. } => Some(*to),
+            ControllerEvent::SnapshotDone { node, .. } => Some(*node),
+            ControllerEvent::ClientResponse { .. } | ControllerEvent::ClientTick => None,
+        }
+    }
+
     fn configure(rng: &mut SmallRng) -> ControllerSettings {
         let mv = if rng.gen_bool(0.5) {
             MetadataVersion::LATEST_PRODUCTION
