@@ -31,8 +31,12 @@ pub struct Node {
     pub id: i32,
     /// Controller (which kind) or broker.
     pub role: Role,
-    /// Listener port on 127.0.0.1 (CONTROLLER for controllers, PLAINTEXT for brokers).
+    /// Listener port (CONTROLLER for controllers, PLAINTEXT for brokers).
     pub port: u16,
+    /// Listener address: 127.0.0.1, or the node's address in its network namespace.
+    pub host: String,
+    /// Network namespace the process runs in (`ip netns exec`); None: the root namespace.
+    pub netns: Option<String>,
     /// `<work>/<name>`: holds `server.properties`, `server.log`, `data/`.
     pub dir: PathBuf,
     /// Properties file passed to the process.
@@ -61,9 +65,9 @@ impl Node {
         }
     }
 
-    /// `127.0.0.1:<port>`.
+    /// `<host>:<port>` (`127.0.0.1:<port>` unless placed in a namespace).
     pub fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("{}:{}", self.host, self.port)
     }
 
     /// Metadata log directory (`metadata.log.dir`, and `log.dirs` for Kafka processes).
@@ -118,6 +122,15 @@ pub struct ClusterSpec {
     pub broker_props: Vec<(String, String)>,
 }
 
+/// Where a controller runs: its listener address and network namespace (see `netns`).
+#[derive(Clone, Debug)]
+pub struct Place {
+    /// Listener address.
+    pub host: String,
+    /// `ip netns exec` namespace.
+    pub netns: String,
+}
+
 /// Builds a property list from `(key, value)` string pairs.
 pub fn props(kv: &[(&str, &str)]) -> Vec<(String, String)> {
     kv.iter()
@@ -139,10 +152,21 @@ pub struct Cluster<'e> {
 impl<'e> Cluster<'e> {
     /// Allocates ports and writes every node's properties file (nothing is started).
     pub fn new(env: &'e Env, spec: &ClusterSpec) -> Result<Cluster<'e>> {
+        Cluster::new_placed(env, spec, &[])
+    }
+
+    /// Like [`Cluster::new`], with controller `i` (0-based) listening on `places[i]`'s address
+    /// and running in its namespace (controllers beyond `places` stay on loopback).
+    pub fn new_placed(env: &'e Env, spec: &ClusterSpec, places: &[Place]) -> Result<Cluster<'e>> {
         let cluster_id = util::new_cluster_id()?;
         let mut controllers = Vec::new();
         for (i, kind) in spec.controllers.iter().enumerate() {
-            controllers.push(new_node(env, i as i32 + 1, Role::Controller(*kind))?);
+            let mut n = new_node(env, i as i32 + 1, Role::Controller(*kind))?;
+            if let Some(p) = places.get(i) {
+                n.host = p.host.clone();
+                n.netns = Some(p.netns.clone());
+            }
+            controllers.push(n);
         }
         let mut brokers = Vec::new();
         for i in 0..spec.brokers {
@@ -316,6 +340,10 @@ impl<'e> Cluster<'e> {
                 c
             }
             _ => env.kafka().server_command(&n.props),
+        };
+        let cmd = match &n.netns {
+            Some(ns) => crate::netns::exec_in(ns, &cmd),
+            None => cmd,
         };
         n.proc = Some(Proc::spawn(&n.name(), cmd, &n.log, None, true)?);
         env.step(&format!(
@@ -663,6 +691,8 @@ fn new_node(env: &Env, id: i32, role: Role) -> Result<Node> {
         id,
         role,
         port: util::free_port()?,
+        host: "127.0.0.1".to_string(),
+        netns: None,
         dir: PathBuf::new(),
         props: PathBuf::new(),
         log: PathBuf::new(),

@@ -68,6 +68,9 @@ pub struct Options {
     pub release_version: Option<String>,
     /// Parent of the per-run work dirs (`IT_WORK_DIR`, default /tmp/kraftwerk-it).
     pub work_root: PathBuf,
+    /// Run the scenario's long mode, where it has one (`--long`; `chaos`: 5 controllers, 100
+    /// faults).
+    pub long: bool,
 }
 
 impl Options {
@@ -91,6 +94,7 @@ impl Options {
             work_root: std::env::var("IT_WORK_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|_| PathBuf::from("/tmp/kraftwerk-it")),
+            long: false,
         })
     }
 }
@@ -111,6 +115,10 @@ pub struct Env {
     pub release_version: String,
     /// Controller slots.
     pub controllers: Vec<ControllerKind>,
+    /// `--long`: the scenario's long mode.
+    pub long: bool,
+    /// Parent of the per-run work dirs.
+    pub work_root: PathBuf,
 }
 
 impl Env {
@@ -155,6 +163,8 @@ impl Env {
             kraftwerk_bin: opts.kraftwerk_bin.clone(),
             release_version,
             controllers: opts.controllers.clone(),
+            long: opts.long,
+            work_root: opts.work_root.clone(),
         };
         env.step(&format!(
             "scenario {scenario}: Kafka {} (libs {}), controllers [{}], release-version {}, work dir {}",

@@ -77,6 +77,10 @@ pub const TOOLS: &[(&str, &[&str])] = &[
         "kafka-verifiable-producer",
         &["org.apache.kafka.tools.VerifiableProducer"],
     ),
+    (
+        "kafka-verifiable-consumer",
+        &["org.apache.kafka.tools.VerifiableConsumer"],
+    ),
 ];
 
 /// One fetched Kafka version.

@@ -13,6 +13,8 @@ mod cluster;
 #[allow(dead_code)]
 mod env;
 mod kafka;
+#[allow(dead_code)]
+mod netns;
 mod parse;
 #[allow(dead_code)]
 mod procs;
@@ -55,6 +57,9 @@ struct Cli {
     /// Overall deadline in seconds; default $IT_DEADLINE_S or the scenario's own.
     #[arg(long)]
     deadline_s: Option<u64>,
+    /// The scenario's long mode, where it has one (chaos: 5 controllers, 100 faults).
+    #[arg(long)]
+    long: bool,
 }
 
 fn main() {
@@ -96,6 +101,7 @@ fn run(name: &str, cli: &Cli) -> Result<()> {
     if let Some(r) = &cli.release_version {
         opts.release_version = Some(r.clone());
     }
+    opts.long = cli.long;
     let deadline = cli
         .deadline_s
         .or_else(|| {
@@ -104,7 +110,14 @@ fn run(name: &str, cli: &Cli) -> Result<()> {
                 .and_then(|v| v.parse().ok())
         })
         .map(Duration::from_secs)
-        .unwrap_or(scenario.deadline);
+        .unwrap_or_else(|| {
+            // chaos scales its deadline with the number of faults it plans.
+            if name == "chaos" {
+                scenarios::chaos::deadline(&opts)
+            } else {
+                scenario.deadline
+            }
+        });
     // The demo stops gracefully on Ctrl-C (brokers first), which can take a while.
     let force_after = if name == "demo" {
         Duration::from_secs(90)

@@ -1,6 +1,7 @@
 //! The end of every run: one reporter (main thread, watchdog or signal thread) prints the
 //! result; on failure it first kills every child, prints the tail of every server log and the
-//! kept work directory. The last line is always `scenario NAME: PASS` or
+//! kept work directory (and removes the network namespaces a scenario made, see `netns`). The
+//! last line is always `scenario NAME: PASS` or
 //! `scenario NAME: FAIL: <reason>`.
 
 use std::path::PathBuf;
@@ -99,6 +100,8 @@ pub fn fail_and_exit(reason: &str, code: i32) -> ! {
     procs::signal_all(libc::SIGCONT);
     procs::signal_all(libc::SIGKILL);
     std::thread::sleep(Duration::from_millis(200));
+    // After the kill: the namespaces' processes are gone, so nothing recreates traffic.
+    crate::netns::remove_all();
     println!();
     println!("FAILURE: {reason}");
     print_tails();
@@ -123,6 +126,7 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
                     std::thread::sleep(Duration::from_secs(3600));
                 }
             }
+            crate::netns::remove_all();
             if let Some(dir) = work_dir() {
                 if keep() {
                     println!("work dir kept: {}", dir.display());

@@ -8,6 +8,11 @@ pub use kraftwerk_protocol::constants::{
 };
 /// Kafka `KafkaRaftClient.MAX_FETCH_WAIT_MS`: long-poll bound of a Fetch this node sends, in ms.
 pub const FETCH_MAX_WAIT_MS: i32 = 500;
+/// Most observers (brokers, tools, non-voting controllers) the leader tracks at once. Each
+/// fetch names its own replica id, so without a bound a client could grow the table without
+/// end; past the bound, expired observers go first, then the one whose last fetch is oldest.
+/// (Java's `LeaderState` keeps every observer until its session expires.)
+pub const MAX_OBSERVERS: usize = 10_000;
 /// Observers with no Fetch for this long disappear from DescribeQuorum
 /// (`LeaderState.OBSERVER_SESSION_TIMEOUT_MS`), in ms.
 pub const OBSERVER_SESSION_TIMEOUT_MS: u64 = 300_000;
@@ -30,6 +35,12 @@ pub const DEFAULT_RETRY_BACKOFF_MS: u64 = 20;
 /// Default of `controller.quorum.append.linger.ms`, in ms
 /// (`QuorumConfig.DEFAULT_QUORUM_LINGER_MS`).
 pub const DEFAULT_APPEND_LINGER_MS: u64 = 25;
+
+/// The highest epoch a peer's request or response may carry. Past it too few epochs would be
+/// left for elections: an honest quorum spends one per election and cannot get anywhere near
+/// 2^31 - 10^6 of them, so only a forged or corrupt message names such an epoch. Java accepts
+/// any epoch and overflows its `int` at the next election after `Integer.MAX_VALUE`.
+pub const MAX_REQUEST_EPOCH: i32 = i32::MAX - 1_000_000;
 
 /// A host and port on the controller listener.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::FetchRequest;
 use uuid::Uuid;
 
-use crate::config::OBSERVER_SESSION_TIMEOUT_MS;
+use crate::config::{MAX_OBSERVERS, OBSERVER_SESSION_TIMEOUT_MS};
 use crate::io::InboundId;
 use crate::quorum;
 
@@ -141,8 +141,12 @@ impl LeaderState {
             self.fetched_voters.insert(replica_id);
             self.maybe_update_high_watermark()
         } else {
+            let key = (replica_id, directory_id);
+            if !self.observers.contains_key(&key) && self.observers.len() >= MAX_OBSERVERS {
+                self.make_room_for_an_observer(now_ms);
+            }
             self.observers
-                .entry((replica_id, directory_id))
+                .entry(key)
                 .or_insert_with(|| ReplicaProgress {
                     directory_id,
                     ..Default::default()
@@ -191,12 +195,33 @@ impl LeaderState {
         v.into_iter().map(|(id, _)| id).collect()
     }
 
-    /// Observers that fetched within the observer session timeout.
-    pub fn live_observers(&mut self, now_ms: u64) -> Vec<(i32, ReplicaProgress)> {
+    /// Forgets observers with no fetch within the observer session timeout.
+    fn drop_expired_observers(&mut self, now_ms: u64) {
         self.observers.retain(|_, p| {
             p.last_fetch_ms
                 .is_some_and(|t| now_ms.saturating_sub(t) < OBSERVER_SESSION_TIMEOUT_MS)
         });
+    }
+
+    /// Drops expired observers, then, if the table is still full, the one whose last fetch is
+    /// the oldest.
+    fn make_room_for_an_observer(&mut self, now_ms: u64) {
+        self.drop_expired_observers(now_ms);
+        if self.observers.len() >= MAX_OBSERVERS {
+            let oldest = self
+                .observers
+                .iter()
+                .min_by_key(|(_, p)| p.last_fetch_ms)
+                .map(|(k, _)| *k);
+            if let Some(key) = oldest {
+                self.observers.remove(&key);
+            }
+        }
+    }
+
+    /// Observers that fetched within the observer session timeout.
+    pub fn live_observers(&mut self, now_ms: u64) -> Vec<(i32, ReplicaProgress)> {
+        self.drop_expired_observers(now_ms);
         self.observers
             .iter()
             .map(|(&(id, _), p)| (id, p.clone()))
@@ -228,6 +253,28 @@ mod tests {
         );
         assert!(l.update_replica_on_fetch(3, Uuid::nil(), 16, 16, 2));
         assert_eq!(l.high_watermark, Some(16));
+    }
+
+    #[test]
+    fn the_observer_table_is_bounded_and_evicts_the_oldest() {
+        let mut l = LeaderState::new(1, [1, 2, 3].into_iter(), 0, 0, 3_000);
+        for id in 0..MAX_OBSERVERS as i32 + 5 {
+            l.update_replica_on_fetch(100 + id, Uuid::nil(), 0, 10, id as u64);
+        }
+        assert_eq!(l.observers.len(), MAX_OBSERVERS);
+        // The first five (the oldest fetches) made room for the last five.
+        assert!((100..105).all(|id| !l.observers.contains_key(&(id, Uuid::nil()))));
+        assert!(l
+            .observers
+            .contains_key(&(100 + MAX_OBSERVERS as i32 + 4, Uuid::nil())));
+        // A known observer fetching again takes no room.
+        l.update_replica_on_fetch(200, Uuid::nil(), 0, 10, 1_000_000);
+        assert_eq!(l.observers.len(), MAX_OBSERVERS);
+        // Once the others' sessions expired, a newcomer finds only 200 (which fetched later).
+        let later = MAX_OBSERVERS as u64 + OBSERVER_SESSION_TIMEOUT_MS + 10;
+        l.update_replica_on_fetch(99, Uuid::nil(), 0, 10, later);
+        assert_eq!(l.observers.len(), 2);
+        assert!(l.observers.contains_key(&(200, Uuid::nil())));
     }
 
     #[test]

@@ -17,14 +17,15 @@ use std::time::Duration;
 
 /// Kafka error codes the benchmark reacts to (Kafka's `Errors` enum).
 pub mod errors {
+    use kafka_protocol::error::ResponseError;
+
     /// NONE.
     pub const NONE: i16 = 0;
     /// TOPIC_ALREADY_EXISTS.
-    pub const TOPIC_ALREADY_EXISTS: i16 = 36;
-    /// NOT_CONTROLLER.
-    pub const NOT_CONTROLLER: i16 = 41;
+    pub const TOPIC_ALREADY_EXISTS: i16 = ResponseError::TopicAlreadyExists.code();
+    pub use kraftwerk_protocol::constants::NOT_CONTROLLER;
     /// STALE_BROKER_EPOCH.
-    pub const STALE_BROKER_EPOCH: i16 = 77;
+    pub const STALE_BROKER_EPOCH: i16 = ResponseError::StaleBrokerEpoch.code();
 }
 
 /// One connection to a Kafka server (controller or broker listener).

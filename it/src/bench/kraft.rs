@@ -386,7 +386,8 @@ fn metadata_dir(c: &Cluster, id: i32) -> std::path::PathBuf {
         .iter()
         .find(|n| n.id == id)
         .expect("a controller id");
-    n.data_dir().join("__cluster_metadata-0")
+    n.data_dir()
+        .join(kraftwerk_protocol::constants::METADATA_PARTITION_DIR)
 }
 
 /// Waits (up to 60 s + 1 s per 1000 partitions) until every controller has a `.checkpoint`.

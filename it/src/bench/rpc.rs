@@ -44,7 +44,9 @@ pub fn describe_quorum(conn: &mut Conn) -> Result<QuorumView> {
     let mut p = PartitionData::default();
     p.partition_index = 0;
     let mut t = TopicData::default();
-    t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
+    t.topic_name = TopicName(StrBytes::from_static_str(
+        kraftwerk_protocol::constants::METADATA_TOPIC_NAME,
+    ));
     t.partitions = vec![p];
     let mut req = DescribeQuorumRequest::default();
     req.topics = vec![t];

@@ -117,7 +117,7 @@ pub struct LogBatch {
 
 /// `<data dir>/__cluster_metadata-0`.
 pub fn partition_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("__cluster_metadata-0")
+    data_dir.join(kraftwerk_protocol::constants::METADATA_PARTITION_DIR)
 }
 
 fn is_segment_name(name: &str) -> bool {

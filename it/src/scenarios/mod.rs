@@ -12,6 +12,7 @@ use crate::parse::QuorumStatus;
 use crate::util;
 
 pub mod admin;
+pub mod chaos;
 pub mod checks;
 pub mod demo;
 pub mod e2e;
@@ -88,6 +89,16 @@ pub const SCENARIOS: &[Scenario] = &[
                 snapshots written by kraftwerk), then back (stale kraftwerk indexes); acked writes all read back",
         deadline: Duration::from_secs(1500),
         run: rolling::run_interchange,
+    },
+    Scenario {
+        name: "chaos",
+        about: "faults at random (seeded: IT_CHAOS_SEED) against 3 controllers in network namespaces + 3 brokers under \
+                an acks=all producer, a consumer and a metadata workload: SIGKILL/SIGTERM (restart, page cache \
+                dropped or not), SIGSTOP/SIGCONT and network partitions of the active or a random controller; acked \
+                metadata visible, lost = 0, logs identical, one leader per epoch, no broker fenced; --long: 5 \
+                controllers, 100 faults",
+        deadline: Duration::from_secs(1200),
+        run: chaos::run,
     },
     Scenario {
         name: "failover",

@@ -24,8 +24,9 @@ use kafka_protocol::protocol::StrBytes;
 use tracing::info;
 use uuid::Uuid;
 
+use super::transitions::Transition;
 use super::{RaftCore, RaftError};
-use crate::config::{METADATA_PARTITION, METADATA_TOPIC_NAME};
+use crate::config::{MAX_REQUEST_EPOCH, METADATA_PARTITION, METADATA_TOPIC_NAME};
 use crate::errors;
 use crate::io::RaftRequest;
 use crate::role::Role;
@@ -53,12 +54,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if epoch < self.epoch || error == errors::UNKNOWN_LEADER_EPOCH {
             return Ok(Some(true));
         }
+        if epoch > MAX_REQUEST_EPOCH {
+            tracing::warn!(
+                epoch,
+                "ignoring a response naming an epoch beyond {MAX_REQUEST_EPOCH}"
+            );
+            return Ok(Some(false));
+        }
         if epoch > self.epoch
             || error == errors::FENCED_LEADER_EPOCH
             || error == errors::NOT_LEADER_OR_FOLLOWER
         {
             let before = (self.epoch, self.leader_id());
-            self.maybe_transition(leader_id, epoch, now_ms)?;
+            if self.maybe_transition(leader_id, epoch, now_ms)? == Transition::Refused {
+                return Ok(Some(false));
+            }
             // Nothing learned (e.g. the leader resigned but no successor yet): back off instead
             // of spinning on immediate retries.
             return Ok(Some(before != (self.epoch, self.leader_id())));
@@ -145,13 +155,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 )
             }
         };
-        if p.leader_epoch < self.epoch {
-            return Ok(self.begin_response(errors::FENCED_LEADER_EPOCH));
+        if let Some(error) = self.voter_only_request_error(p.leader_id.0, p.leader_epoch) {
+            return Ok(self.begin_response(error));
         }
-        if p.leader_id.0 < 0 {
+        if self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?
+            == Transition::Refused
+        {
             return Ok(self.begin_response(errors::INVALID_REQUEST));
         }
-        self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?;
         let key_ok = (request.voter_id.0 < 0 || request.voter_id.0 == self.config.node_id)
             && (p.voter_directory_id == Uuid::nil()
                 || p.voter_directory_id == self.config.directory_id);
@@ -211,13 +222,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 )
             }
         };
-        if p.leader_epoch < self.epoch {
-            return Ok(self.end_response(errors::FENCED_LEADER_EPOCH));
+        if let Some(error) = self.voter_only_request_error(p.leader_id.0, p.leader_epoch) {
+            return Ok(self.end_response(error));
         }
-        if p.leader_id.0 < 0 {
+        if self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?
+            == Transition::Refused
+        {
             return Ok(self.end_response(errors::INVALID_REQUEST));
         }
-        self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?;
         let successors: Vec<i32> = if !p.preferred_candidates.is_empty() {
             p.preferred_candidates
                 .iter()

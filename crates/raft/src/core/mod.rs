@@ -43,16 +43,10 @@ pub enum RaftError {
     /// The log or the quorum-state store failed.
     #[error("storage failure: {0}")]
     Storage(#[from] LogError),
-    /// A peer named a different leader for an epoch whose leader we know (or named us).
-    #[error("inconsistent leader for epoch {epoch}: known {known:?}, received {received}")]
-    InconsistentLeader {
-        /// The epoch.
-        epoch: i32,
-        /// The leader we know for it.
-        known: Option<i32>,
-        /// The leader the peer claimed.
-        received: i32,
-    },
+    /// No epoch is left for another election (only reachable after about a million elections
+    /// above [`crate::config::MAX_REQUEST_EPOCH`]).
+    #[error("the epoch cannot grow past {}", i32::MAX)]
+    EpochExhausted,
     /// The leader asked us to truncate below our high watermark (would lose committed data).
     #[error("leader requested truncation to {offset}, below the high watermark {high_watermark}")]
     TruncationBelowHighWatermark {

@@ -202,7 +202,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return if self.config.is_voter() {
                 self.start_election(now_ms)
             } else {
-                self.transition_to_unattached(self.epoch + 1, now_ms)
+                let epoch = self.epoch.checked_add(1).ok_or(RaftError::EpochExhausted)?;
+                self.transition_to_unattached(epoch, now_ms)
             };
         }
         let targets: Vec<i32> = r.unacked.iter().copied().collect();

@@ -7,7 +7,7 @@ use kafka_protocol::messages::leader_change_message::Voter;
 use kafka_protocol::messages::LeaderChangeMessage;
 use kraftwerk_records::control::{control_batch, ControlRecord};
 use rand::Rng;
-use tracing::info;
+use tracing::{info, warn};
 
 use super::{RaftCore, RaftError};
 use crate::leader::LeaderState;
@@ -180,8 +180,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Role::Candidate(c) => c.retries + 1,
             _ => 1,
         };
+        let epoch = self.epoch.checked_add(1).ok_or(RaftError::EpochExhausted)?;
         self.leave_role(now_ms)?;
-        self.epoch += 1;
+        self.epoch = epoch;
         let id = self.config.node_id;
         self.persist(None, Some(id))?;
         let deadline = self.random_election_deadline(now_ms);
@@ -305,50 +306,61 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.reanswer_parked(now_ms)
     }
 
-    /// Checks a leader claim against what we know (Kafka `maybeTransition` /
-    /// `hasConsistentLeader`) and moves to Follower/Unattached when it is news.
+    /// Follows what a peer said about `epoch` (Kafka `maybeTransition`): a newer epoch makes
+    /// this node a follower of `leader_id` (or unattached when no leader is named), and a leader
+    /// named for the current epoch is followed when none is known yet.
+    ///
+    /// A claim that contradicts what this node knows — another leader for an epoch whose leader
+    /// it knows, or this node itself named as the leader of an epoch it did not win — is refused
+    /// with [`Transition::Refused`] and changes nothing. (Java's `QuorumState` throws
+    /// IllegalStateException there, which stops the Raft thread and the process: one forged
+    /// BeginQuorumEpoch is enough. Only authentication stops the forgery itself.)
     pub(crate) fn maybe_transition(
         &mut self,
         leader_id: Option<i32>,
         epoch: i32,
         now_ms: u64,
-    ) -> Result<(), RaftError> {
-        if epoch == self.epoch {
-            if let Some(received) = leader_id {
-                let known = self.known_leader();
-                let inconsistent = match known {
+    ) -> Result<Transition, RaftError> {
+        if let Some(received) = leader_id {
+            let known = self.known_leader();
+            let contradicts = if epoch == self.epoch {
+                match known {
                     Some(k) => k != received,
                     None => received == self.config.node_id,
-                };
-                if inconsistent {
-                    return Err(RaftError::InconsistentLeader {
-                        epoch,
-                        known,
-                        received,
-                    });
                 }
+            } else {
+                epoch > self.epoch && received == self.config.node_id
+            };
+            if contradicts {
+                warn!(
+                    epoch,
+                    current_epoch = self.epoch,
+                    ?known,
+                    received,
+                    "refusing a leader claim that contradicts this node's state"
+                );
+                return Ok(Transition::Refused);
             }
         }
         if epoch > self.epoch {
             match leader_id {
-                Some(l) if l != self.config.node_id => {
-                    self.transition_to_follower(epoch, l, now_ms)
-                }
-                Some(l) => Err(RaftError::InconsistentLeader {
-                    epoch,
-                    known: None,
-                    received: l,
-                }),
-                None => self.transition_to_unattached(epoch, now_ms),
+                Some(l) => self.transition_to_follower(epoch, l, now_ms)?,
+                None => self.transition_to_unattached(epoch, now_ms)?,
             }
         } else if let Some(l) = leader_id {
-            if self.known_leader().is_none() && l != self.config.node_id {
-                self.transition_to_follower(epoch, l, now_ms)
-            } else {
-                Ok(())
+            if epoch == self.epoch && self.known_leader().is_none() {
+                self.transition_to_follower(epoch, l, now_ms)?;
             }
-        } else {
-            Ok(())
         }
+        Ok(Transition::Followed)
     }
+}
+
+/// What [`RaftCore::maybe_transition`] did with a peer's claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transition {
+    /// The claim was consistent and is followed (possibly without a change).
+    Followed,
+    /// The claim contradicts this node's state and was ignored.
+    Refused,
 }

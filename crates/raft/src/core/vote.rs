@@ -13,7 +13,7 @@ use tracing::info;
 use uuid::Uuid;
 
 use super::{RaftCore, RaftError};
-use crate::config::{METADATA_PARTITION, METADATA_TOPIC_NAME};
+use crate::config::{MAX_REQUEST_EPOCH, METADATA_PARTITION, METADATA_TOPIC_NAME};
 use crate::errors;
 use crate::io::RaftRequest;
 use crate::role::{Prospective, Role, Unattached};
@@ -24,6 +24,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         cluster_id
             .as_ref()
             .is_none_or(|c| c.as_str() == self.config.cluster_id)
+    }
+
+    /// Kafka `validateVoterOnlyRequest` for Vote, BeginQuorumEpoch and EndQuorumEpoch: an
+    /// epoch older than ours is FENCED_LEADER_EPOCH, a negative sender id INVALID_REQUEST, a
+    /// sender outside the voter set (or a node that is not a voter itself)
+    /// INCONSISTENT_VOTER_SET. Two checks Java lacks: a sender claiming to be this node, and an
+    /// epoch that leaves no room for further elections ([`MAX_REQUEST_EPOCH`]), are
+    /// INVALID_REQUEST — Java would crash on the first and overflow its epoch on the second.
+    pub(crate) fn voter_only_request_error(&self, sender_id: i32, epoch: i32) -> Option<i16> {
+        if epoch < self.epoch {
+            Some(errors::FENCED_LEADER_EPOCH)
+        } else if sender_id < 0 || sender_id == self.config.node_id || epoch > MAX_REQUEST_EPOCH {
+            Some(errors::INVALID_REQUEST)
+        } else if !self.config.is_voter() || !self.config.voters.contains_key(&sender_id) {
+            Some(errors::INCONSISTENT_VOTER_SET)
+        } else {
+            None
+        }
     }
 
     pub(crate) fn cluster_id_field(&self) -> Option<StrBytes> {
@@ -81,11 +99,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if last.offset < 0 || last.epoch < 0 || illegal_epoch {
             return Ok(self.vote_response(errors::INVALID_REQUEST, false));
         }
-        if candidate_epoch < self.epoch {
-            return Ok(self.vote_response(errors::FENCED_LEADER_EPOCH, false));
-        }
-        if candidate_id < 0 {
-            return Ok(self.vote_response(errors::INVALID_REQUEST, false));
+        if let Some(error) = self.voter_only_request_error(candidate_id, candidate_epoch) {
+            return Ok(self.vote_response(error, false));
         }
         if candidate_epoch > self.epoch {
             self.transition_to_unattached(candidate_epoch, now_ms)?;

@@ -565,5 +565,6 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
 }
 
 mod follower;
+mod hostile;
 mod pre_vote;
 mod update_voter;
