@@ -57,7 +57,10 @@ impl Harness {
         };
         while !harness.node.controller().is_active() {
             harness.advance(100);
-            assert!(harness.now_ms < 60_000, "the single voter never became active");
+            assert!(
+                harness.now_ms < 60_000,
+                "the single voter never became active"
+            );
         }
         harness
     }
@@ -97,14 +100,25 @@ impl Harness {
     }
 
     fn register(&mut self, id: i32, host: &str) -> i16 {
+        self.register_listeners(id, &[("PLAINTEXT".to_owned(), host.to_owned())])
+    }
+
+    /// Registers broker `id` with `(name, host)` listeners; returns the error code.
+    fn register_listeners(&mut self, id: i32, listeners: &[(String, String)]) -> i16 {
+        let listeners = listeners
+            .iter()
+            .map(|(name, host)| {
+                Listener::default()
+                    .with_name(StrBytes::from_string(name.clone()))
+                    .with_host(StrBytes::from_string(host.clone()))
+                    .with_port(9092)
+            })
+            .collect();
         let request = BrokerRegistrationRequest::default()
             .with_broker_id(id.into())
             .with_cluster_id(StrBytes::from_static_str(CLUSTER_ID))
             .with_incarnation_id(Uuid::from_u64_pair(id as u64, 1))
-            .with_listeners(vec![Listener::default()
-                .with_name(StrBytes::from_static_str("PLAINTEXT"))
-                .with_host(StrBytes::from_string(host.to_owned()))
-                .with_port(9092)])
+            .with_listeners(listeners)
             .with_features(vec![Feature::default()
                 .with_name(StrBytes::from_static_str("metadata.version"))
                 .with_min_supported_version(7)
@@ -126,6 +140,22 @@ fn a_refused_request_leaves_the_node_serving() {
     // A 40,000-byte host: INVALID_REQUEST, nothing appended.
     assert_eq!(h.register(1, &"h".repeat(40_000)), 42);
     assert_eq!(h.node.raft().log().end_offset(), end);
+    assert_eq!(h.register(1, "localhost"), 0);
+    assert!(h.node.controller().image().cluster.broker(1).is_some());
+}
+
+#[test]
+fn an_oversized_result_is_refused_and_the_node_keeps_serving() {
+    let mut h = Harness::leader();
+    let end = h.node.raft().log().end_offset();
+    // Every string within Kafka's limit, but the RegisterBrokerRecord (300 listeners of 30,000
+    // bytes, about 9 MB) does not fit one 8 MiB batch: RECORD_LIST_TOO_LARGE, nothing appended.
+    let listeners: Vec<(String, String)> = (0..300)
+        .map(|i| (format!("L{i}"), "h".repeat(30_000)))
+        .collect();
+    assert_eq!(h.register_listeners(1, &listeners), 18);
+    assert_eq!(h.node.raft().log().end_offset(), end);
+    assert!(h.node.controller().image().cluster.broker(1).is_none());
     assert_eq!(h.register(1, "localhost"), 0);
     assert!(h.node.controller().image().cluster.broker(1).is_some());
 }

@@ -94,7 +94,11 @@ fn create_partitions_for(
         ));
     };
     // Each new partition is one record of the atomic result: refuse a count that cannot fit
-    // before placing anything (Java places them all, then overflows its `BoundedList`).
+    // before placing anything. Java's `ReplicationControlManager.createPartitions` places them
+    // all first (`StripedReplicaPlacer.place` for `count - current` partitions: with `count`
+    // near `i32::MAX` an allocation bomb, fuzz/corpus/controller/found-create-partitions-*),
+    // then overflows its `BoundedList` of MAX_RECORDS_PER_USER_OP records; we answer what
+    // `QuorumController` answers that overflow elsewhere (POLICY_VIOLATION, case C14).
     if !limits::records_fit(records.len(), additional as usize) {
         return Err(limits::excessively_large());
     }

@@ -582,3 +582,53 @@ fn elect_leaders_stops_at_one_batch_of_records() {
         1
     );
 }
+
+fn reassign(
+    node: &mut TestNode,
+    topic: &str,
+    listings: usize,
+) -> (AlterPartitionReassignmentsResponse, usize) {
+    use kafka_protocol::messages::alter_partition_reassignments_request::{
+        ReassignablePartition, ReassignableTopic,
+    };
+    let partition = ReassignablePartition::default()
+        .with_partition_index(0)
+        .with_replicas(Some(vec![1.into(), 2.into(), 3.into()]));
+    let request = AlterPartitionReassignmentsRequest::default().with_topics(vec![
+        ReassignableTopic::default()
+            .with_name(TopicName(text(topic)))
+            .with_partitions(vec![partition; listings]),
+    ]);
+    let (response, records) = node.request(0, Req::AlterPartitionReassignments(request));
+    let Resp::AlterPartitionReassignments(r) = response else {
+        panic!()
+    };
+    (r, records.len())
+}
+
+/// A topic name over Kafka's limit is INVALID_REQUEST for the whole request; a reassignment
+/// that would be the 10,001st record is UNKNOWN_SERVER_ERROR for that partition alone
+/// (`ReplicationControlManager.alterPartitionReassignments` catches the `BoundedList`'s
+/// exception per partition), the others are written in one batch.
+#[test]
+fn reassignments_check_names_and_stop_at_one_batch_of_records() {
+    let mut node = node_with_brokers();
+    node.request(7, Req::CreateTopics(create_topics(&[("r", 1, 1)])));
+    node.commit();
+    let (r, records) = reassign(&mut node, &"r".repeat(40_000), 1);
+    assert_eq!((r.error_code, records), (INVALID_REQUEST, 0));
+    assert_eq!(
+        r.error_message.as_deref(),
+        Some("string field name had invalid length 40000")
+    );
+    // Each listing changes the same partition against the same image: one record each.
+    let (r, records) = reassign(&mut node, "r", 10_001);
+    assert_eq!((r.error_code, records), (0, 10_000));
+    let codes: Vec<i16> = r.responses[0]
+        .partitions
+        .iter()
+        .map(|p| p.error_code)
+        .collect();
+    assert!(codes[..10_000].iter().all(|c| *c == 0));
+    assert_eq!(codes[10_000], UNKNOWN_SERVER_ERROR);
+}
