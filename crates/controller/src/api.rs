@@ -7,7 +7,8 @@
 //!
 //! Adding an API: one line here, its handler function, and `impl ControllerApi` for its
 //! request type next to the handler (the error response Java's `AbstractRequest
-//! .getErrorResponse` builds for it).
+//! .getErrorResponse` builds for it, and the request's string fields, which
+//! `Controller::handle` checks against Kafka's limit before any handler runs).
 //!
 //! Line format: `Name(RequestType => ResponseType) versions min..=max, kind |c, r| body;`
 //! - `write`: only the active controller answers (others NOT_CONTROLLER); `c` is a
@@ -29,6 +30,7 @@ use crate::handlers::{
 use crate::heartbeat::BrokerHeartbeatManager;
 use crate::image::MetadataImage;
 use crate::request::{ControllerResult, RequestContext};
+use crate::validate::StringCheck;
 
 /// What every controller request type provides besides its handler.
 pub trait ControllerApi {
@@ -39,6 +41,11 @@ pub trait ControllerApi {
     /// `AbstractRequest.getErrorResponse` puts the error for this request (top level, per
     /// topic, per resource, …), shaped from the request (topic names, resources kept).
     fn error_response(&self, code: i16, message: Option<&str>) -> Self::Response;
+
+    /// Passes every string field of the request to `check` (Kafka's JSON field names), so that a
+    /// request Java's generated reader would refuse to decode — a string over 32,767 bytes of
+    /// UTF-8 — is answered INVALID_REQUEST before its handler builds any record from it.
+    fn check_strings(&self, check: &mut StringCheck);
 
     /// A one-line operator-facing description for the log line of a request that writes
     /// records; `None` logs the api name only.
@@ -174,6 +181,14 @@ macro_rules! controller_apis {
             /// puts it (see [`ControllerApi::error_response`]).
             pub fn error_response(&self, code: i16, message: Option<&str>) -> ControllerResponse {
                 match self { $( Self::$name(r) => ControllerResponse::$name(r.error_response(code, message)), )* }
+            }
+
+            /// `Err(INVALID_REQUEST)` if a string of the request is longer than Kafka allows
+            /// (see [`ControllerApi::check_strings`]).
+            pub fn check_strings(&self) -> Result<(), crate::error::ApiError> {
+                let mut check = StringCheck::new();
+                match self { $( Self::$name(r) => r.check_strings(&mut check), )* }
+                check.into_result()
             }
 
             /// The answer of a controller that is not the active one: NOT_CONTROLLER (41)

@@ -33,6 +33,7 @@
 //! (AbortTransactionRecord).
 
 use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use kraftwerk_records::metadata::{
     AbortTransactionRecord, ApiMessageAndVersion, ConfigRecord, NoOpRecord,
@@ -41,7 +42,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::api::{AnsweredBy, ReadContext, WriteContext};
-use crate::error::ReplayError;
+use crate::error::{ApiError, ReplayError};
 use crate::handlers;
 use crate::handlers::disabled::QuorumRole;
 use crate::handlers::leader_isr::LeaderIsrUpdater;
@@ -51,6 +52,7 @@ use crate::image::features::ELR_FEATURE_NAME;
 use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
 use crate::java_random::JavaRandom;
 use crate::replay::replay;
+use crate::validate;
 
 pub use crate::api::{ControllerRequest, ControllerResponse};
 pub use crate::request::{ControllerResult, RequestContext};
@@ -99,6 +101,8 @@ pub struct ControllerConfig {
     pub rng_seed: u64,
     /// The quorum's `kraft.version` (0 for static voters); registrations must support it.
     pub kraft_version: i16,
+    /// `remote.log.storage.system.enable` (false): topics may set `remote.storage.enable=true`.
+    pub remote_log_storage_system_enable: bool,
 }
 
 impl ControllerConfig {
@@ -138,13 +142,14 @@ impl ControllerConfig {
             bootstrap,
             rng_seed: 0,
             kraft_version: 0,
+            remote_log_storage_system_enable: false,
         }
     }
 }
 
 /// The controller's random number generators, both seeded from [`ControllerConfig::rng_seed`]:
 /// one for topic ids, one (a `java.util.Random`) for replica placement.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ControllerRng {
     /// Topic ids.
     pub ids: StdRng,
@@ -184,6 +189,10 @@ pub struct Controller {
     /// (last offset, image after it) per replayed uncommitted result, oldest first.
     uncommitted: VecDeque<(i64, MetadataImage)>,
     active: Option<ActiveState>,
+    /// Set by tests: the next write handler panics.
+    inject_panic: bool,
+    /// Handlers that panicked (each answered UNKNOWN_SERVER_ERROR).
+    handler_panics: u64,
 }
 
 impl Controller {
@@ -196,6 +205,8 @@ impl Controller {
             committed: MetadataImage::empty(),
             uncommitted: VecDeque::new(),
             active: None,
+            inject_panic: false,
+            handler_panics: 0,
         }
     }
 
@@ -379,11 +390,27 @@ impl Controller {
     /// answered from the committed image without records; one that needs the active controller
     /// gets NOT_CONTROLLER on a standby, otherwise its handler runs on the latest image. This is
     /// the only place that decides between the three.
+    ///
+    /// Around every handler: a request with a string Kafka could not decode is answered
+    /// INVALID_REQUEST first ([`ControllerRequest::check_strings`]); a handler that panics is
+    /// answered UNKNOWN_SERVER_ERROR, logged with the request's name, and leaves nothing changed
+    /// (the image is only read, and the RNG and broker sessions it may change are copies kept
+    /// only when it returns); a result that cannot be written
+    /// ([`validate::batch::check_result`]) is answered with Java's error for it instead of
+    /// records. The controller keeps serving in every case.
     pub fn handle(
         &mut self,
         ctx: &RequestContext,
         request: &ControllerRequest,
     ) -> ControllerResult<ControllerResponse> {
+        if let Err(error) = request.check_strings() {
+            tracing::info!(
+                request = request.name(),
+                message = error.message.as_deref().unwrap_or(""),
+                "refusing a request with a string longer than Kafka allows"
+            );
+            return refused(request, &error);
+        }
         let answered_by = request.answered_by(ctx);
         if answered_by == AnsweredBy::AnyController || self.active.is_none() {
             let response = if answered_by == AnsweredBy::AnyController {
@@ -393,7 +420,13 @@ impl Controller {
                     ctx,
                     role: self.quorum_role(ctx),
                 };
-                request.read(&read)
+                match catch_unwind(AssertUnwindSafe(|| request.read(&read))) {
+                    Ok(response) => response,
+                    Err(panic) => {
+                        self.handler_panics += 1;
+                        return handler_panicked(request, panic.as_ref());
+                    }
+                }
             } else {
                 None
             };
@@ -401,18 +434,70 @@ impl Controller {
             return ControllerResult::of(Vec::new(), response);
         }
         self.check_replayed();
+        self.run_write_handler(ctx, request)
+    }
+
+    /// Runs the handler of a request on the active controller (see [`Controller::handle`]).
+    fn run_write_handler(
+        &mut self,
+        ctx: &RequestContext,
+        request: &ControllerRequest,
+    ) -> ControllerResult<ControllerResponse> {
         let image = self.latest().clone();
-        let active = self.active.as_mut().expect("checked above");
-        let mut write = WriteContext {
-            image: &image,
-            config: &self.config,
-            ctx,
-            rng: &mut self.rng,
-            heartbeats: &mut active.heartbeats,
+        let active = self.active.as_ref().expect("checked by handle");
+        // Copies (O(1): persistent maps): a panic mid-handler drops them half-changed.
+        let mut rng = self.rng.clone();
+        let mut heartbeats = active.heartbeats.clone();
+        let inject_panic = std::mem::take(&mut self.inject_panic);
+        let config = &self.config;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut write = WriteContext {
+                image: &image,
+                config,
+                ctx,
+                rng: &mut rng,
+                heartbeats: &mut heartbeats,
+            };
+            let result = request.write(&mut write);
+            // After the handler changed what it changes: the worst moment to fail.
+            assert!(!inject_panic, "panic injected by a test");
+            result
+        }));
+        let result = match outcome {
+            Ok(result) => result,
+            Err(panic) => {
+                self.handler_panics += 1;
+                return handler_panicked(request, panic.as_ref());
+            }
         };
-        let result = request.write(&mut write);
+        if let Err(error) = validate::batch::check_result(&result.records, result.atomic) {
+            tracing::error!(
+                request = request.name(),
+                records = result.records.len(),
+                code = error.code,
+                message = error.message.as_deref().unwrap_or(""),
+                "the handler's result cannot be written; answering with an error instead"
+            );
+            return refused(request, &error);
+        }
+        self.rng = rng;
+        self.active.as_mut().expect("checked by handle").heartbeats = heartbeats;
         self.expect(ctx.next_offset, &result);
         result
+    }
+
+    /// How many request handlers panicked since this controller was created (each was answered
+    /// UNKNOWN_SERVER_ERROR and changed nothing).
+    pub fn handler_panics(&self) -> u64 {
+        self.handler_panics
+    }
+
+    /// Makes the handler of the next request that reaches [`Controller::handle`]'s write path
+    /// panic as it returns (after it changed the RNG or broker sessions it uses), to test that a
+    /// failing handler is contained.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn panic_in_next_handler(&mut self) {
+        self.inject_panic = true;
     }
 
     /// Where this node stands for the voter-change checks (`ctx.leader_id` tells whether it
@@ -600,6 +685,37 @@ fn assert_own_records_keep_invariants(
             }
         }
     }
+}
+
+/// The request's error answer for `error`, without records.
+fn refused(request: &ControllerRequest, error: &ApiError) -> ControllerResult<ControllerResponse> {
+    ControllerResult::of(
+        Vec::new(),
+        request.error_response(error.code, error.message.as_deref()),
+    )
+}
+
+/// The answer to a request whose handler panicked: UNKNOWN_SERVER_ERROR, nothing written (Java's
+/// `QuorumController.handleEventException` for an unexpected exception, without the failover).
+fn handler_panicked(
+    request: &ControllerRequest,
+    panic: &(dyn std::any::Any + Send),
+) -> ControllerResult<ControllerResponse> {
+    let reason = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    tracing::error!(
+        request = request.name(),
+        %reason,
+        "the request's handler panicked; answering UNKNOWN_SERVER_ERROR, nothing changed"
+    );
+    let error = ApiError::new(
+        kafka_protocol::error::ResponseError::UnknownServerError,
+        format!("The controller failed to handle the request: {reason}"),
+    );
+    refused(request, &error)
 }
 
 fn apply(

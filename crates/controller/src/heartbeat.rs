@@ -7,7 +7,7 @@
 //! belongs to a (broker id, broker epoch) pair; it expires when no heartbeat arrived for longer
 //! than `broker.session.timeout.ms`.
 
-use std::collections::BTreeMap;
+use imbl::OrdMap;
 
 use crate::image::cluster::ClusterImage;
 
@@ -73,13 +73,15 @@ struct BrokerHeartbeatState {
     controlled_shutdown_offset: Option<i64>,
 }
 
-/// Sessions and heartbeat states of all brokers (active controller only).
+/// Sessions and heartbeat states of all brokers (active controller only). Persistent maps, so
+/// that `Controller::handle` can give a handler a copy in O(1) and keep it only if the handler
+/// finishes (a panic mid-handler leaves the sessions as they were).
 #[derive(Clone, Debug)]
 pub struct BrokerHeartbeatManager {
     session_timeout_ms: u64,
     /// (broker id, broker epoch) → last contact time.
-    contact_ms: BTreeMap<(i32, i64), u64>,
-    states: BTreeMap<i32, BrokerHeartbeatState>,
+    contact_ms: OrdMap<(i32, i64), u64>,
+    states: OrdMap<i32, BrokerHeartbeatState>,
 }
 
 impl BrokerHeartbeatManager {
@@ -88,8 +90,8 @@ impl BrokerHeartbeatManager {
     pub fn activate(session_timeout_ms: u64, cluster: &ClusterImage, now_ms: u64) -> Self {
         let mut manager = BrokerHeartbeatManager {
             session_timeout_ms,
-            contact_ms: BTreeMap::new(),
-            states: BTreeMap::new(),
+            contact_ms: OrdMap::new(),
+            states: OrdMap::new(),
         };
         for broker in cluster.brokers() {
             manager.states.insert(
@@ -147,14 +149,27 @@ impl BrokerHeartbeatManager {
     /// Drops the sessions of `broker_id`'s other incarnations: a new incarnation registered, so
     /// the old one can no longer be fenced or block registrations.
     pub fn forget_other_epochs(&mut self, broker_id: i32, epoch: i64) {
-        self.contact_ms
-            .retain(|(id, e), _| *id != broker_id || *e == epoch);
+        for key in self.sessions_of(broker_id) {
+            if key.1 != epoch {
+                self.contact_ms.remove(&key);
+            }
+        }
     }
 
     /// Forgets a broker entirely (unregistration).
     pub fn remove(&mut self, broker_id: i32) {
         self.states.remove(&broker_id);
-        self.contact_ms.retain(|(id, _), _| *id != broker_id);
+        for key in self.sessions_of(broker_id) {
+            self.contact_ms.remove(&key);
+        }
+    }
+
+    /// The session keys of every incarnation of `broker_id`.
+    fn sessions_of(&self, broker_id: i32) -> Vec<(i32, i64)> {
+        self.contact_ms
+            .range((broker_id, i64::MIN)..=(broker_id, i64::MAX))
+            .map(|(key, _)| *key)
+            .collect()
     }
 
     /// The state of broker `broker_id` at epoch `epoch` (a fresh state for a new incarnation).

@@ -98,9 +98,10 @@ pub fn java_string_hash(s: &str) -> i32 {
 /// distinct keys (first occurrence kept), ordered as Java iterates them.
 pub fn java_string_map_order<'a>(keys: &[&'a str]) -> Vec<&'a str> {
     let mut distinct: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::with_capacity(keys.len());
     let mut capacity = DEFAULT_CAPACITY;
     for key in keys {
-        if !distinct.contains(key) {
+        if seen.insert(*key) {
             distinct.push(key);
             if distinct.len() > capacity / 4 * 3 {
                 capacity *= 2;

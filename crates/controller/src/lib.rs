@@ -36,6 +36,8 @@
 //! * [`partition_change`] (`PartitionChangeBuilder` incl. ELR), [`placement`]
 //!   (`StripedReplicaPlacer`), [`heartbeat`] (sessions and the broker state machine),
 //!   [`topic_name`], [`topic_configs`], [`ids`], [`request`] (request context and results).
+//! * [`validate`]: the checks every request passes before its handler builds records (Kafka's
+//!   string limit, the records one request may produce, what one result may write).
 //! * [`java_order`], [`java_random`]: `java.util.HashSet`/`HashMap` iteration order and
 //!   `java.util.Random`, so records (ELR lists, config order) and replica placement come out as
 //!   Kafka's would; `testdata/` holds vectors generated with Kafka 4.1.2's own classes.
@@ -60,6 +62,7 @@ pub(crate) mod testing;
 mod tests;
 pub mod topic_configs;
 pub mod topic_name;
+pub mod validate;
 pub mod write;
 
 pub use api::{AnsweredBy, ControllerApi, ControllerRequest, ControllerResponse, CONTROLLER_APIS};

@@ -3,8 +3,6 @@
 
 use kraftwerk_records::metadata::ApiMessageAndVersion;
 
-use crate::controller::MAX_RECORDS_PER_BATCH;
-
 /// What the node knows about a request besides its body.
 #[derive(Clone, Debug, Default)]
 pub struct RequestContext {
@@ -59,7 +57,10 @@ impl Default for Principal {
 pub struct ControllerResult<R> {
     /// Records to append, in order.
     pub records: Vec<ApiMessageAndVersion>,
-    /// If true, all records must land in one batch (at most [`MAX_RECORDS_PER_BATCH`]).
+    /// If true, all records must land in one batch (at most
+    /// [`MAX_RECORDS_PER_BATCH`](crate::controller::MAX_RECORDS_PER_BATCH) records and 8 MiB).
+    /// `Controller::handle` checks that bound ([`crate::validate::batch::check_result`]) and
+    /// answers a result that breaks it with the request's error instead.
     pub atomic: bool,
     /// The response.
     pub response: R,
@@ -75,13 +76,11 @@ impl<R> ControllerResult<R> {
         }
     }
 
-    /// A result whose records must be appended in one batch (`ControllerResult.atomicOf`).
+    /// A result whose records must be appended in one batch (`ControllerResult.atomicOf`). Not
+    /// checked here: a handler bounds its records before building them, and
+    /// `Controller::handle` refuses a result that still does not fit (as Java's
+    /// `QuorumController.appendRecords` does) instead of writing part of it.
     pub fn atomic(records: Vec<ApiMessageAndVersion>, response: R) -> Self {
-        assert!(
-            records.len() <= MAX_RECORDS_PER_BATCH,
-            "atomic result of {} records",
-            records.len()
-        );
         ControllerResult {
             records,
             atomic: true,

@@ -29,6 +29,8 @@ pub mod snapshot_codec;
 mod snapshot_job;
 mod snapshots;
 mod status;
+#[cfg(test)]
+mod tests;
 mod write;
 
 pub use error::NodeError;

@@ -38,6 +38,23 @@ pub const MAX_FETCH_BYTES: usize = 8 * 1024 * 1024;
 /// (`QuorumController.MAX_RECORDS_PER_USER_OP` / `MAX_RECORDS_PER_BATCH`).
 pub const MAX_RECORDS_PER_BATCH: usize = 10_000;
 
+/// Bytes a record adds to a batch besides its value, at most: the varints of its length,
+/// attributes, timestamp and offset deltas, key length, value length and header count.
+pub const RECORD_FRAMING_BYTES: usize = 16;
+
+/// Room a batch keeps for its header (61 bytes in record batch v2), rounded up generously.
+pub const BATCH_HEADER_ROOM_BYTES: usize = 256;
+
+/// Whether `count` records whose encoded values total `value_bytes` fit one batch: at most
+/// [`MAX_RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] with the framing and header room.
+/// The one bound the Raft core applies to every append (`kraftwerk_raft::batch_fits`) and the
+/// controller to every result before it leaves the controller.
+pub const fn batch_fits_sizes(count: usize, value_bytes: usize) -> bool {
+    count <= MAX_RECORDS_PER_BATCH
+        && value_bytes.saturating_add(count.saturating_mul(RECORD_FRAMING_BYTES))
+            <= MAX_BATCH_BYTES - BATCH_HEADER_ROOM_BYTES
+}
+
 /// NOT_CONTROLLER (41): the answer of a controller that is not the active one, which makes a
 /// broker's `NodeToControllerRequestThread` look up the controller again and retry.
 pub const NOT_CONTROLLER: i16 = ResponseError::NotController.code();
@@ -61,5 +78,15 @@ mod tests {
             METADATA_PARTITION_DIR,
             format!("{METADATA_TOPIC_NAME}-{METADATA_PARTITION}")
         );
+    }
+
+    #[test]
+    fn batch_bound_counts_records_and_bytes() {
+        assert!(batch_fits_sizes(MAX_RECORDS_PER_BATCH, 0));
+        assert!(!batch_fits_sizes(MAX_RECORDS_PER_BATCH + 1, 0));
+        let room = MAX_BATCH_BYTES - BATCH_HEADER_ROOM_BYTES - RECORD_FRAMING_BYTES;
+        assert!(batch_fits_sizes(1, room));
+        assert!(!batch_fits_sizes(1, room + 1));
+        assert!(!batch_fits_sizes(usize::MAX, usize::MAX));
     }
 }

@@ -21,7 +21,7 @@ pub mod client;
 mod kraft;
 pub mod measure;
 pub mod rpc;
-mod simbroker;
+pub(crate) mod simbroker;
 mod zk;
 mod zkclient;
 

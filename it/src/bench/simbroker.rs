@@ -146,7 +146,10 @@ impl Drop for SimBrokers {
     }
 }
 
-fn registration(id: i32, cluster_id: &str) -> Result<BrokerRegistrationRequest> {
+/// A valid BrokerRegistration of broker `id` as a Kafka 4.1.2 broker sends it: one PLAINTEXT
+/// listener on 127.0.0.1, Kafka 4.1.2's features, one fresh log directory. Also the base of the
+/// hostile registrations of `scenarios::hostile`.
+pub(crate) fn registration(id: i32, cluster_id: &str) -> Result<BrokerRegistrationRequest> {
     let r = crate::util::random_bytes(32)?;
     let mut a = [0u8; 16];
     a.copy_from_slice(&r[..16]);

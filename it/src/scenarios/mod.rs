@@ -17,6 +17,7 @@ pub mod checks;
 pub mod demo;
 pub mod e2e;
 pub mod failover;
+pub mod hostile;
 pub mod mixed;
 pub mod rf3;
 pub mod rolling;
@@ -42,6 +43,15 @@ pub const SCENARIOS: &[Scenario] = &[
                 (failover_ms), broker keeps serving, restarted controller catches up",
         deadline: Duration::from_secs(480),
         run: e2e::run,
+    },
+    Scenario {
+        name: "hostile",
+        about: "3 controllers + 1 broker: hostile requests to the active controller (BrokerRegistration with a \
+                40,000-byte listener host or a record over 8 MiB, CreateTopics with i32::MAX partitions or a 40 KB \
+                config value, CreatePartitions count i32::MAX) are refused; no controller exits, the leadership \
+                stays, the next kafka-topics --create and 100 messages each way work",
+        deadline: Duration::from_secs(300),
+        run: hostile::run,
     },
     Scenario {
         name: "e2e-rf3",

@@ -5,7 +5,8 @@
 //! Authorization is not implemented. The config APIs are in [`super::configs`].
 
 use crate::api::ControllerApi;
-use std::collections::BTreeMap;
+use crate::validate::StringCheck;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::controller::ControllerRng;
 use kafka_protocol::error::ResponseError;
@@ -34,6 +35,7 @@ use crate::image::features::KRAFT_VERSION_FEATURE_NAME;
 use crate::image::MetadataImage;
 use crate::partition_change::{Election, PartitionChangeBuilder};
 use crate::placement;
+use crate::validate::limits;
 use crate::write::partition_record;
 
 fn str_bytes(s: impl Into<String>) -> StrBytes {
@@ -75,7 +77,7 @@ fn create_partitions_for(
     }
     let additional = topic.count - current;
     if let Some(assignments) = &topic.assignments {
-        if assignments.len() as i32 != additional {
+        if assignments.len() as i64 != i64::from(additional) {
             return Err(ApiError::new(
                 ResponseError::InvalidReplicaAssignment,
                 format!(
@@ -91,6 +93,15 @@ fn create_partitions_for(
             format!("Invalid state: topic {name} appears to have no partitions."),
         ));
     };
+    // Each new partition is one record of the atomic result: refuse a count that cannot fit
+    // before placing anything. Java's `ReplicationControlManager.createPartitions` places them
+    // all first (`StripedReplicaPlacer.place` for `count - current` partitions: with `count`
+    // near `i32::MAX` an allocation bomb, fuzz/corpus/controller/found-create-partitions-*),
+    // then overflows its `BoundedList` of MAX_RECORDS_PER_USER_OP records; we answer what
+    // `QuorumController` answers that overflow elsewhere (POLICY_VIOLATION, case C14).
+    if !limits::records_fit(records.len(), additional as usize) {
+        return Err(limits::excessively_large());
+    }
     let replication_factor = first.replicas.len();
     let placements: Vec<Vec<i32>> = match &topic.assignments {
         Some(assignments) => {
@@ -125,6 +136,7 @@ fn create_partitions_for(
         .map_err(|e| ApiError::new(ResponseError::InvalidReplicationFactor, e))?,
     };
     let mv = image.metadata_version();
+    let mut topic_records = Vec::with_capacity(placements.len());
     for (i, replicas) in placements.into_iter().enumerate() {
         let isr: Vec<i32> = replicas
             .iter()
@@ -140,34 +152,39 @@ fn create_partitions_for(
                 ),
             ));
         }
-        records.push(partition_record(
+        topic_records.push(partition_record(
             existing.id,
             current + i as i32,
             &new_partition(image, replicas, isr),
             mv,
         ));
     }
+    records.extend(topic_records);
     Ok(())
 }
 
 /// CreatePartitions (api 37, v0-3): adds partitions to existing topics. Duplicate names get
 /// INVALID_REQUEST; per topic UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (no increase),
 /// INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR. One PartitionRecord per new partition,
-/// all in one atomic batch (more than 10,000 records fail with POLICY_VIOLATION).
+/// all in one atomic batch. A count that would take the request past 10,000 records fails every
+/// topic with POLICY_VIOLATION ("Unable to perform excessively large batch operation.") before
+/// any placement, so `count = i32::MAX` costs nothing (Java places every partition first, then
+/// fails that topic with UNKNOWN_SERVER_ERROR and keeps the records that fitted).
 pub fn create_partitions(
     image: &MetadataImage,
     rng: &mut ControllerRng,
     request: &CreatePartitionsRequest,
 ) -> ControllerResult<CreatePartitionsResponse> {
-    let mut results = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut duplicate_set = BTreeSet::new();
     let mut duplicates: Vec<&TopicName> = Vec::new();
-    for (i, topic) in request.topics.iter().enumerate() {
-        if request.topics[..i].iter().any(|t| t.name == topic.name)
-            && !duplicates.contains(&&topic.name)
-        {
+    for topic in &request.topics {
+        let name = topic.name.as_str();
+        if !seen.insert(name) && duplicate_set.insert(name) {
             duplicates.push(&topic.name);
         }
     }
+    let mut results = Vec::new();
     for name in &duplicates {
         results.push(partitions_result(
             name,
@@ -178,28 +195,25 @@ pub fn create_partitions(
     for topic in request
         .topics
         .iter()
-        .filter(|t| !duplicates.contains(&&t.name))
+        .filter(|t| !duplicate_set.contains(t.name.as_str()))
     {
         let error = match create_partitions_for(image, rng, topic, &mut records) {
             Ok(()) => ApiError::NONE,
+            // More records than one atomic result holds fail the whole request (case C14).
+            Err(e) if e == limits::excessively_large() => {
+                let all = request
+                    .topics
+                    .iter()
+                    .map(|t| partitions_result(&t.name, &e))
+                    .collect();
+                return ControllerResult::of(
+                    Vec::new(),
+                    CreatePartitionsResponse::default().with_results(all),
+                );
+            }
             Err(e) => e,
         };
         results.push(partitions_result(&topic.name, &error));
-        if records.len() > MAX_RECORDS_PER_BATCH {
-            let error = ApiError::new(
-                ResponseError::PolicyViolation,
-                "Unable to perform excessively large batch operation.",
-            );
-            let all = request
-                .topics
-                .iter()
-                .map(|t| partitions_result(&t.name, &error))
-                .collect();
-            return ControllerResult::of(
-                Vec::new(),
-                CreatePartitionsResponse::default().with_results(all),
-            );
-        }
     }
     if request.validate_only {
         records.clear();
@@ -292,7 +306,9 @@ fn partition_result(partition_id: i32, error: &ApiError) -> PartitionResult {
 /// ElectLeaders (api 43, v0-2): preferred (0) or unclean (1) elections for the listed
 /// partitions, or for every partition when the list is null (then partitions that need no
 /// election are left out of the response). Unknown election types fail the request with
-/// INVALID_REQUEST. Not atomic.
+/// INVALID_REQUEST. Not atomic, but at most 10,000 records: the election that would make the
+/// 10,001st fails the whole request with POLICY_VIOLATION and stops the work (Java's
+/// `BoundedList`).
 pub fn elect_leaders(
     image: &MetadataImage,
     config: &ControllerConfig,
@@ -302,48 +318,36 @@ pub fn elect_leaders(
         0 => false,
         1 => true,
         other => {
-            let error = ApiError::new(
-                ResponseError::InvalidRequest,
-                format!("Unknown election type {other}"),
-            );
-            let results = request
-                .topic_partitions
-                .iter()
-                .flatten()
-                .map(|t| {
-                    ReplicaElectionResult::default()
-                        .with_topic(t.topic.clone())
-                        .with_partition_result(
-                            t.partitions
-                                .iter()
-                                .map(|p| partition_result(*p, &error))
-                                .collect(),
-                        )
-                })
-                .collect();
+            let message = format!("Unknown election type {other}");
             return ControllerResult::of(
                 Vec::new(),
-                ElectLeadersResponse::default()
-                    .with_error_code(error.code)
-                    .with_replica_election_results(results),
+                request.error_response(ResponseError::InvalidRequest.code(), Some(&message)),
             );
         }
     };
+    // Java collects the records in a `BoundedList`: the 10,001st fails the whole request. Stop
+    // electing there rather than after the whole list.
+    let too_many = || {
+        let error = limits::excessively_large();
+        ControllerResult::of(
+            Vec::new(),
+            request.error_response(error.code, error.message.as_deref()),
+        )
+    };
     let mut records = Vec::new();
     let mut results = Vec::new();
+    let elect = |topic: &str, partition_id: i32, records: &mut Vec<ApiMessageAndVersion>| {
+        let error = elect_one(image, config, topic, partition_id, unclean, records);
+        (records.len() <= MAX_RECORDS_PER_BATCH).then_some(error)
+    };
     match &request.topic_partitions {
         None => {
             for topic in image.topics.iter() {
                 let mut partitions = Vec::new();
                 for partition_id in topic.partitions.keys() {
-                    let error = elect_one(
-                        image,
-                        config,
-                        &topic.name,
-                        *partition_id,
-                        unclean,
-                        &mut records,
-                    );
+                    let Some(error) = elect(&topic.name, *partition_id, &mut records) else {
+                        return too_many();
+                    };
                     if error.code != ResponseError::ElectionNotNeeded.code() {
                         partitions.push(partition_result(*partition_id, &error));
                     }
@@ -357,23 +361,13 @@ pub fn elect_leaders(
         }
         Some(topics) => {
             for topic in topics {
-                let partitions = topic
-                    .partitions
-                    .iter()
-                    .map(|p| {
-                        partition_result(
-                            *p,
-                            &elect_one(
-                                image,
-                                config,
-                                topic.topic.as_str(),
-                                *p,
-                                unclean,
-                                &mut records,
-                            ),
-                        )
-                    })
-                    .collect();
+                let mut partitions = Vec::with_capacity(topic.partitions.len());
+                for p in &topic.partitions {
+                    let Some(error) = elect(topic.topic.as_str(), *p, &mut records) else {
+                        return too_many();
+                    };
+                    partitions.push(partition_result(*p, &error));
+                }
                 results.push(
                     ReplicaElectionResult::default()
                         .with_topic(topic.topic.clone())
@@ -381,14 +375,6 @@ pub fn elect_leaders(
                 );
             }
         }
-    }
-    if records.len() > MAX_RECORDS_PER_BATCH {
-        return ControllerResult::of(
-            Vec::new(),
-            ElectLeadersResponse::default()
-                .with_error_code(ResponseError::PolicyViolation.code())
-                .with_replica_election_results(Vec::new()),
-        );
     }
     ControllerResult::of(
         records,
@@ -614,8 +600,10 @@ fn update_one(
 /// safe downgrades, group.version, transaction.version, eligible.leader.replicas.version, …)
 /// after checking that this controller, every registered broker and controller support them.
 /// The first failing feature fails the whole request (`"The update failed for all features
-/// since the following feature had an error: …"`). kraft.version cannot be changed. One
-/// atomic batch of FeatureLevelRecords; none with `validate_only`.
+/// since the following feature had an error: …"`). kraft.version cannot be changed. A feature
+/// named twice is one update with its last level and upgrade type (Java's maps), so there is
+/// at most one record per known feature. One atomic batch of FeatureLevelRecords; none with
+/// `validate_only`.
 pub fn update_features(
     image: &MetadataImage,
     config: &ControllerConfig,
@@ -631,18 +619,34 @@ pub fn update_features(
         METADATA_VERSION_FEATURE_NAME.to_owned(),
         image.metadata_version().feature_level(),
     );
+    // Java puts the updates in `HashMap`s (feature → level, feature → upgrade type): a feature
+    // named twice is one update, with the last level and type.
+    let mut updates: Vec<(&str, i16, i8)> = Vec::new();
+    let mut position: BTreeMap<&str, usize> = BTreeMap::new();
     for update in &request.feature_updates {
+        let entry = (
+            update.feature.as_str(),
+            update.max_version_level,
+            update.upgrade_type,
+        );
+        match position.get(entry.0) {
+            Some(&i) => updates[i] = entry,
+            None => {
+                position.insert(entry.0, updates.len());
+                updates.push(entry);
+            }
+        }
         proposed.insert(update.feature.to_string(), update.max_version_level);
     }
     let mut records = Vec::new();
     let mut failure = None;
-    for update in &request.feature_updates {
+    for (feature, level, upgrade_type) in updates {
         let error = update_one(
             image,
             config,
-            update.feature.as_str(),
-            update.max_version_level,
-            update.upgrade_type,
+            feature,
+            level,
+            upgrade_type,
             &proposed,
             &mut records,
         );
@@ -693,6 +697,10 @@ pub use super::configs::incremental_alter_configs;
 impl ControllerApi for CreatePartitionsRequest {
     type Response = CreatePartitionsResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.each("name", self.topics.iter().map(|t| t.name.as_str()));
+    }
+
     /// One result per topic.
     fn error_response(&self, code: i16, _message: Option<&str>) -> CreatePartitionsResponse {
         CreatePartitionsResponse::default().with_results(
@@ -711,19 +719,54 @@ impl ControllerApi for CreatePartitionsRequest {
 impl ControllerApi for ElectLeadersRequest {
     type Response = ElectLeadersResponse;
 
-    /// The top-level code.
-    fn error_response(&self, code: i16, _message: Option<&str>) -> ElectLeadersResponse {
-        ElectLeadersResponse::default().with_error_code(code)
+    fn check_strings(&self, check: &mut StringCheck) {
+        for topic in self.topic_partitions.iter().flatten() {
+            check.field("topic", &topic.topic);
+        }
+    }
+
+    /// The top-level code, and every listed partition with the code and message
+    /// (`ElectLeadersRequest.getErrorResponse`).
+    fn error_response(&self, code: i16, message: Option<&str>) -> ElectLeadersResponse {
+        let error = ApiError {
+            code,
+            message: message.map(str::to_owned),
+        };
+        let results = self
+            .topic_partitions
+            .iter()
+            .flatten()
+            .map(|t| {
+                ReplicaElectionResult::default()
+                    .with_topic(t.topic.clone())
+                    .with_partition_result(
+                        t.partitions
+                            .iter()
+                            .map(|p| partition_result(*p, &error))
+                            .collect(),
+                    )
+            })
+            .collect();
+        ElectLeadersResponse::default()
+            .with_error_code(code)
+            .with_replica_election_results(results)
     }
 }
 
 impl ControllerApi for UpdateFeaturesRequest {
     type Response = UpdateFeaturesResponse;
 
-    /// The top-level code, no message.
-    fn error_response(&self, code: i16, _message: Option<&str>) -> UpdateFeaturesResponse {
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.each(
+            "feature",
+            self.feature_updates.iter().map(|u| u.feature.as_str()),
+        );
+    }
+
+    /// The top-level code and message (`UpdateFeaturesResponse.createWithErrors`).
+    fn error_response(&self, code: i16, message: Option<&str>) -> UpdateFeaturesResponse {
         UpdateFeaturesResponse::default()
             .with_error_code(code)
-            .with_error_message(None)
+            .with_error_message(message.map(str_bytes))
     }
 }

@@ -4,6 +4,7 @@
 //! `ReplicationControlManager.processBrokerHeartbeat/unregisterBroker`, `ControllerApis`).
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use std::collections::BTreeMap;
 
 use kafka_protocol::error::ResponseError;
@@ -552,6 +553,18 @@ pub fn describe_cluster(
 impl ControllerApi for BrokerRegistrationRequest {
     type Response = BrokerRegistrationResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.field("clusterId", &self.cluster_id);
+        for listener in &self.listeners {
+            check
+                .field("name", &listener.name)
+                .field("host", &listener.host);
+        }
+        check
+            .each("name", self.features.iter().map(|f| f.name.as_str()))
+            .optional("rack", self.rack.as_deref());
+    }
+
     fn error_response(&self, code: i16, _message: Option<&str>) -> BrokerRegistrationResponse {
         BrokerRegistrationResponse::default().with_error_code(code)
     }
@@ -566,6 +579,9 @@ impl ControllerApi for BrokerRegistrationRequest {
 
 impl ControllerApi for BrokerHeartbeatRequest {
     type Response = BrokerHeartbeatResponse;
+
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
 
     fn error_response(&self, code: i16, _message: Option<&str>) -> BrokerHeartbeatResponse {
         BrokerHeartbeatResponse::default().with_error_code(code)
@@ -582,6 +598,9 @@ impl ControllerApi for BrokerHeartbeatRequest {
 impl ControllerApi for UnregisterBrokerRequest {
     type Response = UnregisterBrokerResponse;
 
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
+
     fn error_response(&self, code: i16, message: Option<&str>) -> UnregisterBrokerResponse {
         UnregisterBrokerResponse::default()
             .with_error_code(code)
@@ -592,6 +611,15 @@ impl ControllerApi for UnregisterBrokerRequest {
 impl ControllerApi for ControllerRegistrationRequest {
     type Response = ControllerRegistrationResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        for listener in &self.listeners {
+            check
+                .field("name", &listener.name)
+                .field("host", &listener.host);
+        }
+        check.each("name", self.features.iter().map(|f| f.name.as_str()));
+    }
+
     fn error_response(&self, code: i16, message: Option<&str>) -> ControllerRegistrationResponse {
         ControllerRegistrationResponse::default()
             .with_error_code(code)
@@ -601,6 +629,9 @@ impl ControllerApi for ControllerRegistrationRequest {
 
 impl ControllerApi for DescribeClusterRequest {
     type Response = DescribeClusterResponse;
+
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
 
     fn error_response(&self, code: i16, message: Option<&str>) -> DescribeClusterResponse {
         DescribeClusterResponse::default()

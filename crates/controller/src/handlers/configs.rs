@@ -4,10 +4,11 @@
 //! in [`super::describe_configs`].
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use kafka_protocol::messages::{
     alter_configs_response as legacy, incremental_alter_configs_response as incremental,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
@@ -25,7 +26,9 @@ use crate::error::ApiError;
 use crate::image::configs::resource_type;
 use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
 use crate::java_order::java_string_map_order;
-use crate::topic_configs::{topic_config, validate_topic_config, ConfigType};
+use crate::topic_configs::{topic_config, validate_topic_configs, ConfigType};
+use crate::topic_name;
+use crate::validate::limits;
 
 /// The `ConfigResource.Type` ids a request may name (TOPIC, BROKER, BROKER_LOGGER,
 /// CLIENT_METRICS, GROUP); any other id is Java's `UNKNOWN` type.
@@ -49,6 +52,51 @@ fn alter_result(resource_type: i8, name: &str, error: &ApiError) -> AlterConfigs
         .with_resource_name(str_bytes(name))
         .with_error_code(error.code)
         .with_error_message(error.message.clone().map(str_bytes))
+}
+
+/// `String.split(",")`: a string without a comma is itself; otherwise the pieces without the
+/// trailing empty ones.
+fn java_split_comma(value: &str) -> Vec<&str> {
+    if !value.contains(',') {
+        return vec![value];
+    }
+    let mut parts: Vec<&str> = value.split(',').collect();
+    while parts.last() == Some(&"") {
+        parts.pop();
+    }
+    parts
+}
+
+/// APPEND (each value not yet in the list is added) or SUBTRACT (each value removes its first
+/// occurrence) on a LIST value, as `incrementalAlterConfigResource` does with `getParts` (the
+/// non-empty pieces of `base`), in time linear in the sizes (Java's `List.contains` is not).
+fn list_op(base: &str, append: bool, values: &str) -> String {
+    let mut parts: Vec<&str> = java_split_comma(base)
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    if append {
+        let mut present: BTreeSet<&str> = parts.iter().copied().collect();
+        for v in java_split_comma(values) {
+            if present.insert(v) {
+                parts.push(v);
+            }
+        }
+    } else {
+        // Removing the first occurrence k times drops the first k occurrences.
+        let mut to_remove: BTreeMap<&str, usize> = BTreeMap::new();
+        for v in java_split_comma(values) {
+            *to_remove.entry(v).or_default() += 1;
+        }
+        parts.retain(|p| match to_remove.get_mut(p) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        });
+    }
+    parts.join(",")
 }
 
 /// The records for one resource, or its error (`incrementalAlterConfigResource` +
@@ -90,22 +138,8 @@ fn alter_resource(
                         .map(|d| d.default.to_owned())
                         .unwrap_or_default()
                 });
-                let mut parts: Vec<String> = base
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-                for v in value.as_deref().unwrap_or_default().split(',') {
-                    if *op == op_type::APPEND {
-                        if !parts.iter().any(|p| p == v) {
-                            parts.push(v.to_owned());
-                        }
-                    } else if let Some(pos) = parts.iter().position(|p| p == v) {
-                        parts.remove(pos);
-                    }
-                }
-                Some(parts.join(","))
+                let values = value.as_deref().unwrap_or_default();
+                Some(list_op(&base, *op == op_type::APPEND, values))
             }
             other => {
                 return Err(ApiError::new(
@@ -173,6 +207,10 @@ fn validate_alter_config(
                 all.remove(&r.name);
             }
             Some(v) => {
+                // Java's check counts UTF-16 units (`String.length`). A value within it but over
+                // 32,767 bytes of UTF-8 (only APPEND can build one: requests carry at most
+                // 32,767 bytes per string) fails Java's serializer: `Controller::handle`'s
+                // result check answers it UNKNOWN_SERVER_ERROR, as Java's error path does.
                 if v.encode_utf16().count() > super::topics::MAX_CONFIG_VALUE_LENGTH {
                     return Err(ApiError::new(
                         ResponseError::InvalidConfig,
@@ -185,18 +223,7 @@ fn validate_alter_config(
     }
     match resource_type_id {
         resource_type::TOPIC => {
-            for key in all.keys() {
-                if topic_config(key).is_none() {
-                    return Err(ApiError::new(
-                        ResponseError::InvalidConfig,
-                        format!("Unknown topic config name: {key}"),
-                    ));
-                }
-            }
-            for (key, value) in &all {
-                validate_topic_config(key, value)
-                    .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
-            }
+            validate_topic_resource(image, config, name, &all)?;
             if image.topics.id_of(name).is_none() {
                 return Err(ApiError::new(
                     ResponseError::UnknownTopicOrPartition,
@@ -206,12 +233,7 @@ fn validate_alter_config(
         }
         resource_type::BROKER => {
             if !name.is_empty() {
-                let Ok(id) = name.parse::<i32>() else {
-                    return Err(ApiError::new(
-                        ResponseError::InvalidRequest,
-                        format!("Invalid broker name {name}"),
-                    ));
-                };
+                let id = validate_broker_name(name)?;
                 if image.cluster.broker(id).is_none() && !config.quorum_node_ids.contains(&id) {
                     return Err(ApiError::new(
                         ResponseError::BrokerIdNotRegistered,
@@ -232,6 +254,76 @@ fn validate_alter_config(
     Ok(())
 }
 
+/// `ControllerConfigurationValidator.validate` for a TOPIC resource: the topic name
+/// (`validateTopicName`: INVALID_REQUEST for the default resource, INVALID_TOPIC_EXCEPTION for
+/// an illegal name), known config names, then `LogConfig.validate` (INVALID_CONFIG).
+fn validate_topic_resource(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    name: &str,
+    all: &BTreeMap<String, String>,
+) -> Result<(), ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(
+            ResponseError::InvalidRequest,
+            "Default topic resources are not allowed.",
+        ));
+    }
+    topic_name::validate(name)
+        .map_err(|m| ApiError::new(ResponseError::InvalidTopicException, m))?;
+    if let Some(key) = all.keys().find(|key| topic_config(key).is_none()) {
+        return Err(ApiError::new(
+            ResponseError::InvalidConfig,
+            format!("Unknown topic config name: {key}"),
+        ));
+    }
+    let context = super::topics::topic_config_context(image, config, Some(name));
+    validate_topic_configs(all, &context)
+        .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))
+}
+
+/// `ControllerConfigurationValidator.validateBrokerName` for a non-empty BROKER resource name:
+/// a non-negative integer (`Integer.valueOf`), else INVALID_REQUEST.
+fn validate_broker_name(name: &str) -> Result<i32, ApiError> {
+    let Ok(id) = name.parse::<i32>() else {
+        return Err(ApiError::new(
+            ResponseError::InvalidRequest,
+            format!("Unable to parse broker name {name}"),
+        ));
+    };
+    if id < 0 {
+        return Err(ApiError::new(
+            ResponseError::InvalidRequest,
+            "Invalid negative broker ID.",
+        ));
+    }
+    Ok(id)
+}
+
+/// The ops of one resource, one per key: Java builds a `HashMap` of key → op, so the last op
+/// of a key wins (kept at the key's first position).
+fn last_op_per_key(
+    resource: &kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource,
+) -> Vec<(String, i8, Option<String>)> {
+    let mut position: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut ops: Vec<(String, i8, Option<String>)> = Vec::new();
+    for c in &resource.configs {
+        let entry = (
+            c.name.to_string(),
+            c.config_operation,
+            c.value.as_ref().map(|v| v.to_string()),
+        );
+        match position.get(c.name.as_str()) {
+            Some(&i) => ops[i] = entry,
+            None => {
+                position.insert(c.name.as_str(), ops.len());
+                ops.push(entry);
+            }
+        }
+    }
+    ops
+}
+
 /// IncrementalAlterConfigs (api 44, v0-1) for TOPIC and BROKER resources: SET, DELETE, and
 /// APPEND/SUBTRACT on list-typed topic configs. Topic configs are checked against Kafka 4.1.2's
 /// topic config names and value types; broker configs only for the broker name and the ELR
@@ -244,20 +336,16 @@ pub fn incremental_alter_configs(
     config: &ControllerConfig,
     request: &IncrementalAlterConfigsRequest,
 ) -> ControllerResult<IncrementalAlterConfigsResponse> {
-    let mut responses = Vec::new();
-    let key =
-        |r: &kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource| {
-            (r.resource_type, r.resource_name.to_string())
-        };
-    let mut duplicates: Vec<(i8, String)> = Vec::new();
-    for (i, r) in request.resources.iter().enumerate() {
-        if KNOWN_TYPES.contains(&r.resource_type)
-            && request.resources[..i].iter().any(|p| key(p) == key(r))
-            && !duplicates.contains(&key(r))
-        {
-            duplicates.push(key(r));
+    let mut seen = BTreeSet::new();
+    let mut duplicates = BTreeSet::new();
+    for r in &request.resources {
+        let key = (r.resource_type, r.resource_name.as_str());
+        if KNOWN_TYPES.contains(&r.resource_type) && !seen.insert(key) {
+            duplicates.insert(key);
         }
     }
+    let mut reported = BTreeSet::new();
+    let mut responses = Vec::new();
     let mut records: Vec<ApiMessageAndVersion> = Vec::new();
     for r in &request.resources {
         let name = r.resource_name.as_str();
@@ -272,10 +360,8 @@ pub fn incremental_alter_configs(
             ));
             continue;
         }
-        if duplicates.contains(&key(r)) {
-            if !responses.iter().any(|x: &AlterConfigsResourceResponse| {
-                x.resource_type == r.resource_type && x.resource_name.as_str() == name
-            }) {
+        if duplicates.contains(&(r.resource_type, name)) {
+            if reported.insert((r.resource_type, name)) {
                 responses.push(alter_result(
                     r.resource_type,
                     name,
@@ -284,20 +370,7 @@ pub fn incremental_alter_configs(
             }
             continue;
         }
-        // Java builds a HashMap of key → op: the last op per key wins.
-        let mut ops: Vec<(String, i8, Option<String>)> = Vec::new();
-        for c in &r.configs {
-            let entry = (
-                c.name.to_string(),
-                c.config_operation,
-                c.value.as_ref().map(|v| v.to_string()),
-            );
-            match ops.iter_mut().find(|(k, _, _)| *k == entry.0) {
-                Some(existing) => *existing = entry,
-                None => ops.push(entry),
-            }
-        }
-        match alter_resource(image, config, r.resource_type, name, &ops) {
+        match alter_resource(image, config, r.resource_type, name, &last_op_per_key(r)) {
             Ok(resource_records) => {
                 records.extend(
                     resource_records
@@ -326,9 +399,6 @@ pub fn incremental_alter_configs(
     )
 }
 
-/// `createClearElrRecordsAsNeeded`: with ELR enabled, a ClearElrRecord for every
-/// `min.insync.replicas` ConfigRecord among `records` (named after the topic for a TOPIC
-/// resource, empty = every topic otherwise).
 /// What both alter paths do once every resource is validated: append the ELR clears the
 /// changed `min.insync.replicas` values need, refuse a batch over `MAX_RECORDS_PER_BATCH`
 /// (POLICY_VIOLATION for every resource, as `ConfigurationControlManager` does), and drop the
@@ -341,10 +411,7 @@ fn finish_records(
     let clears = clear_elr_records(image, records);
     records.extend(clears);
     if records.len() > MAX_RECORDS_PER_BATCH {
-        return Err(ApiError::new(
-            ResponseError::PolicyViolation,
-            "Unable to perform excessively large batch operation.",
-        ));
+        return Err(limits::excessively_large());
     }
     if validate_only {
         records.clear();
@@ -352,6 +419,9 @@ fn finish_records(
     Ok(())
 }
 
+/// `createClearElrRecordsAsNeeded`: with ELR enabled, a ClearElrRecord for every
+/// `min.insync.replicas` ConfigRecord among `records` (named after the topic for a TOPIC
+/// resource, empty = every topic otherwise).
 fn clear_elr_records(
     image: &MetadataImage,
     records: &[ApiMessageAndVersion],
@@ -416,13 +486,14 @@ fn legacy_alter_resource(
         ..Default::default()
     };
     let keys: Vec<&str> = new_configs.iter().map(|(k, _)| k.as_str()).collect();
+    // Java's HashMap of the request's configs: the last value of a key wins.
+    let last_value: BTreeMap<&str, Option<String>> = new_configs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     let mut explicit = Vec::new();
     for key in java_string_map_order(&keys) {
-        let new_value = new_configs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| v.clone());
+        let new_value = last_value[key].clone();
         let current_value = current.and_then(|c| c.get(key)).cloned();
         // KAFKA-14136: BROKER configs are written even when unchanged, so brokers reload them.
         if current_value != new_value || resource_type_id == resource_type::BROKER {
@@ -432,7 +503,7 @@ fn legacy_alter_resource(
     let implicit: Vec<ConfigRecord> = current
         .map(|c| {
             c.keys()
-                .filter(|k| !keys.contains(&k.as_str()))
+                .filter(|k| !last_value.contains_key(k.as_str()))
                 .map(|k| record(k, None))
                 .collect()
         })
@@ -459,14 +530,16 @@ pub fn legacy_alter_configs(
     request: &AlterConfigsRequest,
 ) -> ControllerResult<AlterConfigsResponse> {
     let mut responses = Vec::new();
-    let mut changes: Vec<ResourceChange> = Vec::new();
-    let mut duplicates: Vec<(i8, String)> = Vec::new();
+    // Resources named once, in request order; a second mention removes the first.
+    let mut changes: Vec<Option<ResourceChange>> = Vec::new();
+    let mut position: BTreeMap<(i8, &str), usize> = BTreeMap::new();
+    let mut duplicates: BTreeSet<(i8, &str)> = BTreeSet::new();
     for r in &request.resources {
-        let name = r.resource_name.to_string();
+        let name = r.resource_name.as_str();
         if !KNOWN_TYPES.contains(&r.resource_type) {
             responses.push(legacy_result(
                 r.resource_type,
-                &name,
+                name,
                 &ApiError::new(
                     ResponseError::UnsupportedVersion,
                     format!("Unknown resource type {}.", r.resource_type),
@@ -474,19 +547,16 @@ pub fn legacy_alter_configs(
             ));
             continue;
         }
-        let key = (r.resource_type, name.clone());
+        let key = (r.resource_type, name);
         if duplicates.contains(&key) {
             continue;
         }
-        if let Some(i) = changes
-            .iter()
-            .position(|(t, n, _)| (*t, n) == (key.0, &key.1))
-        {
-            changes.remove(i);
-            duplicates.push(key);
+        if let Some(i) = position.remove(&key) {
+            changes[i] = None;
+            duplicates.insert(key);
             responses.push(legacy_result(
                 r.resource_type,
-                &name,
+                name,
                 &ApiError::new(ResponseError::InvalidRequest, "Duplicate resource."),
             ));
             continue;
@@ -496,8 +566,10 @@ pub fn legacy_alter_configs(
             .iter()
             .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
             .collect();
-        changes.push((r.resource_type, name, configs));
+        position.insert(key, changes.len());
+        changes.push(Some((r.resource_type, name.to_owned(), configs)));
     }
+    let changes: Vec<ResourceChange> = changes.into_iter().flatten().collect();
     let mut records: Vec<ApiMessageAndVersion> = Vec::new();
     for (resource_type_id, name, configs) in &changes {
         match legacy_alter_resource(image, config, *resource_type_id, name, configs) {
@@ -532,6 +604,17 @@ pub fn legacy_alter_configs(
 impl ControllerApi for IncrementalAlterConfigsRequest {
     type Response = IncrementalAlterConfigsResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        for resource in &self.resources {
+            check.field("resourceName", &resource.resource_name);
+            for config in &resource.configs {
+                check
+                    .field("name", &config.name)
+                    .optional("value", config.value.as_deref());
+            }
+        }
+    }
+
     /// One response per resource.
     fn error_response(&self, code: i16, _message: Option<&str>) -> IncrementalAlterConfigsResponse {
         IncrementalAlterConfigsResponse::default().with_responses(
@@ -550,6 +633,17 @@ impl ControllerApi for IncrementalAlterConfigsRequest {
 
 impl ControllerApi for AlterConfigsRequest {
     type Response = AlterConfigsResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        for resource in &self.resources {
+            check.field("resourceName", &resource.resource_name);
+            for config in &resource.configs {
+                check
+                    .field("name", &config.name)
+                    .optional("value", config.value.as_deref());
+            }
+        }
+    }
 
     /// One response per resource.
     fn error_response(&self, code: i16, message: Option<&str>) -> AlterConfigsResponse {

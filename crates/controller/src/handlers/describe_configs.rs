@@ -16,6 +16,7 @@
 //!   own value or Kafka's default.
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use std::collections::BTreeMap;
 
 use kafka_protocol::error::ResponseError;
@@ -67,7 +68,7 @@ fn str_bytes(s: impl Into<String>) -> StrBytes {
 
 /// `Double.toString`: at least one fractional digit, scientific notation (`1.0E7`) outside
 /// [10⁻³, 10⁷).
-fn java_double(v: f64) -> String {
+pub(crate) fn java_double(v: f64) -> String {
     let abs = v.abs();
     if v == 0.0 || (1e-3..1e7).contains(&abs) {
         let s = v.to_string();
@@ -476,7 +477,9 @@ fn describe_one(
                 .as_ref()
                 .filter(|k| !k.is_empty())
             {
-                entries.retain(|e| keys.contains(&e.name));
+                let keys: std::collections::BTreeSet<&str> =
+                    keys.iter().map(|k| k.as_str()).collect();
+                entries.retain(|e| keys.contains(e.name.as_str()));
             }
             result
                 .with_error_code(0)
@@ -543,6 +546,19 @@ pub fn describe_configs(
 
 impl ControllerApi for DescribeConfigsRequest {
     type Response = DescribeConfigsResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        for resource in &self.resources {
+            check.field("resourceName", &resource.resource_name).each(
+                "configurationKeys",
+                resource
+                    .configuration_keys
+                    .iter()
+                    .flatten()
+                    .map(|k| k.as_str()),
+            );
+        }
+    }
 
     /// One result per resource, with no configs.
     fn error_response(&self, code: i16, message: Option<&str>) -> DescribeConfigsResponse {

@@ -13,6 +13,7 @@
 //!   (`KafkaRaftClient.handleAdd/RemoveVoterRequest`, `AddVoterHandler`, `RemoveVoterHandler`).
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
 use kafka_protocol::messages::delete_acls_response::DeleteAclsFilterResult;
@@ -284,6 +285,13 @@ pub fn remove_raft_voter(
 impl ControllerApi for DescribeAclsRequest {
     type Response = DescribeAclsResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        check
+            .optional("resourceNameFilter", self.resource_name_filter.as_deref())
+            .optional("principalFilter", self.principal_filter.as_deref())
+            .optional("hostFilter", self.host_filter.as_deref());
+    }
+
     fn error_response(&self, code: i16, message: Option<&str>) -> DescribeAclsResponse {
         DescribeAclsResponse::default()
             .with_error_code(code)
@@ -293,6 +301,15 @@ impl ControllerApi for DescribeAclsRequest {
 
 impl ControllerApi for CreateAclsRequest {
     type Response = CreateAclsResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        for creation in &self.creations {
+            check
+                .field("resourceName", &creation.resource_name)
+                .field("principal", &creation.principal)
+                .field("host", &creation.host);
+        }
+    }
 
     /// One result per creation.
     fn error_response(&self, code: i16, message: Option<&str>) -> CreateAclsResponse {
@@ -312,6 +329,15 @@ impl ControllerApi for CreateAclsRequest {
 impl ControllerApi for DeleteAclsRequest {
     type Response = DeleteAclsResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        for filter in &self.filters {
+            check
+                .optional("resourceNameFilter", filter.resource_name_filter.as_deref())
+                .optional("principalFilter", filter.principal_filter.as_deref())
+                .optional("hostFilter", filter.host_filter.as_deref());
+        }
+    }
+
     /// One result per filter.
     fn error_response(&self, code: i16, message: Option<&str>) -> DeleteAclsResponse {
         DeleteAclsResponse::default().with_filter_results(
@@ -330,6 +356,17 @@ impl ControllerApi for DeleteAclsRequest {
 impl ControllerApi for CreateDelegationTokenRequest {
     type Response = CreateDelegationTokenResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        check
+            .optional("ownerPrincipalType", self.owner_principal_type.as_deref())
+            .optional("ownerPrincipalName", self.owner_principal_name.as_deref());
+        for renewer in &self.renewers {
+            check
+                .field("principalType", &renewer.principal_type)
+                .field("principalName", &renewer.principal_name);
+        }
+    }
+
     fn error_response(&self, code: i16, _message: Option<&str>) -> CreateDelegationTokenResponse {
         CreateDelegationTokenResponse::default().with_error_code(code)
     }
@@ -337,6 +374,9 @@ impl ControllerApi for CreateDelegationTokenRequest {
 
 impl ControllerApi for RenewDelegationTokenRequest {
     type Response = RenewDelegationTokenResponse;
+
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
 
     fn error_response(&self, code: i16, _message: Option<&str>) -> RenewDelegationTokenResponse {
         RenewDelegationTokenResponse::default().with_error_code(code)
@@ -346,6 +386,9 @@ impl ControllerApi for RenewDelegationTokenRequest {
 impl ControllerApi for ExpireDelegationTokenRequest {
     type Response = ExpireDelegationTokenResponse;
 
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
+
     fn error_response(&self, code: i16, _message: Option<&str>) -> ExpireDelegationTokenResponse {
         ExpireDelegationTokenResponse::default().with_error_code(code)
     }
@@ -353,6 +396,15 @@ impl ControllerApi for ExpireDelegationTokenRequest {
 
 impl ControllerApi for AddRaftVoterRequest {
     type Response = AddRaftVoterResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.optional("clusterId", self.cluster_id.as_deref());
+        for listener in &self.listeners {
+            check
+                .field("name", &listener.name)
+                .field("host", &listener.host);
+        }
+    }
 
     fn error_response(&self, code: i16, message: Option<&str>) -> AddRaftVoterResponse {
         AddRaftVoterResponse::default()
@@ -363,6 +415,10 @@ impl ControllerApi for AddRaftVoterRequest {
 
 impl ControllerApi for RemoveRaftVoterRequest {
     type Response = RemoveRaftVoterResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.optional("clusterId", self.cluster_id.as_deref());
+    }
 
     fn error_response(&self, code: i16, message: Option<&str>) -> RemoveRaftVoterResponse {
         RemoveRaftVoterResponse::default()

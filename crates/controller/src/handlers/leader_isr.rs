@@ -6,6 +6,8 @@
 //! Every function reads one image and appends records; none of them sees its own records, which
 //! is why session-expiry fencing handles one broker per result (KAFKA-13173, case C15).
 
+use std::collections::BTreeSet;
+
 use kraftwerk_records::metadata::{
     ApiMessageAndVersion, BrokerRegistrationChangeRecord, PartitionChangeRecord,
     UnregisterBrokerRecord,
@@ -247,6 +249,7 @@ impl LeaderIsrUpdater<'_> {
         let Some(registration) = self.image.cluster.broker(broker_id) else {
             return;
         };
+        let offline_dirs: BTreeSet<&Uuid> = offline_dirs.iter().collect();
         let newly_offline: Vec<Uuid> = registration
             .directories
             .iter()

@@ -1,6 +1,9 @@
 //! AlterPartition and AssignReplicasToDirs (Kafka 4.1.2's `ReplicationControlManager.alterPartition`
 //! / `validateAlterPartitionData` / `handleAssignReplicasToDirs`).
 
+use crate::validate::StringCheck;
+use std::collections::BTreeSet;
+
 use crate::api::ControllerApi;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_partition_request::BrokerState;
@@ -47,8 +50,12 @@ fn validate(
     if data.partition_epoch < partition.partition_epoch {
         return Err(ResponseError::InvalidUpdateVersion);
     }
+    // `Replicas.validateIsr`: no duplicates, every member a replica. A list longer than the
+    // replicas cannot be one (checked first, so a huge list costs nothing).
+    if new_isr.len() > partition.replicas.len() {
+        return Err(ResponseError::InvalidRequest);
+    }
     let isr: Vec<i32> = new_isr.iter().map(|b| *b.broker_id).collect();
-    // `Replicas.validateIsr`: no duplicates, every member a replica.
     let mut sorted = isr.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -240,6 +247,7 @@ pub fn assign_replicas_to_dirs(
     let default_dir = |broker: i32| image.default_dir(broker);
     let mut records = Vec::new();
     let mut offline: Vec<TopicIdPartition> = Vec::new();
+    let mut offline_seen: BTreeSet<TopicIdPartition> = BTreeSet::new();
     let mut directories = Vec::with_capacity(request.directories.len());
     for dir_data in &request.directories {
         let dir = dir_data.id;
@@ -287,7 +295,7 @@ pub fn assign_replicas_to_dirs(
                                     topic_id: topic.id,
                                     partition_id: p.partition_index,
                                 };
-                                if !offline.contains(&tp) {
+                                if offline_seen.insert(tp) {
                                     offline.push(tp);
                                 }
                             }
@@ -333,6 +341,9 @@ pub fn assign_replicas_to_dirs(
 impl ControllerApi for AlterPartitionRequest {
     type Response = AlterPartitionResponse;
 
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
+
     fn error_response(&self, code: i16, _message: Option<&str>) -> AlterPartitionResponse {
         AlterPartitionResponse::default().with_error_code(code)
     }
@@ -368,6 +379,9 @@ impl ControllerApi for AlterPartitionRequest {
 
 impl ControllerApi for AssignReplicasToDirsRequest {
     type Response = AssignReplicasToDirsResponse;
+
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
 
     fn error_response(&self, code: i16, _message: Option<&str>) -> AssignReplicasToDirsResponse {
         AssignReplicasToDirsResponse::default().with_error_code(code)

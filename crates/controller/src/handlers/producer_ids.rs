@@ -1,6 +1,7 @@
 //! AllocateProducerIds (Kafka 4.1.2's `ProducerIdControlManager.generateNextProducerId`).
 
 use crate::api::ControllerApi;
+use crate::validate::StringCheck;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{AllocateProducerIdsRequest, AllocateProducerIdsResponse};
 use kraftwerk_records::metadata::{ApiMessageAndVersion, ProducerIdsRecord};
@@ -53,6 +54,9 @@ pub fn allocate_producer_ids(
 
 impl ControllerApi for AllocateProducerIdsRequest {
     type Response = AllocateProducerIdsResponse;
+
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
 
     fn error_response(&self, code: i16, _message: Option<&str>) -> AllocateProducerIdsResponse {
         AllocateProducerIdsResponse::default().with_error_code(code)

@@ -3,7 +3,9 @@
 //! and IP addresses, written as ClientQuotaRecords that brokers replay into their quota managers.
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use kafka_protocol::messages::alter_client_quotas_response as response;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use kafka_protocol::error::ResponseError;
@@ -12,11 +14,12 @@ use kafka_protocol::messages::{AlterClientQuotasRequest, AlterClientQuotasRespon
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{self as records, ApiMessageAndVersion, ClientQuotaRecord};
 
-use crate::controller::{ControllerResult, MAX_RECORDS_PER_BATCH};
+use crate::controller::ControllerResult;
 use crate::error::ApiError;
 use crate::image::other::QuotaEntity;
 use crate::image::MetadataImage;
 use crate::java_order::java_string_hash;
+use crate::validate::limits;
 
 /// `ClientQuotaEntity.USER`.
 pub const USER: &str = "user";
@@ -77,32 +80,22 @@ impl Entity {
     fn from_request(
         data: &[kafka_protocol::messages::alter_client_quotas_request::EntityData],
     ) -> Self {
-        let mut pairs: Vec<(String, Option<String>)> = Vec::new();
-        for d in data {
-            let entry = (
-                d.entity_type.to_string(),
-                d.entity_name.as_ref().map(|n| n.to_string()),
-            );
-            match pairs.iter_mut().find(|(t, _)| *t == entry.0) {
-                Some(existing) => existing.1 = entry.1,
-                None => pairs.push(entry),
-            }
+        // type → (first position, last name): a later duplicate type replaces the name.
+        let mut pairs: BTreeMap<&str, (usize, Option<&str>)> = BTreeMap::new();
+        for (i, d) in data.iter().enumerate() {
+            let name = d.entity_name.as_deref();
+            pairs
+                .entry(d.entity_type.as_str())
+                .and_modify(|(_, n)| *n = name)
+                .or_insert((i, name));
         }
-        let types: Vec<&str> = pairs.iter().map(|(t, _)| t.as_str()).collect();
-        let order: Vec<String> = java_sized_map_order(&types, data.len())
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
+        let mut types: Vec<(usize, &str)> = pairs.iter().map(|(t, (i, _))| (*i, *t)).collect();
+        types.sort_unstable();
+        let types: Vec<&str> = types.into_iter().map(|(_, t)| t).collect();
         Entity(
-            order
+            java_sized_map_order(&types, data.len())
                 .into_iter()
-                .map(|t| {
-                    pairs
-                        .iter()
-                        .find(|(p, _)| *p == t)
-                        .cloned()
-                        .expect("same keys")
-                })
+                .map(|t| (t.to_owned(), pairs[t].1.map(str::to_owned)))
                 .collect(),
         )
     }
@@ -112,6 +105,11 @@ impl Entity {
             .iter()
             .find(|(t, _)| t == entity_type)
             .map(|(_, n)| n)
+    }
+
+    /// A key equal for equal entities (the pairs in this entity's order).
+    fn lookup_key(&self) -> QuotaEntity {
+        self.0.clone()
     }
 
     /// The image's key: pairs sorted by type.
@@ -275,31 +273,40 @@ fn alter_entity(
 /// IP address (Java would also resolve host names), an unknown key for the entity, a value
 /// ≤ 0, too large for an INT/LONG key or fractional for one. One response entry per distinct
 /// entity. ClientQuotaRecords only for changed values (removals only of existing keys), one
-/// atomic batch; none with `validate_only`.
+/// atomic batch; none with `validate_only`. An entity whose records would take the request past
+/// 10,000 fails the whole request with POLICY_VIOLATION ("Unable to perform excessively large
+/// batch operation.": Java's `BoundedList.addAll` throws out of `alterClientQuotas`).
 pub fn alter_client_quotas(
     image: &MetadataImage,
     request: &AlterClientQuotasRequest,
 ) -> ControllerResult<AlterClientQuotasResponse> {
     let mut results: Vec<(Entity, ApiError)> = Vec::new();
+    let mut index: BTreeMap<QuotaEntity, usize> = BTreeMap::new();
     let mut records_out: Vec<ApiMessageAndVersion> = Vec::new();
     for entry in &request.entries {
         let entity = Entity::from_request(&entry.entity);
         let mut ops: Vec<(String, Option<f64>)> = Vec::new();
+        let mut keys = BTreeSet::new();
         let mut duplicate_key = false;
         for op in &entry.ops {
-            if ops.iter().any(|(k, _)| k.as_str() == op.key.as_str()) {
-                duplicate_key = true;
-            } else {
+            if keys.insert(op.key.as_str()) {
                 ops.push((op.key.to_string(), (!op.remove).then_some(op.value)));
+            } else {
+                duplicate_key = true;
             }
         }
-        let seen = results.iter().position(|(e, _)| *e == entity);
+        let seen = index.get(&entity.lookup_key()).copied();
         let error = if duplicate_key || seen.is_some() {
             invalid(format!("Ignoring duplicate entity {}", entity.describe()))
         } else {
             match alter_entity(image, &entity, &ops) {
-                Ok(recs) if records_out.len() + recs.len() > MAX_RECORDS_PER_BATCH => {
-                    ApiError::code_only(ResponseError::UnknownServerError)
+                // Java adds the records to a `BoundedList`, whose overflow fails the request.
+                Ok(recs) if !limits::records_fit(records_out.len(), recs.len()) => {
+                    let error = limits::excessively_large();
+                    return ControllerResult::of(
+                        Vec::new(),
+                        request.error_response(error.code, error.message.as_deref()),
+                    );
                 }
                 Ok(recs) => {
                     records_out.extend(recs.into_iter().map(|r| ApiMessageAndVersion::new(r, 0)));
@@ -310,7 +317,10 @@ pub fn alter_client_quotas(
         };
         match seen {
             Some(i) => results[i].1 = error,
-            None => results.push((entity, error)),
+            None => {
+                index.insert(entity.lookup_key(), results.len());
+                results.push((entity, error));
+            }
         }
     }
     if request.validate_only {
@@ -343,6 +353,17 @@ pub fn alter_client_quotas(
 
 impl ControllerApi for AlterClientQuotasRequest {
     type Response = AlterClientQuotasResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        for entry in &self.entries {
+            for entity in &entry.entity {
+                check
+                    .field("entityType", &entity.entity_type)
+                    .optional("entityName", entity.entity_name.as_deref());
+            }
+            check.each("key", entry.ops.iter().map(|o| o.key.as_str()));
+        }
+    }
 
     /// One entry per requested entity.
     fn error_response(&self, code: i16, message: Option<&str>) -> AlterClientQuotasResponse {

@@ -22,6 +22,7 @@
 //! the ISR, which needs `unclean.leader.election.enable` on the topic.
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_partition_reassignments_request::ReassignablePartition;
 use kafka_protocol::messages::alter_partition_reassignments_response::{
@@ -445,6 +446,10 @@ pub fn list_partition_reassignments(
 impl ControllerApi for AlterPartitionReassignmentsRequest {
     type Response = AlterPartitionReassignmentsResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.each("name", self.topics.iter().map(|t| t.name.as_str()));
+    }
+
     /// The top-level code and every requested partition's.
     fn error_response(
         &self,
@@ -475,6 +480,13 @@ impl ControllerApi for AlterPartitionReassignmentsRequest {
 
 impl ControllerApi for ListPartitionReassignmentsRequest {
     type Response = ListPartitionReassignmentsResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        check.each(
+            "name",
+            self.topics.iter().flatten().map(|t| t.name.as_str()),
+        );
+    }
 
     fn error_response(
         &self,

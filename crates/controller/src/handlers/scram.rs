@@ -7,6 +7,7 @@
 //! `ServerKey = HMAC(SaltedPassword, "Server Key")` (RFC 5802, `ScramFormatter`).
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use hmac::{Hmac, Mac};
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_user_scram_credentials_request::{
@@ -22,10 +23,13 @@ use kraftwerk_records::metadata::{
 };
 use sha2::{Digest, Sha256, Sha512};
 
+use std::collections::BTreeMap;
+
 use crate::controller::ControllerResult;
 use crate::error::ApiError;
 use crate::image::MetadataImage;
 use crate::java_order::java_string_hash;
+use crate::validate::limits;
 
 /// `ScramMechanism.SCRAM_SHA_256` type id.
 pub const SCRAM_SHA_256: i8 = 1;
@@ -62,9 +66,11 @@ pub fn scram_keys(mechanism: i8, salted_password: &[u8]) -> Option<(Vec<u8>, Vec
 
 /// A `java.util.HashMap<String, V>` with default capacity, kept only to iterate in Java's order
 /// (bucket at the grown capacity, then insertion; a key put again keeps its place, a removed and
-/// re-added key moves to the end of its bucket).
+/// re-added key moves to the end of its bucket). Indexed by key, so a request with many users
+/// costs O(n log n).
 struct JavaStringMap<V> {
-    entries: Vec<(u64, String, V)>,
+    /// key → (insertion sequence, value).
+    entries: BTreeMap<String, (u64, V)>,
     next_seq: u64,
     capacity: usize,
 }
@@ -72,22 +78,26 @@ struct JavaStringMap<V> {
 impl<V> JavaStringMap<V> {
     fn new() -> Self {
         JavaStringMap {
-            entries: Vec::new(),
+            entries: BTreeMap::new(),
             next_seq: 0,
             capacity: 16,
         }
     }
 
     fn contains(&self, key: &str) -> bool {
-        self.entries.iter().any(|(_, k, _)| k == key)
+        self.entries.contains_key(key)
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
     }
 
     fn insert(&mut self, key: &str, value: V) {
-        if let Some(entry) = self.entries.iter_mut().find(|(_, k, _)| k == key) {
-            entry.2 = value;
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.1 = value;
             return;
         }
-        self.entries.push((self.next_seq, key.to_owned(), value));
+        self.entries.insert(key.to_owned(), (self.next_seq, value));
         self.next_seq += 1;
         while self.entries.len() > self.capacity * 3 / 4 {
             self.capacity *= 2;
@@ -95,8 +105,7 @@ impl<V> JavaStringMap<V> {
     }
 
     fn remove(&mut self, key: &str) -> Option<V> {
-        let i = self.entries.iter().position(|(_, k, _)| k == key)?;
-        Some(self.entries.remove(i).2)
+        self.entries.remove(key).map(|(_, v)| v)
     }
 
     fn into_ordered(self) -> Vec<(String, V)> {
@@ -105,9 +114,13 @@ impl<V> JavaStringMap<V> {
             let h = java_string_hash(k) as u32;
             ((h ^ (h >> 16)) as usize) & (capacity - 1)
         };
-        let mut entries = self.entries;
-        entries.sort_by_key(|(seq, k, _)| (bucket(k), *seq));
-        entries.into_iter().map(|(_, k, v)| (k, v)).collect()
+        let mut entries: Vec<(usize, u64, String, V)> = self
+            .entries
+            .into_iter()
+            .map(|(k, (seq, v))| (bucket(&k), seq, k, v))
+            .collect();
+        entries.sort_by_key(|(bucket, seq, _, _)| (*bucket, *seq));
+        entries.into_iter().map(|(_, _, k, v)| (k, v)).collect()
     }
 }
 
@@ -176,7 +189,11 @@ fn result(user: &str, error: &ApiError) -> AlterUserScramCredentialsResult {
 /// Per user: DUPLICATE_RESOURCE if the user appears twice (deletions and upsertions together),
 /// UNSUPPORTED_VERSION before metadata.version 3.5-IV2, UNACCEPTABLE_CREDENTIAL (empty name,
 /// iterations outside 4096..=16384), UNSUPPORTED_SASL_MECHANISM (not SCRAM-SHA-256/512),
-/// RESOURCE_NOT_FOUND (deleting a credential that does not exist). Records: a
+/// RESOURCE_NOT_FOUND (deleting a credential that does not exist), UNKNOWN_SERVER_ERROR (an
+/// empty salted password, which Java's HMAC refuses). More than 10,000 changes fail the whole
+/// request with UNKNOWN_SERVER_ERROR before any key is derived (Java's atomic-result check).
+/// The salt is stored as sent (Java checks neither its length nor the salted password's; a
+/// record over 8 MiB is refused by the result check). Records: a
 /// RemoveUserScramCredentialRecord per deletion, then a UserScramCredentialRecord (salt,
 /// stored key, server key, iterations) per upsertion, each group in Java's `HashMap` order of
 /// user names; one atomic batch. Results: deletions, upsertions, then errors, in the same
@@ -234,6 +251,15 @@ pub fn alter_user_scram_credentials(
             }
         }
     }
+    if !limits::records_fit(deletions.len(), upserts.len()) {
+        // Java keeps these records in a plain list; `QuorumController.appendRecords` then
+        // refuses the atomic result (UNKNOWN_SERVER_ERROR). Refused before any key is computed.
+        let error = limits::atomic_result_too_large(deletions.len() + upserts.len());
+        return ControllerResult::of(
+            Vec::new(),
+            request.error_response(error.code, error.message.as_deref()),
+        );
+    }
     let mut results = Vec::new();
     let mut records = Vec::new();
     for (name, deletion) in deletions.into_ordered() {
@@ -248,6 +274,15 @@ pub fn alter_user_scram_credentials(
         ));
     }
     for (name, upsertion) in upserts.into_ordered() {
+        // `finishUpsertion`: Java's HMAC (`SecretKeySpec`) refuses an empty key; the user gets
+        // that exception's UNKNOWN_SERVER_ERROR (no message) and no record.
+        if upsertion.salted_password.is_empty() {
+            errors.insert(
+                &name,
+                ApiError::code_only(ResponseError::UnknownServerError),
+            );
+            continue;
+        }
         let (stored_key, server_key) = scram_keys(upsertion.mechanism, &upsertion.salted_password)
             .expect("mechanism validated");
         results.push(result(&name, &ApiError::NONE));
@@ -275,6 +310,12 @@ pub fn alter_user_scram_credentials(
 
 impl ControllerApi for AlterUserScramCredentialsRequest {
     type Response = AlterUserScramCredentialsResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        check
+            .each("name", self.deletions.iter().map(|d| d.name.as_str()))
+            .each("name", self.upsertions.iter().map(|u| u.name.as_str()));
+    }
 
     /// One result per user named in deletions or upsertions, sorted and distinct.
     fn error_response(

@@ -3,6 +3,7 @@
 //! Authorization is not implemented: every principal may create, describe and delete.
 
 use crate::api::{message_text, ControllerApi};
+use crate::validate::StringCheck;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::controller::ControllerRng;
@@ -32,7 +33,9 @@ use crate::image::partition::{LeaderRecoveryState, PartitionRegistration};
 use crate::image::{MetadataImage, MIN_INSYNC_REPLICAS_CONFIG};
 use crate::java_order::java_string_map_order;
 use crate::placement;
-use crate::topic_configs::{effective_topic_configs, topic_config, validate_topic_config};
+use crate::topic_configs::{
+    effective_topic_configs, topic_config, validate_topic_configs, TopicConfigContext,
+};
 use crate::topic_name::{self, CLUSTER_METADATA_TOPIC_NAME};
 use crate::write::partition_record;
 
@@ -101,6 +104,38 @@ pub(crate) fn static_overrides(config: &ControllerConfig) -> BTreeMap<&'static s
     overrides
 }
 
+/// What validating the configs of `topic` (`None`: a topic being created) needs on this
+/// controller: the effective topic-level defaults (`KafkaConfig.extractLogConfigMap`), the
+/// topic's current `remote.storage.enable`, and `remote.log.storage.system.enable`.
+pub(crate) fn topic_config_context(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    topic: Option<&str>,
+) -> TopicConfigContext {
+    let defaults = effective_topic_configs(
+        image,
+        config.node_id,
+        &static_overrides(config),
+        &BTreeMap::new(),
+    )
+    .into_iter()
+    .map(|(name, effective)| (name, effective.value))
+    .collect();
+    // `Boolean.parseBoolean` of the stored value.
+    let was_remote_storage_enabled = topic
+        .and_then(|t| {
+            image
+                .configs
+                .value(resource_type::TOPIC, t, "remote.storage.enable")
+        })
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    TopicConfigContext {
+        defaults,
+        was_remote_storage_enabled,
+        remote_storage_system_enable: config.remote_log_storage_system_enable,
+    }
+}
+
 /// CreateTopics (api 19, v2-7), direct or unwrapped from an Envelope.
 ///
 /// Request-level: duplicate names and `__cluster_metadata` are answered with INVALID_REQUEST;
@@ -121,10 +156,11 @@ pub fn create_topics(
 ) -> ControllerResult<CreateTopicsResponse> {
     // ControllerApis: names given twice are answered once each with INVALID_REQUEST.
     let mut seen = BTreeSet::new();
-    let mut duplicates: Vec<String> = Vec::new();
+    let mut duplicate_set = BTreeSet::new();
+    let mut duplicates: Vec<&str> = Vec::new();
     for topic in &request.topics {
-        let name = topic.name.as_str().to_owned();
-        if !seen.insert(name.clone()) && !duplicates.contains(&name) {
+        let name = topic.name.as_str();
+        if !seen.insert(name) && duplicate_set.insert(name) {
             duplicates.push(name);
         }
     }
@@ -132,7 +168,7 @@ pub fn create_topics(
         .topics
         .iter()
         .filter(|t| {
-            !duplicates.iter().any(|d| d == t.name.as_str())
+            !duplicate_set.contains(t.name.as_str())
                 && t.name.as_str() != CLUSTER_METADATA_TOPIC_NAME
         })
         .collect();
@@ -197,7 +233,7 @@ fn create_topic(
     topic: &CreatableTopic,
 ) -> Result<(CreatableTopicResult, Vec<ApiMessageAndVersion>), ApiError> {
     check_new_topic_name(image, topic.name.as_str())?;
-    let configs = CreationConfigs::validated(topic)?;
+    let configs = CreationConfigs::validated(topic, &topic_config_context(image, config, None))?;
     let partitions = if !topic.assignments.is_empty() {
         manual_partitions(image, topic)?
     } else {
@@ -240,16 +276,15 @@ struct CreationConfigs {
 
 impl CreationConfigs {
     /// The topic's configs, checked in Kafka's order: no null values, no value over
-    /// [`MAX_CONFIG_VALUE_LENGTH`], only known keys, each value valid for its key.
-    fn validated(topic: &CreatableTopic) -> Result<Self, ApiError> {
+    /// [`MAX_CONFIG_VALUE_LENGTH`], only known keys, then every value and the rules across them
+    /// as `LogConfig.validate` checks them ([`validate_topic_configs`]).
+    fn validated(topic: &CreatableTopic, context: &TopicConfigContext) -> Result<Self, ApiError> {
         check_no_null_configs(topic)?;
         let configs = Self::collect(topic);
         configs.check_value_lengths()?;
         configs.check_known_keys()?;
-        for key in &configs.keys {
-            validate_topic_config(key, &configs.values[key])
-                .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
-        }
+        validate_topic_configs(&configs.values, context)
+            .map_err(|m| ApiError::new(ResponseError::InvalidConfig, m))?;
         Ok(configs)
     }
 
@@ -619,11 +654,11 @@ pub fn delete_topics(
         return whole_delete_error(request, deletion_disabled(ctx.api_version));
     }
     let mut responses = Vec::new();
-    let mut provided = ProvidedTopics::of(request, &mut responses);
+    let provided = ProvidedTopics::of(request, &mut responses);
     provided.report_duplicates(&mut responses);
     // Resolve ids, then names.
     let mut to_delete = resolve_ids(image, &provided.ids, &mut responses);
-    resolve_names(image, &mut provided, &mut to_delete, &mut responses);
+    resolve_names(image, &provided, &mut to_delete, &mut responses);
     if to_delete.len() > MAX_RECORDS_PER_BATCH {
         return whole_delete_error(
             request,
@@ -669,13 +704,16 @@ fn deletion_disabled(api_version: i16) -> ApiError {
 }
 
 /// The names and ids a DeleteTopics request names exactly once each, and those it names more
-/// than once (in first-repeat order).
+/// than once (in first-repeat order). Sets alongside the lists keep it O(n log n).
 #[derive(Default)]
 struct ProvidedTopics {
     names: Vec<String>,
     duplicate_names: Vec<String>,
     ids: Vec<Uuid>,
     duplicate_ids: Vec<Uuid>,
+    /// Every name and id seen.
+    seen_names: BTreeSet<String>,
+    seen_ids: BTreeSet<Uuid>,
 }
 
 impl ProvidedTopics {
@@ -708,33 +746,36 @@ impl ProvidedTopics {
                 )),
             }
         }
+        provided.finish();
         provided
     }
 
     /// A second mention moves a name to the duplicates; later ones change nothing.
     fn add_name(&mut self, name: String) {
-        if self.duplicate_names.contains(&name) {
-            return;
-        }
-        if let Some(pos) = self.names.iter().position(|n| *n == name) {
-            self.names.remove(pos);
-            self.duplicate_names.push(name);
-        } else {
+        if self.seen_names.insert(name.clone()) {
             self.names.push(name);
+        } else {
+            self.duplicate_names.push(name);
         }
     }
 
     /// As [`Self::add_name`], for ids.
     fn add_id(&mut self, id: Uuid) {
-        if self.duplicate_ids.contains(&id) {
-            return;
-        }
-        if let Some(pos) = self.ids.iter().position(|i| *i == id) {
-            self.ids.remove(pos);
-            self.duplicate_ids.push(id);
-        } else {
+        if self.seen_ids.insert(id) {
             self.ids.push(id);
+        } else {
+            self.duplicate_ids.push(id);
         }
+    }
+
+    /// Drops the duplicates from the names and ids given once, and repeats from the duplicates.
+    fn finish(&mut self) {
+        let mut repeated = BTreeSet::new();
+        self.duplicate_names.retain(|n| repeated.insert(n.clone()));
+        self.names.retain(|n| !repeated.contains(n));
+        let mut repeated = BTreeSet::new();
+        self.duplicate_ids.retain(|i| repeated.insert(*i));
+        self.ids.retain(|i| !repeated.contains(i));
     }
 
     /// One INVALID_REQUEST response per duplicate name, then per duplicate id.
@@ -781,10 +822,12 @@ fn resolve_ids(
 /// id out of `to_delete` and gets INVALID_REQUEST.
 fn resolve_names(
     image: &MetadataImage,
-    provided: &mut ProvidedTopics,
+    provided: &ProvidedTopics,
     to_delete: &mut Vec<(Uuid, String)>,
     responses: &mut Vec<DeletableTopicResult>,
 ) {
+    let mut queued: BTreeSet<Uuid> = to_delete.iter().map(|(id, _)| *id).collect();
+    let mut conflicting: BTreeSet<Uuid> = provided.duplicate_ids.iter().copied().collect();
     for name in &provided.names {
         let Some(id) = image.topics.id_of(name) else {
             responses.push(deletable_result(
@@ -794,9 +837,9 @@ fn resolve_names(
             ));
             continue;
         };
-        if provided.duplicate_ids.contains(&id) || to_delete.iter().any(|(i, _)| *i == id) {
-            to_delete.retain(|(i, _)| *i != id);
-            provided.duplicate_ids.push(id);
+        if conflicting.contains(&id) || queued.contains(&id) {
+            // The id leaves `to_delete` (below), and every later name that maps to it fails too.
+            conflicting.insert(id);
             responses.push(deletable_result(
                 Some(name),
                 id,
@@ -806,9 +849,11 @@ fn resolve_names(
                 ),
             ));
         } else {
+            queued.insert(id);
             to_delete.push((id, name.clone()));
         }
     }
+    to_delete.retain(|(id, _)| !conflicting.contains(id));
 }
 
 /// One RemoveTopicRecord per topic, each with its success response.
@@ -833,6 +878,17 @@ fn remove_topic_records(
 impl ControllerApi for CreateTopicsRequest {
     type Response = CreateTopicsResponse;
 
+    fn check_strings(&self, check: &mut StringCheck) {
+        for topic in &self.topics {
+            check.field("name", &topic.name);
+            for config in &topic.configs {
+                check
+                    .field("name", &config.name)
+                    .optional("value", config.value.as_deref());
+            }
+        }
+    }
+
     /// Every requested topic with the error (`CreateTopicsRequest.getErrorResponse`).
     fn error_response(&self, code: i16, message: Option<&str>) -> CreateTopicsResponse {
         CreateTopicsResponse::default().with_topics(
@@ -856,6 +912,13 @@ impl ControllerApi for CreateTopicsRequest {
 
 impl ControllerApi for DeleteTopicsRequest {
     type Response = DeleteTopicsResponse;
+
+    fn check_strings(&self, check: &mut StringCheck) {
+        for topic in &self.topics {
+            check.optional("name", topic.name.as_ref().map(|n| n.as_str()));
+        }
+        check.each("topicNames", self.topic_names.iter().map(|n| n.as_str()));
+    }
 
     /// Every requested topic, by name (v0-5) and by id (v6+), with the error.
     fn error_response(&self, code: i16, message: Option<&str>) -> DeleteTopicsResponse {

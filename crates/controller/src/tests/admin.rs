@@ -488,9 +488,14 @@ fn incremental_alter_configs_for_topics_and_the_cluster() {
             resource(4, "7", &[("log.retention.ms", 0, Some("1"))]),
             (102, "No node with id 7 found."),
         ),
+        // `ControllerConfigurationValidator.validateBrokerName` runs before the existence check.
         (
             resource(4, "x", &[("log.retention.ms", 0, Some("1"))]),
-            (42, "Invalid broker name x"),
+            (42, "Unable to parse broker name x"),
+        ),
+        (
+            resource(4, "-1", &[("log.retention.ms", 0, Some("1"))]),
+            (42, "Invalid negative broker ID."),
         ),
         (
             resource(4, "1", &[("min.insync.replicas", 0, Some("2"))]),

@@ -3,8 +3,12 @@
 mod admin;
 mod bootstrap;
 mod cluster;
+mod contained;
+mod log_config;
 mod misc;
 mod partitions;
 mod proptest_ops;
+mod proptest_requests;
 mod replay;
 mod topics;
+mod validation;

@@ -528,13 +528,19 @@ fn min_isr_config_clears_elr_when_elr_is_enabled_and_configs_follow_java_map_ord
         expected.push("PartitionRecord".into());
         assert_eq!(kinds, expected, "{mv}");
     }
-    // Oversized values are refused.
+    // Oversized values are refused: a string over 32,767 bytes cannot be decoded by Java, so the
+    // request is INVALID_REQUEST (it was INVALID_CONFIG, the check Java makes on values it built).
     let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
     node.add_brokers(&[1]);
     let mut request = create_topics(&[("big", 1, 1)]);
     request.topics[0].configs = vec![CreatableTopicConfig::default()
         .with_name(StrBytes::from_static_str("cleanup.policy"))
         .with_value(Some(StrBytes::from_string("x".repeat(32_768))))];
-    let (response, _) = create(&mut node, request);
-    assert_eq!(response.topics[0].error_code, 40);
+    let (response, records) = create(&mut node, request);
+    assert_eq!(response.topics[0].error_code, 42);
+    assert_eq!(
+        response.topics[0].error_message.as_deref(),
+        Some("string field value had invalid length 32768")
+    );
+    assert!(records.is_empty());
 }

@@ -24,6 +24,7 @@ mod vote;
 use std::collections::BTreeSet;
 
 use bytes::Bytes;
+use kraftwerk_protocol::constants::{BATCH_HEADER_ROOM_BYTES, RECORD_FRAMING_BYTES};
 use kraftwerk_records::batch::{BatchBuilder, MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -72,18 +73,20 @@ pub enum AppendError {
     },
 }
 
-/// Upper bound of the bytes `records` take in a batch: each value plus 16 bytes of record
-/// framing (length, attributes, deltas, key, header count).
+/// Upper bound of the bytes `records` take in a batch: each value plus its framing
+/// (`RECORD_FRAMING_BYTES`: length, attributes, deltas, key, header count).
 fn batch_bytes_estimate(records: &[Bytes]) -> usize {
-    records.iter().map(|r| r.len() + 16).sum()
+    records.iter().map(|r| r.len() + RECORD_FRAMING_BYTES).sum()
 }
 
 /// Whether `records` (encoded metadata record values) fit one batch the leader appends: at
-/// most [`MAX_RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] less 256 bytes of header
-/// room. [`RaftCore::append`] refuses anything else; writers check first so that a result is
-/// appended whole or not at all.
+/// most [`MAX_RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] with room for the record
+/// framing and the batch header (`kraftwerk_protocol::constants::batch_fits_sizes`, the bound
+/// the controller also applies to its results). [`RaftCore::append`] refuses anything else;
+/// writers check first so that a result is appended whole or not at all.
 pub fn batch_fits(records: &[Bytes]) -> bool {
-    records.len() <= MAX_RECORDS_PER_BATCH && batch_bytes_estimate(records) <= MAX_BATCH_BYTES - 256
+    let value_bytes = records.iter().map(Bytes::len).sum();
+    kraftwerk_protocol::constants::batch_fits_sizes(records.len(), value_bytes)
 }
 
 /// Current leader and epoch as this node knows them.
@@ -574,7 +577,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         let acc = &mut leader.accumulator;
         if acc.records.len() + records.len() > MAX_RECORDS_PER_BATCH
-            || acc.size_bytes + bytes > MAX_BATCH_BYTES - 256
+            || acc.size_bytes + bytes > MAX_BATCH_BYTES - BATCH_HEADER_ROOM_BYTES
         {
             let base = acc.base_offset;
             let closed = std::mem::take(&mut acc.records);

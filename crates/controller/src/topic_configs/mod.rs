@@ -3,10 +3,16 @@
 //! and their broker-level synonyms (`ServerTopicConfigSynonyms`). The table was printed from the
 //! 4.1.2 jars; it is data, not code.
 //!
-//! Used to reject unknown or mistyped configs in CreateTopics and to report the effective
-//! configs in CreateTopics responses (v5+).
+//! Used to validate topic configs as `LogConfig` does ([`validate`]: names, types, ranges and
+//! valid values, and the checks across configs) in CreateTopics and the config APIs, and to
+//! report the effective configs in CreateTopics responses (v5+).
 
 use std::collections::BTreeMap;
+
+mod cross;
+pub mod validate;
+
+pub use validate::{validate_topic_config, validate_topic_configs, TopicConfigContext};
 
 use crate::image::configs::resource_type;
 use crate::image::MetadataImage;
@@ -36,6 +42,23 @@ enum Unit {
     HoursToMs,
 }
 
+/// The validator `LogConfig` defines a topic config with (`ConfigDef.Validator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// None: any value of the type.
+    Any,
+    /// `Range.atLeast(min)`.
+    AtLeast(i64),
+    /// `Range.between(min, max)`.
+    Between(i64, i64),
+    /// `ValidString.in(...)` (STRING) or `ValidList.in(...)` (LIST: every element).
+    OneOf(&'static [&'static str]),
+    /// `GzipCompression.LEVEL_VALIDATOR`: 1..=9 or -1.
+    GzipLevel,
+    /// `ThrottledReplicaListValidator`: `*` or `partition:broker` pairs.
+    ThrottledReplicas,
+}
+
 /// One topic config.
 #[derive(Clone, Copy, Debug)]
 pub struct TopicConfigDef {
@@ -46,6 +69,8 @@ pub struct TopicConfigDef {
     /// Value type.
     pub config_type: ConfigType,
     synonyms: &'static [(&'static str, Unit)],
+    /// The value's validator.
+    pub check: Check,
 }
 
 impl TopicConfigDef {
@@ -61,67 +86,78 @@ const fn def(
     default: &'static str,
     config_type: ConfigType,
     synonyms: &'static [(&'static str, Unit)],
+    check: Check,
 ) -> TopicConfigDef {
     TopicConfigDef {
         name,
         default,
         config_type,
         synonyms,
+        check,
     }
 }
 
+use Check::{Any, AtLeast, Between, GzipLevel, OneOf, ThrottledReplicas};
 use ConfigType as T;
 use Unit::{HoursToMs, MinutesToMs, Same};
 
-/// Every topic config of Kafka 4.1.2, sorted by name.
+/// Every topic config of Kafka 4.1.2 with `LogConfig`'s validator, sorted by name.
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     def(
         "cleanup.policy",
         "delete",
         T::List,
         &[("log.cleanup.policy", Same)],
+        OneOf(&["compact", "delete"]),
     ),
     def(
         "compression.gzip.level",
         "-1",
         T::Int,
         &[("compression.gzip.level", Same)],
+        GzipLevel,
     ),
     def(
         "compression.lz4.level",
         "9",
         T::Int,
         &[("compression.lz4.level", Same)],
+        Between(1, 17),
     ),
     def(
         "compression.type",
         "producer",
         T::String,
         &[("compression.type", Same)],
+        OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]),
     ),
     def(
         "compression.zstd.level",
         "3",
         T::Int,
         &[("compression.zstd.level", Same)],
+        Between(-131_072, 22),
     ),
     def(
         "delete.retention.ms",
         "86400000",
         T::Long,
         &[("log.cleaner.delete.retention.ms", Same)],
+        AtLeast(0),
     ),
     def(
         "file.delete.delay.ms",
         "60000",
         T::Long,
         &[("log.segment.delete.delay.ms", Same)],
+        AtLeast(0),
     ),
     def(
         "flush.messages",
         "9223372036854775807",
         T::Long,
         &[("log.flush.interval.messages", Same)],
+        AtLeast(1),
     ),
     def(
         "flush.ms",
@@ -131,89 +167,121 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
             ("log.flush.interval.ms", Same),
             ("log.flush.scheduler.interval.ms", Same),
         ],
+        AtLeast(0),
     ),
-    def("follower.replication.throttled.replicas", "", T::List, &[]),
+    def(
+        "follower.replication.throttled.replicas",
+        "",
+        T::List,
+        &[],
+        ThrottledReplicas,
+    ),
     def(
         "index.interval.bytes",
         "4096",
         T::Int,
         &[("log.index.interval.bytes", Same)],
+        AtLeast(0),
     ),
-    def("leader.replication.throttled.replicas", "", T::List, &[]),
+    def(
+        "leader.replication.throttled.replicas",
+        "",
+        T::List,
+        &[],
+        ThrottledReplicas,
+    ),
     def(
         "local.retention.bytes",
         "-2",
         T::Long,
         &[("log.local.retention.bytes", Same)],
+        AtLeast(-2),
     ),
     def(
         "local.retention.ms",
         "-2",
         T::Long,
         &[("log.local.retention.ms", Same)],
+        AtLeast(-2),
     ),
     def(
         "max.compaction.lag.ms",
         "9223372036854775807",
         T::Long,
         &[("log.cleaner.max.compaction.lag.ms", Same)],
+        AtLeast(1),
     ),
     def(
         "max.message.bytes",
         "1048588",
         T::Int,
         &[("message.max.bytes", Same)],
+        AtLeast(0),
     ),
     def(
         "message.timestamp.after.max.ms",
         "3600000",
         T::Long,
         &[("log.message.timestamp.after.max.ms", Same)],
+        AtLeast(0),
     ),
     def(
         "message.timestamp.before.max.ms",
         "9223372036854775807",
         T::Long,
         &[("log.message.timestamp.before.max.ms", Same)],
+        AtLeast(0),
     ),
     def(
         "message.timestamp.type",
         "CreateTime",
         T::String,
         &[("log.message.timestamp.type", Same)],
+        OneOf(&["CreateTime", "LogAppendTime"]),
     ),
     def(
         "min.cleanable.dirty.ratio",
         "0.5",
         T::Double,
         &[("log.cleaner.min.cleanable.ratio", Same)],
+        Between(0, 1),
     ),
     def(
         "min.compaction.lag.ms",
         "0",
         T::Long,
         &[("log.cleaner.min.compaction.lag.ms", Same)],
+        AtLeast(0),
     ),
     def(
         "min.insync.replicas",
         "1",
         T::Int,
         &[("min.insync.replicas", Same)],
+        AtLeast(1),
     ),
     def(
         "preallocate",
         "false",
         T::Boolean,
         &[("log.preallocate", Same)],
+        Any,
     ),
-    def("remote.log.copy.disable", "false", T::Boolean, &[]),
-    def("remote.log.delete.on.disable", "false", T::Boolean, &[]),
-    def("remote.storage.enable", "false", T::Boolean, &[]),
+    def("remote.log.copy.disable", "false", T::Boolean, &[], Any),
+    def(
+        "remote.log.delete.on.disable",
+        "false",
+        T::Boolean,
+        &[],
+        Any,
+    ),
+    def("remote.storage.enable", "false", T::Boolean, &[], Any),
     def(
         "retention.bytes",
         "-1",
         T::Long,
         &[("log.retention.bytes", Same)],
+        Any,
     ),
     def(
         "retention.ms",
@@ -224,18 +292,21 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
             ("log.retention.minutes", MinutesToMs),
             ("log.retention.hours", HoursToMs),
         ],
+        AtLeast(-1),
     ),
     def(
         "segment.bytes",
         "1073741824",
         T::Int,
         &[("log.segment.bytes", Same)],
+        AtLeast(1_048_576),
     ),
     def(
         "segment.index.bytes",
         "10485760",
         T::Int,
         &[("log.index.size.max.bytes", Same)],
+        AtLeast(4),
     ),
     def(
         "segment.jitter.ms",
@@ -245,18 +316,21 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
             ("log.roll.jitter.ms", Same),
             ("log.roll.jitter.hours", HoursToMs),
         ],
+        AtLeast(0),
     ),
     def(
         "segment.ms",
         "604800000",
         T::Long,
         &[("log.roll.ms", Same), ("log.roll.hours", HoursToMs)],
+        AtLeast(1),
     ),
     def(
         "unclean.leader.election.enable",
         "false",
         T::Boolean,
         &[("unclean.leader.election.enable", Same)],
+        Any,
     ),
 ];
 
@@ -277,57 +351,6 @@ pub mod config_source {
 /// The definition of topic config `name`.
 pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
     TOPIC_CONFIGS.iter().find(|d| d.name == name)
-}
-
-/// Checks one topic config as `ControllerConfigurationValidator` does for its name and value
-/// type; `Err` carries Kafka's INVALID_CONFIG message. Range validators other than
-/// `min.insync.replicas ≥ 1` and the `cleanup.policy` values are not checked.
-pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
-    let Some(def) = topic_config(name) else {
-        return Err(format!("Unknown topic config name: {name}"));
-    };
-    let invalid = |reason: &str| {
-        Err(format!(
-            "Invalid value {value} for configuration {name}: {reason}"
-        ))
-    };
-    let trimmed = value.trim();
-    match def.config_type {
-        T::Boolean => {
-            if !trimmed.eq_ignore_ascii_case("true") && !trimmed.eq_ignore_ascii_case("false") {
-                return invalid("Expected value to be either true or false");
-            }
-        }
-        T::Int => match trimmed.parse::<i32>() {
-            Ok(v) if name == "min.insync.replicas" && v < 1 => {
-                return invalid("Value must be at least 1")
-            }
-            Ok(_) => {}
-            Err(_) => return invalid("Not a number of type INT"),
-        },
-        T::Long => {
-            if trimmed.parse::<i64>().is_err() {
-                return invalid("Not a number of type LONG");
-            }
-        }
-        T::Double => {
-            if trimmed.parse::<f64>().is_err() {
-                return invalid("Not a number of type DOUBLE");
-            }
-        }
-        T::String => {}
-        T::List => {
-            if name == "cleanup.policy"
-                && trimmed
-                    .split(',')
-                    .map(str::trim)
-                    .any(|p| !p.is_empty() && p != "compact" && p != "delete")
-            {
-                return invalid("String must be one of: compact, delete");
-            }
-        }
-    }
-    Ok(())
 }
 
 /// One effective topic config: value and `ConfigSource` id.
@@ -399,88 +422,4 @@ pub fn effective_topic_configs(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn validation_messages_match_kafka() {
-        assert_eq!(
-            validate_topic_config("no.such", "1"),
-            Err("Unknown topic config name: no.such".into())
-        );
-        assert_eq!(
-            validate_topic_config("retention.ms", "abc"),
-            Err(
-                "Invalid value abc for configuration retention.ms: Not a number of type LONG"
-                    .into()
-            )
-        );
-        assert_eq!(
-            validate_topic_config("min.insync.replicas", "0"),
-            Err(
-                "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"
-                    .into()
-            )
-        );
-        assert_eq!(
-            validate_topic_config("cleanup.policy", "bogus"),
-            Err("Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete".into())
-        );
-        assert_eq!(
-            validate_topic_config("preallocate", "maybe"),
-            Err("Invalid value maybe for configuration preallocate: Expected value to be either true or false".into())
-        );
-        assert_eq!(
-            validate_topic_config("cleanup.policy", "compact,delete"),
-            Ok(())
-        );
-        assert_eq!(validate_topic_config("segment.bytes", "1048576"), Ok(()));
-    }
-
-    #[test]
-    fn effective_configs_prefer_topic_then_dynamic_then_static_then_default() {
-        let mut image = MetadataImage::empty();
-        image.configs.replay(
-            crate::image::configs::ConfigResource {
-                resource_type: resource_type::BROKER,
-                name: String::new(),
-            },
-            "log.retention.hours",
-            Some("1"),
-        );
-        let mut statics = BTreeMap::new();
-        statics.insert("min.insync.replicas", "2".to_owned());
-        let mut creation = BTreeMap::new();
-        creation.insert("cleanup.policy".to_owned(), "compact".to_owned());
-        let e = effective_topic_configs(&image, 1, &statics, &creation);
-        assert_eq!(e.len(), TOPIC_CONFIGS.len());
-        assert_eq!(
-            e["cleanup.policy"],
-            EffectiveConfig {
-                value: "compact".into(),
-                source: 1
-            }
-        );
-        assert_eq!(
-            e["retention.ms"],
-            EffectiveConfig {
-                value: "3600000".into(),
-                source: 3
-            }
-        );
-        assert_eq!(
-            e["min.insync.replicas"],
-            EffectiveConfig {
-                value: "2".into(),
-                source: 4
-            }
-        );
-        assert_eq!(
-            e["segment.bytes"],
-            EffectiveConfig {
-                value: "1073741824".into(),
-                source: 5
-            }
-        );
-    }
-}
+mod tests;

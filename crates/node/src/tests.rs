@@ -1,0 +1,175 @@
+//! The node keeps serving after a request it refuses or whose handler fails (issue 9): a
+//! single-voter node, driven without I/O, answers each such request with its error and the
+//! next request as usual.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
+use kafka_protocol::messages::BrokerRegistrationRequest;
+use kafka_protocol::protocol::StrBytes;
+use kraftwerk_controller::{
+    Controller, ControllerConfig, ControllerRequest, ControllerResponse, RequestContext,
+};
+use kraftwerk_raft::config::{Endpoint, RaftConfig};
+use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
+use kraftwerk_raft::{RaftCore, ReplicatedLog};
+use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
+use kraftwerk_records::metadata_version::{MetadataVersion, METADATA_VERSION_FEATURE_NAME};
+use uuid::Uuid;
+
+use crate::{Node, NodeInput, NodeOutput, RequestToken};
+
+const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
+
+struct Harness {
+    node: Node<MemLog, MemQuorumStateStore>,
+    now_ms: u64,
+    next_token: u64,
+}
+
+impl Harness {
+    /// A single voter that has won its election and activated its controller.
+    fn leader() -> Self {
+        let voters = BTreeMap::from([(
+            1,
+            Endpoint {
+                host: "127.0.0.1".into(),
+                port: 9093,
+            },
+        )]);
+        let mut raft = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), voters, "CONTROLLER");
+        raft.append_linger_ms = 0;
+        let core = RaftCore::new(raft, MemLog::new(), MemQuorumStateStore::new(), 7, 0).unwrap();
+        let mv = MetadataVersion::V4_1_IV1;
+        let bootstrap = vec![ApiMessageAndVersion::new(
+            FeatureLevelRecord {
+                name: METADATA_VERSION_FEATURE_NAME.to_owned(),
+                feature_level: mv.feature_level(),
+                ..Default::default()
+            },
+            0,
+        )];
+        let controller = Controller::new(ControllerConfig::new(1, CLUSTER_ID, bootstrap));
+        let mut harness = Harness {
+            node: Node::new(core, controller).unwrap(),
+            now_ms: 0,
+            next_token: 0,
+        };
+        while !harness.node.controller().is_active() {
+            harness.advance(100);
+            assert!(
+                harness.now_ms < 60_000,
+                "the single voter never became active"
+            );
+        }
+        harness
+    }
+
+    fn advance(&mut self, ms: u64) {
+        self.now_ms += ms;
+        self.node.poll(self.now_ms).unwrap();
+        self.node.take_outputs();
+    }
+
+    /// Sends a request and runs the node until its answer comes out.
+    fn request(&mut self, request: ControllerRequest) -> ControllerResponse {
+        let token = RequestToken(self.next_token);
+        self.next_token += 1;
+        let ctx = RequestContext {
+            api_version: 4,
+            listener_name: "CONTROLLER".to_owned(),
+            ..Default::default()
+        };
+        let input = NodeInput::Controller {
+            token,
+            ctx,
+            request,
+        };
+        self.node.handle(self.now_ms, input).unwrap();
+        for _ in 0..100 {
+            for output in self.node.take_outputs() {
+                if let NodeOutput::Controller { token: t, response } = output {
+                    assert_eq!(t, token);
+                    return response;
+                }
+            }
+            self.now_ms += 10;
+            self.node.poll(self.now_ms).unwrap();
+        }
+        panic!("no answer to request {token:?}");
+    }
+
+    fn register(&mut self, id: i32, host: &str) -> i16 {
+        self.register_listeners(id, &[("PLAINTEXT".to_owned(), host.to_owned())])
+    }
+
+    /// Registers broker `id` with `(name, host)` listeners; returns the error code.
+    fn register_listeners(&mut self, id: i32, listeners: &[(String, String)]) -> i16 {
+        let listeners = listeners
+            .iter()
+            .map(|(name, host)| {
+                Listener::default()
+                    .with_name(StrBytes::from_string(name.clone()))
+                    .with_host(StrBytes::from_string(host.clone()))
+                    .with_port(9092)
+            })
+            .collect();
+        let request = BrokerRegistrationRequest::default()
+            .with_broker_id(id.into())
+            .with_cluster_id(StrBytes::from_static_str(CLUSTER_ID))
+            .with_incarnation_id(Uuid::from_u64_pair(id as u64, 1))
+            .with_listeners(listeners)
+            .with_features(vec![Feature::default()
+                .with_name(StrBytes::from_static_str("metadata.version"))
+                .with_min_supported_version(7)
+                .with_max_supported_version(27)])
+            .with_log_dirs(vec![Uuid::from_u64_pair(0x1000 + id as u64, 7)]);
+        let ControllerResponse::BrokerRegistration(r) =
+            self.request(ControllerRequest::BrokerRegistration(request))
+        else {
+            panic!("wrong response")
+        };
+        r.error_code
+    }
+}
+
+#[test]
+fn a_refused_request_leaves_the_node_serving() {
+    let mut h = Harness::leader();
+    let end = h.node.raft().log().end_offset();
+    // A 40,000-byte host: INVALID_REQUEST, nothing appended.
+    assert_eq!(h.register(1, &"h".repeat(40_000)), 42);
+    assert_eq!(h.node.raft().log().end_offset(), end);
+    assert_eq!(h.register(1, "localhost"), 0);
+    assert!(h.node.controller().image().cluster.broker(1).is_some());
+}
+
+#[test]
+fn an_oversized_result_is_refused_and_the_node_keeps_serving() {
+    let mut h = Harness::leader();
+    let end = h.node.raft().log().end_offset();
+    // Every string within Kafka's limit, but the RegisterBrokerRecord (300 listeners of 30,000
+    // bytes, about 9 MB) does not fit one 8 MiB batch: RECORD_LIST_TOO_LARGE, nothing appended.
+    let listeners: Vec<(String, String)> = (0..300)
+        .map(|i| (format!("L{i}"), "h".repeat(30_000)))
+        .collect();
+    assert_eq!(h.register_listeners(1, &listeners), 18);
+    assert_eq!(h.node.raft().log().end_offset(), end);
+    assert!(h.node.controller().image().cluster.broker(1).is_none());
+    assert_eq!(h.register(1, "localhost"), 0);
+    assert!(h.node.controller().image().cluster.broker(1).is_some());
+}
+
+#[test]
+fn a_panicking_handler_leaves_the_node_serving() {
+    let mut h = Harness::leader();
+    let end = h.node.raft().log().end_offset();
+    h.node.controller.panic_in_next_handler();
+    assert_eq!(h.register(1, "localhost"), -1);
+    assert_eq!(h.node.raft().log().end_offset(), end);
+    assert_eq!(h.node.controller().handler_panics(), 1);
+    assert!(h.node.controller().image().cluster.broker(1).is_none());
+    assert_eq!(h.register(1, "localhost"), 0);
+    assert!(h.node.controller().image().cluster.broker(1).is_some());
+    assert!(h.node.controller().is_active());
+}
