@@ -567,4 +567,5 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
 mod follower;
 mod hostile;
 mod pre_vote;
+mod unreachable;
 mod update_voter;
