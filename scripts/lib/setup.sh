@@ -69,3 +69,24 @@ kraftwerk_build_notice() {
         echo "later builds reuse it and take seconds to a minute." >&2
     fi
 }
+
+# kraftwerk_ensure_afl NAME: makes sure cargo-afl (the AFL++ driver for Rust, scripts/fuzz) is
+# installed with AFL++ built for this rustc: `cargo install cargo-afl` builds both from
+# crates.io (a few minutes, once per machine). NAME prefixes the messages.
+KRAFTWERK_CARGO_AFL_VERSION=0.18.2
+kraftwerk_ensure_afl() {
+    local name="$1"
+    if ! cargo afl --version 2>/dev/null | grep -q "^cargo-afl $KRAFTWERK_CARGO_AFL_VERSION "; then
+        if [[ "${KRAFTWERK_NO_INSTALL:-0}" == 1 ]]; then
+            echo "$name: cargo-afl $KRAFTWERK_CARGO_AFL_VERSION is missing (cargo install cargo-afl --version $KRAFTWERK_CARGO_AFL_VERSION --locked)" >&2
+            return 1
+        fi
+        echo "$name: installing cargo-afl $KRAFTWERK_CARGO_AFL_VERSION (builds AFL++; a few minutes, once)" >&2
+        cargo install -q cargo-afl --version "$KRAFTWERK_CARGO_AFL_VERSION" --locked >&2 || return 1
+    fi
+    # AFL++ and its runtime are built per rustc version; a new toolchain needs a rebuild.
+    if ! cargo afl --version 2>/dev/null | grep -q "AFL++ version"; then
+        echo "$name: building AFL++ for $(rustc --version)" >&2
+        cargo afl config --build --force >&2 || return 1
+    fi
+}

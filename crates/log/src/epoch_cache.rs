@@ -152,12 +152,22 @@ impl EpochCache {
     /// those first batches), then everything at or after the log end offset removed. After the
     /// log start offset moved, the checkpoint's first entry starts above the first segment's
     /// base offset, and this is how Java answers `endOffsetForEpoch` after a restart.
+    ///
+    /// One departure: checkpoint entries that start past the log end offset are removed
+    /// *before* the segments' epochs are added (Java removes them after). Such entries name data
+    /// the log does not have (Java cuts its cache whenever it truncates the log, so only a
+    /// damaged or foreign checkpoint holds them); left in while adding, their epochs hid the
+    /// epochs of the batches that remain, so the log ended with an epoch older than its last
+    /// batch's, and the next open (which reads the rewritten checkpoint) served another one. An
+    /// entry starting exactly at the end is Java's own (the log start moved to the end) and is
+    /// kept, as are the results for every checkpoint without entries past the end.
     pub fn recovered(
         checkpoint: Option<EpochCache>,
         segment_epochs: &EpochCache,
         log_end_offset: i64,
     ) -> EpochCache {
         let mut cache = checkpoint.unwrap_or_default();
+        cache.truncate_from_end(log_end_offset.saturating_add(1));
         for (epoch, start) in segment_epochs.entries() {
             if cache.latest_epoch().is_none_or(|latest| epoch > latest) {
                 cache.assign(epoch, start);
@@ -313,6 +323,29 @@ mod tests {
             EpochCache::parse_checkpoint("0\n0\n"),
             Some(EpochCache::default())
         );
+    }
+
+    /// Found by `scripts/fuzz recovery` (inputs `fuzz/corpus/recovery/found-epoch-checkpoint-*`):
+    /// checkpoint entries past the log end hid the epochs of the batches that remain, and the
+    /// reopened log (reading the rewritten checkpoint) ended with another epoch. (An entry at
+    /// the end itself keeps Java's meaning: `cleaning_deletes_segment_files_...` in tests.)
+    #[test]
+    fn checkpoint_entries_past_the_end_do_not_hide_the_segments_epochs() {
+        // Entry 4@94 beyond the end (28): the segments' 4@24 is the log's last epoch.
+        let segments = cache(&[(1, 0), (3, 13), (4, 24)]);
+        let checkpoint = EpochCache::parse_checkpoint("0\n3\n1 0\n3 13\n4 94\n");
+        let first = EpochCache::recovered(checkpoint, &segments, 28);
+        assert_eq!(first.entries(), vec![(1, 0), (3, 13), (4, 24)]);
+        let reopened = EpochCache::parse_checkpoint(&first.checkpoint_text());
+        assert_eq!(EpochCache::recovered(reopened, &segments, 28), first);
+        // A tail truncated to 2 leaves epoch 1 only; the damaged checkpoint (9@0, then 3@13
+        // and 4@24, all gone with the tail) must not leave the log without an epoch.
+        let segments = cache(&[(1, 0)]);
+        let checkpoint = EpochCache::parse_checkpoint("0\n3\n9 0\n3 13\n4 24\n");
+        let first = EpochCache::recovered(checkpoint, &segments, 2);
+        assert_eq!(first.entries(), vec![(1, 0)]);
+        let reopened = EpochCache::parse_checkpoint(&first.checkpoint_text());
+        assert_eq!(EpochCache::recovered(reopened, &segments, 2), first);
     }
 
     #[test]

@@ -318,3 +318,37 @@ fn huge_array_length_is_a_decode_error_not_an_abort() {
         Err(RequestDecodeError::MalformedBody { .. })
     ));
 }
+
+/// A tagged field's tag is an unsigned varint; kafka-protocol keeps tags of 2^31 and more as
+/// negative keys of `unknown_tagged_fields`. The vendored writer counted and sized those but
+/// skipped writing them, so re-encoding a request that carried one (here tag 0xffffffff, as
+/// `scripts/fuzz request` found in CreatePartitions v2 and Fetch v13/v18) wrote bytes that no
+/// longer decoded. Both are written now, the high tag last.
+#[test]
+fn unknown_tags_above_i32_max_re_encode_to_the_same_bytes() {
+    let table = ApiTable::new([(ApiKey::DescribeCluster, 0, 1)]).unwrap();
+    let mut body = DescribeClusterRequest::default().with_endpoint_type(2);
+    body.unknown_tagged_fields
+        .insert(-1, bytes::Bytes::from_static(b"\x07"));
+    body.unknown_tagged_fields
+        .insert(9, bytes::Bytes::from_static(b""));
+    let header = request_header(ApiKey::DescribeCluster, 1, 5, "fuzz");
+    let mut encoded = BytesMut::new();
+    encode_request_into(
+        &header,
+        &RequestKind::DescribeCluster(body.clone()),
+        &mut encoded,
+    )
+    .unwrap();
+    // Tagged section: two fields, tag 9 (empty), then tag 0xffffffff (5-byte varint) = [7].
+    assert!(encoded.ends_with(&[2, 9, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 7]));
+    let InboundRequest::Request(decoded) =
+        decode_request(encoded.clone().freeze(), &table).unwrap()
+    else {
+        panic!("not a request")
+    };
+    assert_eq!(decoded.body, RequestKind::DescribeCluster(body));
+    let mut again = BytesMut::new();
+    encode_request_into(&decoded.header, &decoded.body, &mut again).unwrap();
+    assert_eq!(again, encoded);
+}

@@ -229,8 +229,10 @@ impl Rig<'_, '_> {
 
 /// `sync; echo 3 > /proc/sys/vm/drop_caches`: the restarted process reads its log from disk.
 pub fn drop_page_cache() -> Result<()> {
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
+    let status = std::process::Command::new("sync")
+        .status()
+        .context("running sync")?;
+    anyhow::ensure!(status.success(), "sync failed: {status}");
     std::fs::write("/proc/sys/vm/drop_caches", "3")
         .context("writing /proc/sys/vm/drop_caches (needs root)")
 }

@@ -318,7 +318,7 @@ mod tests {
             false,
             &[record(None, &reg), change(101, -1), change(102, 0)],
         );
-        let h = broker_history(&[b.clone()], 100).unwrap();
+        let h = broker_history(std::slice::from_ref(&b), 100).unwrap();
         assert_eq!(h.registrations.get(&101), Some(&1));
         assert!(h.fencings.is_empty());
         let f = batch(3, 1, false, &[change(102, 1)]);

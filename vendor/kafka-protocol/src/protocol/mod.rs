@@ -243,7 +243,18 @@ pub(crate) fn write_unknown_tagged_fields<B: ByteBufMut, R: RangeBounds<i32>>(
     range: R,
     unknown_tagged_fields: &BTreeMap<i32, Bytes>,
 ) -> Result<()> {
-    for (&k, v) in unknown_tagged_fields.range(range) {
+    // kraftwerk patch: tags are unsigned varints on the wire and a tag of 2^31 or more is kept
+    // as a negative key, which sorts before the range `N..` the generated code passes last. The
+    // field count and the size include those keys, so skipping them wrote a corrupt message;
+    // they are the highest tags, so they go after the last range (every range is `N..`).
+    let high_tags = match range.end_bound() {
+        std::ops::Bound::Unbounded => Some(unknown_tagged_fields.range(..0)),
+        _ => None,
+    };
+    for (&k, v) in unknown_tagged_fields
+        .range(range)
+        .chain(high_tags.into_iter().flatten())
+    {
         if v.len() > u32::MAX as usize {
             bail!("Tagged field is too long to encode ({} bytes)", v.len());
         }
