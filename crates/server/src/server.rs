@@ -145,13 +145,13 @@ impl Server {
         let clock = node_thread::NodeClock::start();
         let node = open_node(&config, clock)?;
         let (status_tx, status_rx) = watch::channel(node.status());
-        let (handle, events) = node_thread::channel();
+        let (handle, inbox) = node_thread::channel(clock);
         let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
         let node_thread = std::thread::Builder::new()
             .name("kraftwerk-node".into())
             .spawn({
                 let handle = handle.clone();
-                move || node_thread::run(node, handle, events, outbound_tx, status_tx, clock)
+                move || node_thread::run(node, handle, inbox, outbound_tx, status_tx, clock)
             })
             .map_err(ServerError::Thread)?;
 

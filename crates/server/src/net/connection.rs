@@ -133,9 +133,10 @@ impl Connection {
                 Ok(frame) => frame,
                 Err(close) => return close,
             };
+            let received_at = std::time::Instant::now();
             // The request is complete: it is answered even if shutdown starts meanwhile (the
             // listener aborts us at its deadline).
-            if let Err(close) = self.process(frame).await {
+            if let Err(close) = self.process(frame, received_at).await {
                 return close;
             }
             if shutdown.borrow().is_some() {
@@ -192,7 +193,11 @@ impl Connection {
         }
     }
 
-    async fn process(&mut self, frame: Bytes) -> Result<(), Close> {
+    async fn process(
+        &mut self,
+        frame: Bytes,
+        received_at: std::time::Instant,
+    ) -> Result<(), Close> {
         let request = match decode_request(frame, &self.shared.api_table) {
             Ok(InboundRequest::Request(request)) => request,
             Ok(InboundRequest::UnsupportedApiVersions(header)) => {
@@ -238,9 +243,9 @@ impl Connection {
                     &features,
                 ))
             }
-            ApiKey::Envelope => self.envelope(request).await?,
+            ApiKey::Envelope => self.envelope(request, received_at).await?,
             _ => {
-                let ctx = self.context(&request, None);
+                let ctx = self.context(&request, None, received_at);
                 self.call_handler(ctx, request.body).await?
             }
         };
@@ -259,6 +264,7 @@ impl Connection {
         &self,
         request: &DecodedRequest,
         forwarded: Option<ForwardedContext>,
+        received_at: std::time::Instant,
     ) -> RequestContext {
         RequestContext {
             api_key: request.api_key,
@@ -268,6 +274,7 @@ impl Connection {
             peer_addr: self.peer_addr,
             listener_name: self.shared.listener_name.clone(),
             forwarded,
+            received_at,
         }
     }
 
@@ -292,7 +299,11 @@ impl Connection {
     }
 
     /// Unwraps an Envelope, runs the handler on the inner request, wraps its response.
-    async fn envelope(&mut self, request: DecodedRequest) -> Result<ResponseKind, Close> {
+    async fn envelope(
+        &mut self,
+        request: DecodedRequest,
+        received_at: std::time::Instant,
+    ) -> Result<ResponseKind, Close> {
         let RequestKind::Envelope(envelope) = &request.body else {
             unreachable!("decoded by api key")
         };
@@ -316,6 +327,7 @@ impl Connection {
                 envelope_client_id: request.client_id().to_owned(),
                 envelope_correlation_id: request.correlation_id(),
             }),
+            received_at,
         );
         let inner_header = forwarded.inner.header;
         let response = self.call_handler(ctx, forwarded.inner.body).await?;

@@ -45,6 +45,8 @@ pub struct RequestContext {
     pub listener_name: Arc<str>,
     /// `Some` when the request arrived inside an Envelope.
     pub forwarded: Option<ForwardedContext>,
+    /// When the request's last byte was read (a heartbeat counts from here, KAFKA-15019).
+    pub received_at: std::time::Instant,
 }
 
 /// Where a forwarded request came from (KIP-590 Envelope).
