@@ -15,9 +15,9 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
 
 use super::listener::{ForwardedContext, HandlerError, RequestContext, Shared, ShutdownRx};
+use super::quotas::ConnectionSlot;
 use kraftwerk_protocol::adapt::{adapt_response_for_version, AdaptError};
 use kraftwerk_protocol::api_versions::{answer_api_versions, unsupported_version_response};
 use kraftwerk_protocol::codec::{
@@ -91,13 +91,13 @@ struct Connection {
     api_key: Option<i16>,
 }
 
-/// Serves one connection until it closes; holds its connection slot (`_permit`) until then.
+/// Serves one connection until it closes; holds its connection slot (`_slot`) until then.
 pub(crate) async fn serve(
     stream: TcpStream,
     peer_addr: SocketAddr,
     shared: Arc<Shared>,
     shutdown: ShutdownRx,
-    _permit: OwnedSemaphorePermit,
+    _slot: ConnectionSlot,
 ) {
     let decoder = FrameDecoder::new(shared.config.max_frame_bytes);
     let mut conn = Connection {
