@@ -137,6 +137,7 @@ impl MiniNode {
         let ctx = RequestContext {
             api_version: version,
             now_ms: self.now_ms,
+            received_ms: self.now_ms,
             next_offset: self.next_offset(),
             leader_id: NODE_ID,
             leader_epoch: self.epoch,

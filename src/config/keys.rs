@@ -56,6 +56,10 @@ pub(crate) const METADATA_SNAPSHOT_MAX_INTERVAL_MS: &str = "metadata.log.max.sna
 pub(crate) const METADATA_MAX_RETENTION_BYTES: &str = "metadata.max.retention.bytes";
 pub(crate) const METADATA_MAX_RETENTION_MS: &str = "metadata.max.retention.ms";
 pub(crate) const SOCKET_REQUEST_MAX_BYTES: &str = "socket.request.max.bytes";
+pub(crate) const MAX_CONNECTIONS: &str = "max.connections";
+pub(crate) const MAX_CONNECTIONS_PER_IP: &str = "max.connections.per.ip";
+pub(crate) const MAX_CONNECTIONS_PER_IP_OVERRIDES: &str = "max.connections.per.ip.overrides";
+pub(crate) const CONNECTIONS_MAX_IDLE_MS: &str = "connections.max.idle.ms";
 pub(crate) const DEFAULT_REPLICATION_FACTOR: &str = "default.replication.factor";
 pub(crate) const NUM_PARTITIONS: &str = "num.partitions";
 pub(crate) const OFFSETS_TOPIC_REPLICATION_FACTOR: &str = "offsets.topic.replication.factor";
@@ -190,7 +194,21 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
     // Socket server.
     define(SOCKET_REQUEST_MAX_BYTES, Int, Number(DEFAULT_MAX_FRAME_BYTES as i64),
         AtLeast(1), Used,
-        "Bytes; the largest request accepted."),
+        "Bytes; the largest request accepted: a larger size prefix closes the connection."),
+    define(MAX_CONNECTIONS, Int, Number(i32::MAX as i64),
+        AtLeast(0), Used,
+        "Most connections at once; also capped by the open-files limit, and the other voters \
+         get a few slots of their own on top. A connection over the cap is closed."),
+    define(MAX_CONNECTIONS_PER_IP, Int, Number(i32::MAX as i64),
+        AtLeast(0), Used,
+        "Most connections from one address; 0 only with overrides. Over it, closed."),
+    define(MAX_CONNECTIONS_PER_IP_OVERRIDES, Str, Text(""),
+        Syntax(per_ip_overrides_syntax), Used,
+        "`host:count,...` exceptions to max.connections.per.ip; hosts resolved at start."),
+    define(CONNECTIONS_MAX_IDLE_MS, Long, Number(600_000),
+        Any, Used,
+        "ms a connection may go without completing a request (idle, or a request begun and not \
+         finished) before it is closed; negative: never."),
     // Topic defaults.
     define(DEFAULT_REPLICATION_FACTOR, Int,
         Number(ControllerConfig::DEFAULT_REPLICATION_FACTOR as i64),
@@ -243,6 +261,10 @@ fn bootstrap_servers_syntax(text: &str) -> Result<(), String> {
 
 fn protocol_map_syntax(text: &str) -> Result<(), String> {
     parse_protocol_map(text).map(drop)
+}
+
+fn per_ip_overrides_syntax(text: &str) -> Result<(), String> {
+    super::connections::parse_per_ip_overrides(text).map(drop)
 }
 
 fn metrics_listener_syntax(text: &str) -> Result<(), String> {

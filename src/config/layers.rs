@@ -8,6 +8,7 @@ use kraftwerk_log::formatted::FormattedDir;
 use kraftwerk_log::LogConfig;
 use kraftwerk_node::SnapshotPolicy;
 use kraftwerk_raft::{Endpoint as RaftEndpoint, RaftConfig};
+use kraftwerk_server::resources::LimitSettings;
 use kraftwerk_server::{ListenerSettings, ServerConfig};
 
 use super::NodeConfig;
@@ -38,6 +39,9 @@ impl NodeConfig {
                 host: listener.host.clone(),
                 port: listener.port,
                 max_frame_bytes: self.socket_request_max_bytes as usize,
+                limits: self.limit_settings(),
+                connections_max_idle_ms: u64::try_from(self.connections.connections_max_idle_ms)
+                    .unwrap_or(u64::MAX),
             },
             registration_endpoint: self.local_voter().map(|v| (v.host.clone(), v.port)),
             metrics_addr: self
@@ -45,6 +49,21 @@ impl NodeConfig {
                 .as_ref()
                 .map(|m| (m.host.clone(), m.port)),
             unstable_feature_versions_enable: self.unstable_feature_versions_enable,
+        }
+    }
+
+    /// The listener's connection caps (validated ≥ 0; a negative override count, which Kafka
+    /// accepts, refuses every connection as 0 does).
+    pub(crate) fn limit_settings(&self) -> LimitSettings {
+        let c = &self.connections;
+        LimitSettings {
+            max_connections: c.max_connections.max(0) as usize,
+            max_connections_per_ip: c.max_connections_per_ip.max(0) as usize,
+            per_ip_overrides: c
+                .max_connections_per_ip_overrides
+                .iter()
+                .map(|(host, max)| (host.clone(), (*max).max(0) as usize))
+                .collect(),
         }
     }
 

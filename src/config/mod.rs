@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use kraftwerk_log::formatted::{load_formatted_node, FormattedDir, LoadError};
 use kraftwerk_log::java_properties::JavaProperties;
 
+mod connections;
 mod def;
 mod error;
 pub mod keys;
@@ -29,6 +30,7 @@ mod quorum;
 mod security_protocol;
 mod values;
 
+pub use connections::ConnectionSettings;
 pub use def::{ConfigKey, ConfigType, DefaultValue, Usage, Validator, Value};
 pub use error::ConfigError;
 pub use listeners::Endpoint;
@@ -97,6 +99,8 @@ pub struct NodeConfig {
     pub metadata_max_retention_ms: i64,
     /// `socket.request.max.bytes` (bytes, default 100 MiB, ≥ 1): largest request accepted.
     pub socket_request_max_bytes: i32,
+    /// `max.connections`, `max.connections.per.ip` (and overrides), `connections.max.idle.ms`.
+    pub connections: ConnectionSettings,
     /// `default.replication.factor` (default 1): for auto-created topics.
     pub default_replication_factor: i32,
     /// `num.partitions` (default 1, ≥ 1): for auto-created topics.
@@ -162,6 +166,7 @@ impl NodeConfig {
             None => None,
         };
         let (metadata_log_segment_bytes, metadata_log_segment_min_bytes) = segment_sizes(&values)?;
+        let connections = connections::connection_settings(&values)?;
         let (ignored_keys, not_honoured_keys) = unused_keys(props);
         let config = NodeConfig {
             node_id,
@@ -187,6 +192,7 @@ impl NodeConfig {
             metadata_max_retention_bytes: values.long(keys::METADATA_MAX_RETENTION_BYTES),
             metadata_max_retention_ms: values.long(keys::METADATA_MAX_RETENTION_MS),
             socket_request_max_bytes: values.int(keys::SOCKET_REQUEST_MAX_BYTES),
+            connections,
             default_replication_factor: values.int(keys::DEFAULT_REPLICATION_FACTOR),
             num_partitions: values.int(keys::NUM_PARTITIONS),
             unstable_feature_versions_enable: values

@@ -144,6 +144,15 @@ fn defaults_are_kafkas() {
     assert_eq!(c.metadata_max_retention_bytes, 104_857_600);
     assert_eq!(c.metadata_max_retention_ms, 604_800_000);
     assert_eq!(c.socket_request_max_bytes, 104_857_600);
+    assert_eq!(
+        c.connections,
+        ConnectionSettings {
+            max_connections: i32::MAX,
+            max_connections_per_ip: i32::MAX,
+            max_connections_per_ip_overrides: vec![],
+            connections_max_idle_ms: 600_000,
+        }
+    );
     assert_eq!(c.default_replication_factor, 1);
     assert_eq!(c.num_partitions, 1);
     assert_eq!(
@@ -511,6 +520,10 @@ const SAMPLES: &[(&str, &str)] = &[
     ("metadata.max.retention.bytes", "-1"),
     ("metadata.max.retention.ms", "-1"),
     ("socket.request.max.bytes", "1048576"),
+    ("max.connections", "1000"),
+    ("max.connections.per.ip", "100"),
+    ("max.connections.per.ip.overrides", "127.0.0.1:200"),
+    ("connections.max.idle.ms", "60000"),
     ("default.replication.factor", "3"),
     ("num.partitions", "3"),
     ("offsets.topic.replication.factor", "1"),
@@ -602,5 +615,53 @@ fn the_warning_names_unknown_and_not_honoured_keys_apart() {
         "ignoring 1 configuration keys kraftwerk does not use: num.io.threads; accepting 2 \
          configuration keys kraftwerk validates but does not act on (no effect): \
          initial.broker.registration.timeout.ms, metadata.log.segment.ms"
+    );
+}
+
+/// `max.connections*` and `connections.max.idle.ms` as Kafka's `KafkaConfig` reads and checks
+/// them, and what reaches the listener.
+#[test]
+fn connection_keys() {
+    let c = parse(&format!(
+        "{MINIMAL}max.connections=100\nmax.connections.per.ip=0\n\
+         max.connections.per.ip.overrides=broker-1:10, 127.0.0.1:-1\nconnections.max.idle.ms=-1\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.connections,
+        ConnectionSettings {
+            max_connections: 100,
+            max_connections_per_ip: 0,
+            max_connections_per_ip_overrides: vec![
+                ("broker-1".to_owned(), 10),
+                ("127.0.0.1".to_owned(), -1)
+            ],
+            connections_max_idle_ms: -1,
+        }
+    );
+    let limits = c.limit_settings();
+    assert_eq!(
+        (limits.max_connections, limits.max_connections_per_ip),
+        (100, 0)
+    );
+    assert_eq!(
+        limits.per_ip_overrides,
+        vec![("broker-1".to_owned(), 10), ("127.0.0.1".to_owned(), 0)]
+    );
+    let e = parse(&format!("{MINIMAL}max.connections.per.ip=0\n")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides \
+         property is set."
+    );
+    let e = parse(&format!("{MINIMAL}max.connections.per.ip.overrides=host\n")).unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Invalid { key, .. } if *key == "max.connections.per.ip.overrides"),
+        "{e}"
+    );
+    let e = parse(&format!("{MINIMAL}max.connections=-1\n")).unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Invalid { key, .. } if *key == "max.connections"),
+        "{e}"
     );
 }

@@ -238,6 +238,26 @@ impl Controller {
         self.active.is_some()
     }
 
+    /// Records that a heartbeat of broker `broker_id` at `broker_epoch` arrived at `arrived_ms`,
+    /// ahead of handling the request itself: the network layer reports each heartbeat's arrival
+    /// as it is read, so a broker whose heartbeat waits behind a slow batch is not fenced for
+    /// the wait (Kafka 4.0's `QuorumController.processBrokerHeartbeat` updates the
+    /// `BrokerHeartbeatTracker` outside the event queue for the same reason, KAFKA-17793).
+    /// Ignored unless active and the broker is registered at that epoch, so that made-up ids
+    /// take no room.
+    pub fn note_broker_contact(&mut self, broker_id: i32, broker_epoch: i64, arrived_ms: u64) {
+        let registered = self
+            .latest()
+            .cluster
+            .broker(broker_id)
+            .is_some_and(|b| b.epoch == broker_epoch);
+        if let (Some(active), true) = (self.active.as_mut(), registered) {
+            active
+                .heartbeats
+                .track_contact(broker_id, broker_epoch, arrived_ms);
+        }
+    }
+
     /// The epoch this controller is active in, if any.
     pub fn active_epoch(&self) -> Option<i32> {
         self.active.as_ref().map(|a| a.epoch)

@@ -114,9 +114,15 @@ impl BrokerHeartbeatManager {
         now_ms > contact_ms && contact_ms + self.session_timeout_ms < now_ms
     }
 
-    /// Records a heartbeat's arrival (`trackBrokerHeartbeat`), before any validation.
-    pub fn track_contact(&mut self, broker_id: i32, broker_epoch: i64, now_ms: u64) {
-        self.contact_ms.insert((broker_id, broker_epoch), now_ms);
+    /// Records a heartbeat's arrival (`trackBrokerHeartbeat`), before any validation. A contact
+    /// never moves back in time: the arrival of a heartbeat processed late may be older than
+    /// the session start of an activation in between.
+    pub fn track_contact(&mut self, broker_id: i32, broker_epoch: i64, arrived_ms: u64) {
+        let contact = self
+            .contact_ms
+            .entry((broker_id, broker_epoch))
+            .or_default();
+        *contact = (*contact).max(arrived_ms);
     }
 
     /// `hasValidSession(id, epoch)`: a heartbeat from this incarnation arrived within the

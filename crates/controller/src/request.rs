@@ -10,6 +10,9 @@ pub struct RequestContext {
     pub api_version: i16,
     /// Current time in milliseconds (monotonic).
     pub now_ms: u64,
+    /// When the request arrived (its last byte was read), on the same clock as `now_ms`; 0 when
+    /// the caller did not stamp it. Read it through [`RequestContext::arrived_ms`].
+    pub received_ms: u64,
     /// Offset the first record of this request's result will get (the log end offset): the
     /// broker epoch of a new registration.
     pub next_offset: i64,
@@ -26,6 +29,18 @@ pub struct RequestContext {
     pub principal: Principal,
     /// True if the request arrived inside an Envelope (`RequestChannel.Request.isForwarded`).
     pub forwarded: bool,
+}
+
+impl RequestContext {
+    /// When the request arrived: `received_ms`, or `now_ms` when that is unset (0) or later
+    /// than now. A heartbeat counts from here, not from when it was handled (KAFKA-15019).
+    pub fn arrived_ms(&self) -> u64 {
+        if self.received_ms == 0 || self.received_ms > self.now_ms {
+            self.now_ms
+        } else {
+            self.received_ms
+        }
+    }
 }
 
 /// A Kafka principal (`KafkaPrincipal`): type, name, and whether it authenticated with a

@@ -138,6 +138,7 @@ impl TestNode {
         RequestContext {
             api_version,
             now_ms: self.now_ms,
+            received_ms: self.now_ms,
             next_offset: self.next_offset(),
             leader_id: 3000,
             leader_epoch: self.epoch,

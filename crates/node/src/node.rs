@@ -146,6 +146,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         self.settle(now_ms)
     }
 
+    /// Records a broker heartbeat's arrival ahead of its request (see
+    /// `Controller::note_broker_contact`); nothing to settle, it writes nothing.
+    pub fn note_broker_contact(&mut self, broker_id: i32, broker_epoch: i64, arrived_ms: u64) {
+        self.controller
+            .note_broker_contact(broker_id, broker_epoch, arrived_ms);
+    }
+
     /// Runs timers.
     pub fn poll(&mut self, now_ms: u64) -> Result<(), NodeError> {
         self.raft.poll(now_ms)?;

@@ -63,7 +63,12 @@ impl RequestManager {
     }
 
     /// Expires requests whose timeout passed; returns their destinations (now backing off).
+    /// Also forgets backoffs that ended: an ended backoff is no deadline, and keeping it would
+    /// put [`Self::next_deadline_ms`] in the past until the next send to that destination — for
+    /// a leader, whose only sends to a down voter are BeginQuorumEpoch once per timer, a busy
+    /// loop between the end of the backoff and the next timer.
     pub fn expire(&mut self, now_ms: u64, backoff_ms: u64) -> Vec<i32> {
+        self.backoff_until_ms.retain(|_, &mut until| until > now_ms);
         let expired: Vec<i32> = self
             .in_flight
             .iter()
@@ -123,5 +128,19 @@ mod tests {
         assert_eq!(m.next_deadline_ms(), Some(120));
         m.reset();
         assert!(m.is_ready(1, 100) && m.is_ready(2, 100));
+    }
+
+    #[test]
+    fn an_ended_backoff_is_no_deadline() {
+        let mut m = RequestManager::default();
+        let id = m.on_send(2, 0, 2_000);
+        m.complete(id);
+        m.backoff(2, 10, 20);
+        assert_eq!(m.next_deadline_ms(), Some(30));
+        m.expire(29, 20);
+        assert_eq!(m.next_deadline_ms(), Some(30), "still backing off at 29");
+        m.expire(30, 20);
+        assert_eq!(m.next_deadline_ms(), None, "nothing left to wait for");
+        assert!(m.is_ready(2, 30));
     }
 }

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use kafka_protocol::messages::RequestKind;
 use kraftwerk_controller::request::Principal;
-use kraftwerk_controller::RequestContext as ControllerContext;
+use kraftwerk_controller::{ControllerRequest, RequestContext as ControllerContext};
 use tokio::sync::oneshot;
 
 use crate::api::{route, Routed};
 use crate::net::listener::{
     BoxFuture, HandlerError, HandlerResult, RequestContext, RequestHandler,
 };
-use crate::node_thread::{NodeEvent, NodeHandle};
+use crate::node_thread::{BrokerContact, NodeEvent, NodeHandle};
 
 /// Forwards requests to the node thread.
 pub struct NodeRequestHandler {
@@ -56,6 +56,16 @@ impl RequestHandler for NodeRequestHandler {
                 }
                 Routed::Controller(request) => {
                     let (reply, answer) = oneshot::channel();
+                    let received_ms = node.clock().ms_at(ctx.received_at);
+                    if let ControllerRequest::BrokerHeartbeat(heartbeat) = &request {
+                        // Reported before the request is queued: the node thread records it
+                        // ahead of whatever is queued in front of the request.
+                        node.note_contact(BrokerContact {
+                            broker_id: *heartbeat.broker_id,
+                            broker_epoch: heartbeat.broker_epoch,
+                            arrived_ms: received_ms,
+                        });
+                    }
                     // A forwarded request runs as the client's principal; a direct one as the
                     // connection's (User:ANONYMOUS on our PLAINTEXT listeners).
                     let principal =
@@ -72,6 +82,7 @@ impl RequestHandler for NodeRequestHandler {
                         listener_name: ctx.listener_name.to_string(),
                         principal,
                         forwarded: ctx.forwarded.is_some(),
+                        received_ms,
                         ..Default::default()
                     };
                     node.submit(NodeEvent::ControllerRequest {

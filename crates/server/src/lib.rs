@@ -12,6 +12,7 @@ pub mod net;
 pub mod node_thread;
 mod peers;
 mod registration;
+pub mod resources;
 mod server;
 
 pub use server::{ListenerSettings, Server, ServerConfig, ServerError};

@@ -82,6 +82,27 @@ pub struct OutboundRaft {
 #[derive(Clone)]
 pub struct NodeHandle {
     tx: SyncSender<NodeEvent>,
+    contacts: SyncSender<BrokerContact>,
+    clock: NodeClock,
+}
+
+/// A broker heartbeat's arrival, reported apart from the request so that the node thread
+/// records it before it runs any timer, whatever is queued ahead of the request (Kafka 4.0
+/// updates its `BrokerHeartbeatTracker` outside the controller's event queue, KAFKA-17793).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BrokerContact {
+    /// The heartbeat's broker id.
+    pub broker_id: i32,
+    /// The heartbeat's broker epoch.
+    pub broker_epoch: i64,
+    /// When it arrived, on the node clock ([`NodeClock::ms_at`]).
+    pub arrived_ms: u64,
+}
+
+/// What the node thread reads: its events, and the heartbeat arrivals it applies first.
+pub struct NodeInbox {
+    events: Receiver<NodeEvent>,
+    contacts: Receiver<BrokerContact>,
 }
 
 /// The node thread is gone or its queue is full.
@@ -96,6 +117,17 @@ pub enum SubmitError {
 }
 
 impl NodeHandle {
+    /// Reports a heartbeat's arrival without blocking. When the contacts queue is full the
+    /// report is dropped: the request itself, queued next, still counts from its arrival.
+    pub fn note_contact(&self, contact: BrokerContact) {
+        let _ = self.contacts.try_send(contact);
+    }
+
+    /// The node's clock (to stamp arrivals on it).
+    pub fn clock(&self) -> NodeClock {
+        self.clock
+    }
+
     /// Queues an event without blocking.
     pub fn submit(&self, event: NodeEvent) -> Result<(), SubmitError> {
         self.tx.try_send(event).map_err(|e| match e {
@@ -105,10 +137,16 @@ impl NodeHandle {
     }
 }
 
-/// Creates the channel the node thread reads from.
-pub fn channel() -> (NodeHandle, Receiver<NodeEvent>) {
-    let (tx, rx) = std::sync::mpsc::sync_channel(NODE_QUEUE_CAPACITY);
-    (NodeHandle { tx }, rx)
+/// Creates the channels the node thread reads from; arrivals are stamped on `clock`.
+pub fn channel(clock: NodeClock) -> (NodeHandle, NodeInbox) {
+    let (tx, events) = std::sync::mpsc::sync_channel(NODE_QUEUE_CAPACITY);
+    let (contacts_tx, contacts) = std::sync::mpsc::sync_channel(NODE_QUEUE_CAPACITY);
+    let handle = NodeHandle {
+        tx,
+        contacts: contacts_tx,
+        clock,
+    };
+    (handle, NodeInbox { events, contacts })
 }
 
 /// How the node thread ended.
@@ -154,6 +192,11 @@ impl NodeClock {
     pub fn now_ms(&self) -> u64 {
         self.wall_start_ms + self.start.elapsed().as_millis() as u64
     }
+
+    /// The clock's reading at `instant` (the start for an instant before it).
+    pub fn ms_at(&self, instant: Instant) -> u64 {
+        self.wall_start_ms + instant.saturating_duration_since(self.start).as_millis() as u64
+    }
 }
 
 /// Most events handled in one pass of the node thread.
@@ -167,7 +210,7 @@ const MAX_WAIT_MS: u64 = 1_000;
 pub fn run(
     node: ServerNode,
     self_handle: NodeHandle,
-    events: Receiver<NodeEvent>,
+    inbox: NodeInbox,
     outbound: mpsc::UnboundedSender<OutboundRaft>,
     status: watch::Sender<NodeStatus>,
     clock: NodeClock,
@@ -175,7 +218,8 @@ pub fn run(
     NodeThread {
         node,
         self_handle,
-        events,
+        events: inbox.events,
+        contacts: inbox.contacts,
         outbound,
         status,
         clock,
@@ -192,6 +236,7 @@ struct NodeThread {
     node: ServerNode,
     self_handle: NodeHandle,
     events: Receiver<NodeEvent>,
+    contacts: Receiver<BrokerContact>,
     outbound: mpsc::UnboundedSender<OutboundRaft>,
     status: watch::Sender<NodeStatus>,
     clock: NodeClock,
@@ -255,6 +300,13 @@ impl NodeThread {
     /// Feeds `batch` to the node, stopping at the first error, then polls it.
     fn handle_batch(&mut self, batch: Vec<NodeEvent>) -> Result<(), NodeError> {
         let now = self.clock.now_ms();
+        // Every heartbeat that arrived by `now` is reported by now: record them before any
+        // event or timer runs, so a session never expires for time the heartbeat spent queued
+        // behind a slow pass. Bounded by the contacts queue's capacity.
+        while let Ok(c) = self.contacts.try_recv() {
+            self.node
+                .note_broker_contact(c.broker_id, c.broker_epoch, c.arrived_ms);
+        }
         // The node reads no clock: time its work here, so that a snapshot load (at most one per
         // pass, after a FetchSnapshot download) gets a duration.
         let started = Instant::now();

@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 use crate::net::listener::{FeaturesFn, Listener, ListenerConfig};
 use crate::node_thread::{self, NodeExit, NodeHandle};
+use crate::resources::{self, LimitSettings};
 use crate::{api, handler, metrics, peers, registration};
 
 /// Everything a node needs to start, built by the binary from `server.properties` and the
@@ -61,6 +62,12 @@ pub struct ListenerSettings {
     pub port: u16,
     /// `socket.request.max.bytes`: largest request frame, in bytes.
     pub max_frame_bytes: usize,
+    /// `max.connections`, `max.connections.per.ip` and its overrides (the open-files limit
+    /// and the other voters' reserve are applied at start, [`crate::resources`]).
+    pub limits: LimitSettings,
+    /// `connections.max.idle.ms`: close a connection that completes no request for this long
+    /// (`u64::MAX` for Kafka's negative value: never).
+    pub connections_max_idle_ms: u64,
 }
 
 /// Why a node could not start.
@@ -86,6 +93,9 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    /// `max.connections.per.ip.overrides` names a host that does not resolve.
+    #[error(transparent)]
+    Resolve(#[from] resources::ResolveError),
     /// The node thread could not be started.
     #[error("starting the node thread: {0}")]
     Thread(std::io::Error),
@@ -142,16 +152,25 @@ impl Server {
     /// Opens the metadata log, starts the node thread, the listener, the peer clients,
     /// controller registration and the metrics endpoint.
     pub async fn start(config: ServerConfig) -> Result<Server, ServerError> {
+        let open_files = resources::raise_open_files_limit();
+        let settings = &config.listener;
+        let other_voters = config
+            .raft
+            .voters
+            .iter()
+            .filter(|(id, _)| **id != config.raft.node_id)
+            .map(|(_, e)| e.host.as_str());
+        let limits = resources::connection_limits(&settings.limits, open_files, other_voters)?;
         let clock = node_thread::NodeClock::start();
         let node = open_node(&config, clock)?;
         let (status_tx, status_rx) = watch::channel(node.status());
-        let (handle, events) = node_thread::channel();
+        let (handle, inbox) = node_thread::channel(clock);
         let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
         let node_thread = std::thread::Builder::new()
             .name("kraftwerk-node".into())
             .spawn({
                 let handle = handle.clone();
-                move || node_thread::run(node, handle, events, outbound_tx, status_tx, clock)
+                move || node_thread::run(node, handle, inbox, outbound_tx, status_tx, clock)
             })
             .map_err(ServerError::Thread)?;
 
@@ -169,12 +188,18 @@ impl Server {
         ));
         tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
 
-        let settings = &config.listener;
         let addr = resolve(&settings.host, settings.port)?;
+        info!(
+            max_connections = limits.max_connections,
+            max_connections_per_ip = limits.max_connections_per_ip,
+            peer_reserve = limits.peer_reserve,
+            "connection limits"
+        );
         let listener_config = ListenerConfig {
             listener_name: settings.name.clone(),
             max_frame_bytes: settings.max_frame_bytes,
-            ..ListenerConfig::default()
+            limits,
+            connections_max_idle_ms: settings.connections_max_idle_ms,
         };
         let listener = Listener::bind(
             addr,

@@ -330,7 +330,7 @@ pub fn broker_heartbeat(
 ) -> ControllerResult<BrokerHeartbeatResponse> {
     let broker_id = *request.broker_id;
     let epoch = request.broker_epoch;
-    heartbeats.track_contact(broker_id, epoch, ctx.now_ms);
+    heartbeats.track_contact(broker_id, epoch, ctx.arrived_ms());
     let stale = || {
         ControllerResult::of(
             Vec::new(),

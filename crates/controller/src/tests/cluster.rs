@@ -689,3 +689,53 @@ fn re_registration_after_unclean_shutdown_leaves_the_elr() {
     assert_eq!(p.elr, vec![clean]);
     node.controller.image().check_invariants().unwrap();
 }
+
+/// KAFKA-15019 class: a heartbeat that arrived inside the session but waited behind a slow
+/// batch until after the session's end keeps the broker unfenced. The network layer reports
+/// the arrival ([`crate::Controller::note_broker_contact`]) before the node gets to the
+/// request; the request itself counts from the same arrival time (`RequestContext::received_ms`).
+#[test]
+fn a_heartbeat_that_arrived_in_time_but_is_handled_late_keeps_the_broker_unfenced() {
+    let mut node = TestNode::active(MetadataVersion::V4_1_IV1);
+    let epochs = node.add_brokers(&[1, 2]);
+    let session_ms = node.controller.config().session_timeout_ms;
+    let last_contact = node.now_ms;
+    // Broker 1's heartbeat arrives 1 s before its session ends; broker 2 sends nothing.
+    let arrived = last_contact + session_ms - 1_000;
+    node.controller.note_broker_contact(1, epochs[0], arrived);
+    // The node was busy until 2 s after the session end; its timers run first.
+    node.now_ms = last_contact + session_ms + 2_000;
+    node.poll_until_idle();
+    node.commit();
+    let image = node.controller.image();
+    assert!(
+        !image.cluster.broker(1).unwrap().fenced,
+        "1 heartbeat in time"
+    );
+    assert!(image.cluster.broker(2).unwrap().fenced, "2 went silent");
+    // Then the heartbeat itself is handled, stamped with its arrival.
+    let request = kafka_protocol::messages::BrokerHeartbeatRequest::default()
+        .with_broker_id(1.into())
+        .with_broker_epoch(epochs[0])
+        .with_current_metadata_offset(node.next_offset());
+    let mut ctx = node.ctx(1);
+    ctx.received_ms = arrived;
+    let result = node
+        .controller
+        .handle(&ctx, &ControllerRequest::BrokerHeartbeat(request));
+    let ControllerResponse::BrokerHeartbeat(r) = &result.response else {
+        panic!("wrong response")
+    };
+    assert_eq!((r.error_code, r.is_fenced), (0, false));
+    // Its session runs from the arrival: still live 1 ms before arrival + timeout...
+    node.append(&result);
+    node.now_ms = arrived + session_ms;
+    node.poll_until_idle();
+    node.commit();
+    assert!(!node.controller.image().cluster.broker(1).unwrap().fenced);
+    // ...and over after it.
+    node.now_ms = arrived + session_ms + 1;
+    node.poll_until_idle();
+    node.commit();
+    assert!(node.controller.image().cluster.broker(1).unwrap().fenced);
+}

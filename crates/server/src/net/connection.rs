@@ -15,9 +15,9 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
 
 use super::listener::{ForwardedContext, HandlerError, RequestContext, Shared, ShutdownRx};
+use super::quotas::ConnectionSlot;
 use kraftwerk_protocol::adapt::{adapt_response_for_version, AdaptError};
 use kraftwerk_protocol::api_versions::{answer_api_versions, unsupported_version_response};
 use kraftwerk_protocol::codec::{
@@ -91,13 +91,13 @@ struct Connection {
     api_key: Option<i16>,
 }
 
-/// Serves one connection until it closes; holds its connection slot (`_permit`) until then.
+/// Serves one connection until it closes; holds its connection slot (`_slot`) until then.
 pub(crate) async fn serve(
     stream: TcpStream,
     peer_addr: SocketAddr,
     shared: Arc<Shared>,
     shutdown: ShutdownRx,
-    _permit: OwnedSemaphorePermit,
+    _slot: ConnectionSlot,
 ) {
     let decoder = FrameDecoder::new(shared.config.max_frame_bytes);
     let mut conn = Connection {
@@ -133,9 +133,10 @@ impl Connection {
                 Ok(frame) => frame,
                 Err(close) => return close,
             };
+            let received_at = std::time::Instant::now();
             // The request is complete: it is answered even if shutdown starts meanwhile (the
             // listener aborts us at its deadline).
-            if let Err(close) = self.process(frame).await {
+            if let Err(close) = self.process(frame, received_at).await {
                 return close;
             }
             if shutdown.borrow().is_some() {
@@ -192,7 +193,11 @@ impl Connection {
         }
     }
 
-    async fn process(&mut self, frame: Bytes) -> Result<(), Close> {
+    async fn process(
+        &mut self,
+        frame: Bytes,
+        received_at: std::time::Instant,
+    ) -> Result<(), Close> {
         let request = match decode_request(frame, &self.shared.api_table) {
             Ok(InboundRequest::Request(request)) => request,
             Ok(InboundRequest::UnsupportedApiVersions(header)) => {
@@ -238,9 +243,9 @@ impl Connection {
                     &features,
                 ))
             }
-            ApiKey::Envelope => self.envelope(request).await?,
+            ApiKey::Envelope => self.envelope(request, received_at).await?,
             _ => {
-                let ctx = self.context(&request, None);
+                let ctx = self.context(&request, None, received_at);
                 self.call_handler(ctx, request.body).await?
             }
         };
@@ -259,6 +264,7 @@ impl Connection {
         &self,
         request: &DecodedRequest,
         forwarded: Option<ForwardedContext>,
+        received_at: std::time::Instant,
     ) -> RequestContext {
         RequestContext {
             api_key: request.api_key,
@@ -268,6 +274,7 @@ impl Connection {
             peer_addr: self.peer_addr,
             listener_name: self.shared.listener_name.clone(),
             forwarded,
+            received_at,
         }
     }
 
@@ -292,7 +299,11 @@ impl Connection {
     }
 
     /// Unwraps an Envelope, runs the handler on the inner request, wraps its response.
-    async fn envelope(&mut self, request: DecodedRequest) -> Result<ResponseKind, Close> {
+    async fn envelope(
+        &mut self,
+        request: DecodedRequest,
+        received_at: std::time::Instant,
+    ) -> Result<ResponseKind, Close> {
         let RequestKind::Envelope(envelope) = &request.body else {
             unreachable!("decoded by api key")
         };
@@ -316,6 +327,7 @@ impl Connection {
                 envelope_client_id: request.client_id().to_owned(),
                 envelope_correlation_id: request.correlation_id(),
             }),
+            received_at,
         );
         let inner_header = forwarded.inner.header;
         let response = self.call_handler(ctx, forwarded.inner.body).await?;

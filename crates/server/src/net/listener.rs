@@ -1,10 +1,14 @@
 //! A Kafka-protocol TCP listener: binds, accepts, runs one task per connection (see
 //! [`super::connection`]), and shuts down gracefully.
 //!
-//! Bounds, following Kafka's `SocketServer`: frame size (`socket.request.max.bytes`), concurrent
-//! connections (`max.connections`; when full the listener stops accepting and new connections
-//! wait in the kernel backlog, as Kafka's acceptor does), and idle time
-//! (`connections.max.idle.ms`, 600000 by default on every node type).
+//! Bounds, following Kafka's `SocketServer`: frame size (`socket.request.max.bytes`; a larger
+//! size prefix closes the connection before anything is buffered), concurrent connections
+//! (`max.connections`, `max.connections.per.ip` and its overrides, with room kept for the other
+//! voters, see [`super::quotas`]; a connection over a cap is closed at once with a log line),
+//! and idle time (`connections.max.idle.ms`, 600000 by default on every node type: a connection
+//! that completes no request for that long is closed, including one that sent part of a frame and
+//! stalled). Each connection buffers at most one request (the next is not read before the
+//! previous response is written) and one response.
 
 use std::future::Future;
 use std::io;
@@ -15,7 +19,7 @@ use std::time::Duration;
 
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -23,6 +27,8 @@ use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_protocol::api_versions::ApiVersionsFeatures;
 use kraftwerk_protocol::envelope::ForwardedPrincipal;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
+
+use super::quotas::{ConnectionLimits, ConnectionQuotas};
 
 /// A boxed, sendable future (the shape [`RequestHandler::handle`] returns).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -45,6 +51,8 @@ pub struct RequestContext {
     pub listener_name: Arc<str>,
     /// `Some` when the request arrived inside an Envelope.
     pub forwarded: Option<ForwardedContext>,
+    /// When the request's last byte was read (a heartbeat counts from here, KAFKA-15019).
+    pub received_at: std::time::Instant,
 }
 
 /// Where a forwarded request came from (KIP-590 Envelope).
@@ -106,9 +114,9 @@ pub struct ListenerConfig {
     pub listener_name: String,
     /// Largest accepted request frame in bytes (`socket.request.max.bytes`, default 100 MiB).
     pub max_frame_bytes: usize,
-    /// Most connections served at once (`max.connections`; Kafka's default is unbounded, ours
-    /// 4096 so memory stays bounded).
-    pub max_connections: usize,
+    /// Connection caps (`max.connections`, `max.connections.per.ip`, overrides, the peers'
+    /// reserve); unbounded by default, as Kafka's.
+    pub limits: ConnectionLimits,
     /// Close a connection with no complete request for this long (`connections.max.idle.ms`,
     /// default 600000).
     pub connections_max_idle_ms: u64,
@@ -119,7 +127,7 @@ impl Default for ListenerConfig {
         Self {
             listener_name: "CONTROLLER".into(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            max_connections: 4096,
+            limits: ConnectionLimits::default(),
             connections_max_idle_ms: 600_000,
         }
     }
@@ -174,10 +182,6 @@ impl Listener {
                 "the api table must list ApiVersions",
             ));
         }
-        assert!(
-            config.max_connections > 0,
-            "max_connections must be positive"
-        );
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
         let (shutdown_tx, shutdown_rx) = watch::channel(None);
@@ -236,7 +240,7 @@ async fn accept_loop(
     shared: Arc<Shared>,
     mut shutdown: ShutdownRx,
 ) -> ShutdownReport {
-    let slots = Arc::new(Semaphore::new(shared.config.max_connections));
+    let quotas = ConnectionQuotas::new(shared.config.limits.clone());
     let mut connections = JoinSet::new();
     let mut closed_connections = 0;
     loop {
@@ -247,8 +251,15 @@ async fn accept_loop(
         if shutdown.borrow().is_some() {
             break;
         }
-        let permit = tokio::select! {
-            permit = slots.clone().acquire_owned() => permit.expect("semaphore never closed"),
+        let (stream, peer_addr) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(listener = %shared.listener_name, error = %e, "accept failed");
+                    tokio::time::sleep(ACCEPT_ERROR_BACKOFF).await;
+                    continue;
+                }
+            },
             changed = shutdown.changed() => {
                 if changed.is_err() {
                     break; // the Listener handle is gone: stop now
@@ -261,19 +272,12 @@ async fn accept_loop(
                 continue;
             }
         };
-        let (stream, peer_addr) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!(listener = %shared.listener_name, error = %e, "accept failed");
-                    tokio::time::sleep(ACCEPT_ERROR_BACKOFF).await;
-                    continue;
-                }
-            },
-            changed = shutdown.changed() => {
-                if changed.is_err() {
-                    break;
-                }
+        let slot = match quotas.try_acquire(peer_addr.ip()) {
+            Ok(slot) => slot,
+            Err(refused) => {
+                // Kafka's acceptor: "Rejected connection from …" at info, then close.
+                tracing::info!(listener = %shared.listener_name, peer = %peer_addr, "rejected connection: {refused}");
+                drop(stream);
                 continue;
             }
         };
@@ -285,7 +289,7 @@ async fn accept_loop(
             peer_addr,
             shared.clone(),
             shutdown.clone(),
-            permit,
+            slot,
         ));
     }
     drop(listener);

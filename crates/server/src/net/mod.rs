@@ -5,12 +5,14 @@
 mod connection;
 pub mod listener;
 pub mod peer;
+pub mod quotas;
 
 pub use listener::{
     BoxFuture, FeaturesFn, ForwardedContext, HandlerError, HandlerResult, Listener, ListenerConfig,
     RequestContext, RequestHandler, ShutdownReport,
 };
 pub use peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
+pub use quotas::{ConnectionLimits, ConnectionQuotas, Refused};
 
 #[cfg(test)]
 mod tests;

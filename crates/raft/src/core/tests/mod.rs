@@ -568,4 +568,5 @@ mod disk_faults;
 mod follower;
 mod hostile;
 mod pre_vote;
+mod unreachable;
 mod update_voter;
