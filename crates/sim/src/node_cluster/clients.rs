@@ -159,7 +159,22 @@ impl Workload for Clients {
         match self.topics_at_heal {
             None => self.topics_at_heal = Some(created),
             Some(at) if created >= at + 2 && self.all_brokers_unfenced() => {
-                let controllers = sim.running().map(|(_, n)| n.node().controller());
+                // Only the active controller of the newest epoch is the leader: a deposed leader
+                // that has not heard of its successor yet (cut off with a minority, its
+                // check-quorum timer reset by an old fetch) still reports itself active, and
+                // mid-election nobody is. Until one is active in the newest epoch, wait; the
+                // liveness deadline catches a quorum that never settles.
+                let newest = sim.running().map(|(_, n)| n.node().raft().epoch()).max();
+                let active_in_newest = sim.running().any(|(_, n)| {
+                    Some(n.node().raft().epoch()) == newest && n.node().controller().is_active()
+                });
+                if !active_in_newest {
+                    return Ok(None);
+                }
+                let controllers = sim
+                    .running()
+                    .filter(|(_, n)| Some(n.node().raft().epoch()) == newest)
+                    .map(|(_, n)| n.node().controller());
                 check_acknowledged(controllers, &self.acked, &self.maybe_deleted)?;
                 return Ok(Some(self.report(sim, now_ms)));
             }
