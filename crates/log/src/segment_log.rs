@@ -200,7 +200,6 @@ impl SegmentLog {
             &recovered.epochs,
             recovered.log_end_offset,
         );
-        epochs.write_checkpoint_if_changed(&dir)?;
         let mut log = SegmentLog {
             dir,
             config,
@@ -226,6 +225,13 @@ impl SegmentLog {
         // but before truncating its log finishes the truncation now.
         log.snapshot_report.truncated_to_latest_snapshot =
             log.truncate_to_latest_snapshot_inner()?;
+        if !log.snapshot_report.truncated_to_latest_snapshot {
+            // What the next open recovers from the checkpoint written now, so that a restart
+            // serves the same end epoch ([`EpochCache::settled`]).
+            log.epochs =
+                std::mem::take(&mut log.epochs).settled(&log.segment_epochs, log.log_end_offset);
+            log.epochs.write_checkpoint_if_changed(&log.dir)?;
+        }
         log.log_opened();
         Ok(log)
     }
