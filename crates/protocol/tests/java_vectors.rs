@@ -63,9 +63,11 @@ fn missing_field(java_lines: &str, value: &impl std::fmt::Debug) -> Option<Strin
 /// ApiVersions response with UNSUPPORTED_VERSION makes every reader parse the body at v0
 /// (KIP-511), and Java's generator leaves that code out above v0 too.
 fn fit_kafka_writer_rules(body: &mut Body, version: i16) {
-    if let Body::Response(ResponseKind::ApiVersions(r)) = body {
-        if version > 0 && r.error_code == 35 {
-            r.error_code = 0;
+    if let Body::Response(response) = body {
+        if let ResponseKind::ApiVersions(r) = response.as_mut() {
+            if version > 0 && r.error_code == 35 {
+                r.error_code = 0;
+            }
         }
     }
 }
@@ -77,26 +79,30 @@ fn fit_kafka_writer_rules(body: &mut Body, version: i16) {
 ///   "non-nullable field name was serialized as null".
 fn unreadable_by_kafka(body: &Body, version: i16) -> Option<&'static str> {
     match body {
-        Body::Response(ResponseKind::DeleteTopics(r))
-            if version < 6 && r.responses.iter().any(|t| t.name.is_none()) =>
-        {
-            Some("DeleteTopics response below v6 with a null topic name")
-        }
-        _ => None,
+        Body::Response(response) => match response.as_ref() {
+            ResponseKind::DeleteTopics(r)
+                if version < 6 && r.responses.iter().any(|t| t.name.is_none()) =>
+            {
+                Some("DeleteTopics response below v6 with a null topic name")
+            }
+            _ => None,
+        },
+        Body::Request(_) => None,
     }
 }
 
+/// A request or response body, boxed: both kinds are enums of every message struct.
 enum Body {
-    Request(RequestKind),
-    Response(ResponseKind),
+    Request(Box<RequestKind>),
+    Response(Box<ResponseKind>),
 }
 
 /// A random body of any api, every field filled.
 fn random_body(api: ApiKey, request: bool, g: &mut Gen) -> Option<Body> {
     if request {
-        random_request(api, g).map(Body::Request)
+        random_request(api, g).map(|r| Body::Request(Box::new(r)))
     } else {
-        random_response(api, g).map(Body::Response)
+        random_response(api, g).map(|r| Body::Response(Box::new(r)))
     }
 }
 

@@ -63,23 +63,24 @@ versioned_fields!(add_partitions_to_txn_response::AddPartitionsToTxnTopicResult 
 } + unknown_tagged_fields);
 
 versioned_fields!(add_raft_voter_request::AddRaftVoterRequest {
-    cluster_id: 0..=0,
-    timeout_ms: 0..=0,
-    voter_id: 0..=0,
-    voter_directory_id: 0..=0,
-    listeners: 0..=0 => each,
+    cluster_id: 0..=1,
+    timeout_ms: 0..=1,
+    voter_id: 0..=1,
+    voter_directory_id: 0..=1,
+    listeners: 0..=1 => each,
+    ack_when_committed: 1..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(add_raft_voter_request::Listener {
-    name: 0..=0,
-    host: 0..=0,
-    port: 0..=0,
+    name: 0..=1,
+    host: 0..=1,
+    port: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(add_raft_voter_response::AddRaftVoterResponse {
-    throttle_time_ms: 0..=0,
-    error_code: 0..=0,
-    error_message: 0..=0,
+    throttle_time_ms: 0..=1,
+    error_code: 0..=1,
+    error_message: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(allocate_producer_ids_request::AllocateProducerIdsRequest {
@@ -333,36 +334,38 @@ versioned_fields!(alter_user_scram_credentials_response::AlterUserScramCredentia
 } + unknown_tagged_fields);
 
 versioned_fields!(api_versions_request::ApiVersionsRequest {
-    client_software_name: 3..=4,
-    client_software_version: 3..=4,
+    client_software_name: 3..=5,
+    client_software_version: 3..=5,
+    cluster_id: 5..=5,
+    node_id: 5..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(api_versions_response::ApiVersion {
-    api_key: 0..=4,
-    min_version: 0..=4,
-    max_version: 0..=4,
+    api_key: 0..=5,
+    min_version: 0..=5,
+    max_version: 0..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(api_versions_response::ApiVersionsResponse {
-    error_code: 0..=4,
-    api_keys: 0..=4 => each,
-    throttle_time_ms: 1..=4,
-    supported_features: 3..=4 => each,
-    finalized_features_epoch: 3..=4,
-    finalized_features: 3..=4 => each,
-    zk_migration_ready: 3..=4,
+    error_code: 0..=5,
+    api_keys: 0..=5 => each,
+    throttle_time_ms: 1..=5,
+    supported_features: 3..=5 => each,
+    finalized_features_epoch: 3..=5,
+    finalized_features: 3..=5 => each,
+    zk_migration_ready: 3..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(api_versions_response::FinalizedFeatureKey {
-    name: 3..=4,
-    max_version_level: 3..=4,
-    min_version_level: 3..=4,
+    name: 3..=5,
+    max_version_level: 3..=5,
+    min_version_level: 3..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(api_versions_response::SupportedFeatureKey {
-    name: 3..=4,
-    min_version: 3..=4,
-    max_version: 3..=4,
+    name: 3..=5,
+    min_version: 3..=5,
+    max_version: 3..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(assign_replicas_to_dirs_request::AssignReplicasToDirsRequest {
@@ -456,20 +459,21 @@ versioned_fields!(begin_quorum_epoch_response::TopicData {
 } + unknown_tagged_fields);
 
 versioned_fields!(broker_heartbeat_request::BrokerHeartbeatRequest {
-    broker_id: 0..=1,
-    broker_epoch: 0..=1,
-    current_metadata_offset: 0..=1,
-    want_fence: 0..=1,
-    want_shut_down: 0..=1,
-    offline_log_dirs: 1..=1,
+    broker_id: 0..=2,
+    broker_epoch: 0..=2,
+    current_metadata_offset: 0..=2,
+    want_fence: 0..=2,
+    want_shut_down: 0..=2,
+    offline_log_dirs: 1..=2,
+    cordoned_log_dirs: 2..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(broker_heartbeat_response::BrokerHeartbeatResponse {
-    throttle_time_ms: 0..=1,
-    error_code: 0..=1,
-    is_caught_up: 0..=1,
-    is_fenced: 0..=1,
-    should_shut_down: 0..=1,
+    throttle_time_ms: 0..=2,
+    error_code: 0..=2,
+    is_caught_up: 0..=2,
+    is_fenced: 0..=2,
+    should_shut_down: 0..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(broker_registration_request::BrokerRegistrationRequest {
@@ -776,17 +780,18 @@ versioned_fields!(delete_acls_response::DeleteAclsResponse {
 } + unknown_tagged_fields);
 
 versioned_fields!(delete_groups_request::DeleteGroupsRequest {
-    groups_names: 0..=2,
+    groups_names: 0..=3,
 } + unknown_tagged_fields);
 
 versioned_fields!(delete_groups_response::DeletableGroupResult {
-    group_id: 0..=2,
-    error_code: 0..=2,
+    group_id: 0..=3,
+    error_code: 0..=3,
+    error_message: 3..=3,
 } + unknown_tagged_fields);
 
 versioned_fields!(delete_groups_response::DeleteGroupsResponse {
-    throttle_time_ms: 0..=2,
-    results: 0..=2 => each,
+    throttle_time_ms: 0..=3,
+    results: 0..=3 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(delete_records_request::DeleteRecordsPartition {
@@ -1090,38 +1095,39 @@ versioned_fields!(describe_groups_response::DescribedGroupMember {
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_log_dirs_request::DescribableLogDirTopic {
-    topic: 1..=4,
-    partitions: 1..=4,
+    topic: 1..=5,
+    partitions: 1..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_log_dirs_request::DescribeLogDirsRequest {
-    topics: 1..=4 => each_opt,
+    topics: 1..=5 => each_opt,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_log_dirs_response::DescribeLogDirsPartition {
-    partition_index: 1..=4,
-    partition_size: 1..=4,
-    offset_lag: 1..=4,
-    is_future_key: 1..=4,
+    partition_index: 1..=5,
+    partition_size: 1..=5,
+    offset_lag: 1..=5,
+    is_future_key: 1..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_log_dirs_response::DescribeLogDirsResponse {
-    throttle_time_ms: 1..=4,
-    error_code: 3..=4,
-    results: 1..=4 => each,
+    throttle_time_ms: 1..=5,
+    error_code: 3..=5,
+    results: 1..=5 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_log_dirs_response::DescribeLogDirsResult {
-    error_code: 1..=4,
-    log_dir: 1..=4,
-    topics: 1..=4 => each,
-    total_bytes: 4..=4,
-    usable_bytes: 4..=4,
+    error_code: 1..=5,
+    log_dir: 1..=5,
+    topics: 1..=5 => each,
+    total_bytes: 4..=5,
+    usable_bytes: 4..=5,
+    is_cordoned: 5..=5,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_log_dirs_response::DescribeLogDirsTopic {
-    name: 1..=4,
-    partitions: 1..=4 => each,
+    name: 1..=5,
+    partitions: 1..=5 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_producers_request::DescribeProducersRequest {
@@ -1215,43 +1221,44 @@ versioned_fields!(describe_quorum_response::TopicData {
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_request::DescribeShareGroupOffsetsRequest {
-    groups: 0..=0 => each,
+    groups: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup {
-    group_id: 0..=0,
-    topics: 0..=0 => each_opt,
+    group_id: 0..=1,
+    topics: 0..=1 => each_opt,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestTopic {
-    topic_name: 0..=0,
-    partitions: 0..=0,
+    topic_name: 0..=1,
+    partitions: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_response::DescribeShareGroupOffsetsResponse {
-    throttle_time_ms: 0..=0,
-    groups: 0..=0 => each,
+    throttle_time_ms: 0..=1,
+    groups: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_response::DescribeShareGroupOffsetsResponseGroup {
-    group_id: 0..=0,
-    topics: 0..=0 => each,
-    error_code: 0..=0,
-    error_message: 0..=0,
+    group_id: 0..=1,
+    topics: 0..=1 => each,
+    error_code: 0..=1,
+    error_message: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_response::DescribeShareGroupOffsetsResponsePartition {
-    partition_index: 0..=0,
-    start_offset: 0..=0,
-    leader_epoch: 0..=0,
-    error_code: 0..=0,
-    error_message: 0..=0,
+    partition_index: 0..=1,
+    start_offset: 0..=1,
+    leader_epoch: 0..=1,
+    lag: 1..=1,
+    error_code: 0..=1,
+    error_message: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_share_group_offsets_response::DescribeShareGroupOffsetsResponseTopic {
-    topic_name: 0..=0,
-    topic_id: 0..=0,
-    partitions: 0..=0 => each,
+    topic_name: 0..=1,
+    topic_id: 0..=1,
+    partitions: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(describe_topic_partitions_request::Cursor {
@@ -1855,39 +1862,39 @@ versioned_fields!(list_groups_response::ListedGroup {
 } + unknown_tagged_fields);
 
 versioned_fields!(list_offsets_request::ListOffsetsPartition {
-    partition_index: 1..=10,
-    current_leader_epoch: 4..=10,
-    timestamp: 1..=10,
+    partition_index: 1..=11,
+    current_leader_epoch: 4..=11,
+    timestamp: 1..=11,
 } + unknown_tagged_fields);
 
 versioned_fields!(list_offsets_request::ListOffsetsRequest {
-    replica_id: 1..=10,
-    isolation_level: 2..=10,
-    topics: 1..=10 => each,
-    timeout_ms: 10..=10,
+    replica_id: 1..=11,
+    isolation_level: 2..=11,
+    topics: 1..=11 => each,
+    timeout_ms: 10..=11,
 } + unknown_tagged_fields);
 
 versioned_fields!(list_offsets_request::ListOffsetsTopic {
-    name: 1..=10,
-    partitions: 1..=10 => each,
+    name: 1..=11,
+    partitions: 1..=11 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(list_offsets_response::ListOffsetsPartitionResponse {
-    partition_index: 1..=10,
-    error_code: 1..=10,
-    timestamp: 1..=10,
-    offset: 1..=10,
-    leader_epoch: 4..=10,
+    partition_index: 1..=11,
+    error_code: 1..=11,
+    timestamp: 1..=11,
+    offset: 1..=11,
+    leader_epoch: 4..=11,
 } + unknown_tagged_fields);
 
 versioned_fields!(list_offsets_response::ListOffsetsResponse {
-    throttle_time_ms: 2..=10,
-    topics: 1..=10 => each,
+    throttle_time_ms: 2..=11,
+    topics: 1..=11 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(list_offsets_response::ListOffsetsTopicResponse {
-    name: 1..=10,
-    partitions: 1..=10 => each,
+    name: 1..=11,
+    partitions: 1..=11 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(list_partition_reassignments_request::ListPartitionReassignmentsRequest {
@@ -1988,25 +1995,25 @@ versioned_fields!(metadata_response::MetadataResponseTopic {
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_commit_request::OffsetCommitRequest {
-    group_id: 2..=9,
-    generation_id_or_member_epoch: 2..=9,
-    member_id: 2..=9,
-    group_instance_id: 7..=9,
+    group_id: 2..=10,
+    generation_id_or_member_epoch: 2..=10,
+    member_id: 2..=10,
+    group_instance_id: 7..=10,
     retention_time_ms: 2..=4,
-    topics: 2..=9 => each,
+    topics: 2..=10 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_commit_request::OffsetCommitRequestPartition {
-    partition_index: 2..=9,
-    committed_offset: 2..=9,
-    committed_leader_epoch: 6..=9,
-    committed_metadata: 2..=9,
+    partition_index: 2..=10,
+    committed_offset: 2..=10,
+    committed_leader_epoch: 6..=10,
+    committed_metadata: 2..=10,
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_commit_request::OffsetCommitRequestTopic {
     name: 2..=9,
-    topic_id: NEVER,
-    partitions: 2..=9 => each,
+    topic_id: 10..=10,
+    partitions: 2..=10 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_commit_response::OffsetCommitResponse {
@@ -2058,15 +2065,15 @@ versioned_fields!(offset_delete_response::OffsetDeleteResponseTopic {
 versioned_fields!(offset_fetch_request::OffsetFetchRequest {
     group_id: 1..=7,
     topics: 1..=7 => each_opt,
-    groups: 8..=9 => each,
-    require_stable: 7..=9,
+    groups: 8..=10 => each,
+    require_stable: 7..=10,
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_fetch_request::OffsetFetchRequestGroup {
-    group_id: 8..=9,
-    member_id: 9..=9,
-    member_epoch: 9..=9,
-    topics: 8..=9 => each_opt,
+    group_id: 8..=10,
+    member_id: 9..=10,
+    member_epoch: 9..=10,
+    topics: 8..=10 => each_opt,
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_fetch_request::OffsetFetchRequestTopic {
@@ -2076,8 +2083,8 @@ versioned_fields!(offset_fetch_request::OffsetFetchRequestTopic {
 
 versioned_fields!(offset_fetch_request::OffsetFetchRequestTopics {
     name: 8..=9,
-    topic_id: NEVER,
-    partition_indexes: 8..=9,
+    topic_id: 10..=10,
+    partition_indexes: 8..=10,
 } + unknown_tagged_fields);
 
 versioned_fields!(offset_fetch_response::OffsetFetchResponse {
@@ -2265,36 +2272,37 @@ versioned_fields!(read_share_group_state_response::StateBatch {
 } + unknown_tagged_fields);
 
 versioned_fields!(read_share_group_state_summary_request::PartitionData {
-    partition: 0..=0,
-    leader_epoch: 0..=0,
+    partition: 0..=1,
+    leader_epoch: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(read_share_group_state_summary_request::ReadShareGroupStateSummaryRequest {
-    group_id: 0..=0,
-    topics: 0..=0 => each,
+    group_id: 0..=1,
+    topics: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(read_share_group_state_summary_request::ReadStateSummaryData {
-    topic_id: 0..=0,
-    partitions: 0..=0 => each,
+    topic_id: 0..=1,
+    partitions: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(read_share_group_state_summary_response::PartitionResult {
-    partition: 0..=0,
-    error_code: 0..=0,
-    error_message: 0..=0,
-    state_epoch: 0..=0,
-    leader_epoch: 0..=0,
-    start_offset: 0..=0,
+    partition: 0..=1,
+    error_code: 0..=1,
+    error_message: 0..=1,
+    state_epoch: 0..=1,
+    leader_epoch: 0..=1,
+    start_offset: 0..=1,
+    delivery_complete_count: 1..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(read_share_group_state_summary_response::ReadShareGroupStateSummaryResponse {
-    results: 0..=0 => each,
+    results: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(read_share_group_state_summary_response::ReadStateSummaryResult {
-    topic_id: 0..=0,
-    partitions: 0..=0 => each,
+    topic_id: 0..=1,
+    partitions: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(remove_raft_voter_request::RemoveRaftVoterRequest {
@@ -2341,136 +2349,140 @@ versioned_fields!(sasl_handshake_response::SaslHandshakeResponse {
 });
 
 versioned_fields!(share_acknowledge_request::AcknowledgePartition {
-    partition_index: 1..=1,
-    acknowledgement_batches: 1..=1 => each,
+    partition_index: 1..=2,
+    acknowledgement_batches: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_request::AcknowledgeTopic {
-    topic_id: 1..=1,
-    partitions: 1..=1 => each,
+    topic_id: 1..=2,
+    partitions: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_request::AcknowledgementBatch {
-    first_offset: 1..=1,
-    last_offset: 1..=1,
-    acknowledge_types: 1..=1,
+    first_offset: 1..=2,
+    last_offset: 1..=2,
+    acknowledge_types: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_request::ShareAcknowledgeRequest {
-    group_id: 1..=1,
-    member_id: 1..=1,
-    share_session_epoch: 1..=1,
-    topics: 1..=1 => each,
+    group_id: 1..=2,
+    member_id: 1..=2,
+    share_session_epoch: 1..=2,
+    is_renew_ack: 2..=2,
+    topics: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_response::LeaderIdAndEpoch {
-    leader_id: 1..=1,
-    leader_epoch: 1..=1,
+    leader_id: 1..=2,
+    leader_epoch: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_response::NodeEndpoint {
-    node_id: 1..=1,
-    host: 1..=1,
-    port: 1..=1,
-    rack: 1..=1,
+    node_id: 1..=2,
+    host: 1..=2,
+    port: 1..=2,
+    rack: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_response::PartitionData {
-    partition_index: 1..=1,
-    error_code: 1..=1,
-    error_message: 1..=1,
-    current_leader: 1..=1 => nested,
+    partition_index: 1..=2,
+    error_code: 1..=2,
+    error_message: 1..=2,
+    current_leader: 1..=2 => nested,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_response::ShareAcknowledgeResponse {
-    throttle_time_ms: 1..=1,
-    error_code: 1..=1,
-    error_message: 1..=1,
-    responses: 1..=1 => each,
-    node_endpoints: 1..=1 => each,
+    throttle_time_ms: 1..=2,
+    error_code: 1..=2,
+    error_message: 1..=2,
+    acquisition_lock_timeout_ms: 2..=2,
+    responses: 1..=2 => each,
+    node_endpoints: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_acknowledge_response::ShareAcknowledgeTopicResponse {
-    topic_id: 1..=1,
-    partitions: 1..=1 => each,
+    topic_id: 1..=2,
+    partitions: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_request::AcknowledgementBatch {
-    first_offset: 1..=1,
-    last_offset: 1..=1,
-    acknowledge_types: 1..=1,
+    first_offset: 1..=2,
+    last_offset: 1..=2,
+    acknowledge_types: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_request::FetchPartition {
-    partition_index: 1..=1,
+    partition_index: 1..=2,
     partition_max_bytes: NEVER,
-    acknowledgement_batches: 1..=1 => each,
+    acknowledgement_batches: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_request::FetchTopic {
-    topic_id: 1..=1,
-    partitions: 1..=1 => each,
+    topic_id: 1..=2,
+    partitions: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_request::ForgottenTopic {
-    topic_id: 1..=1,
-    partitions: 1..=1,
+    topic_id: 1..=2,
+    partitions: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_request::ShareFetchRequest {
-    group_id: 1..=1,
-    member_id: 1..=1,
-    share_session_epoch: 1..=1,
-    max_wait_ms: 1..=1,
-    min_bytes: 1..=1,
-    max_bytes: 1..=1,
-    max_records: 1..=1,
-    batch_size: 1..=1,
-    topics: 1..=1 => each,
-    forgotten_topics_data: 1..=1 => each,
+    group_id: 1..=2,
+    member_id: 1..=2,
+    share_session_epoch: 1..=2,
+    max_wait_ms: 1..=2,
+    min_bytes: 1..=2,
+    max_bytes: 1..=2,
+    max_records: 1..=2,
+    batch_size: 1..=2,
+    share_acquire_mode: 2..=2,
+    is_renew_ack: 2..=2,
+    topics: 1..=2 => each,
+    forgotten_topics_data: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_response::AcquiredRecords {
-    first_offset: 1..=1,
-    last_offset: 1..=1,
-    delivery_count: 1..=1,
+    first_offset: 1..=2,
+    last_offset: 1..=2,
+    delivery_count: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_response::LeaderIdAndEpoch {
-    leader_id: 1..=1,
-    leader_epoch: 1..=1,
+    leader_id: 1..=2,
+    leader_epoch: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_response::NodeEndpoint {
-    node_id: 1..=1,
-    host: 1..=1,
-    port: 1..=1,
-    rack: 1..=1,
+    node_id: 1..=2,
+    host: 1..=2,
+    port: 1..=2,
+    rack: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_response::PartitionData {
-    partition_index: 1..=1,
-    error_code: 1..=1,
-    error_message: 1..=1,
-    acknowledge_error_code: 1..=1,
-    acknowledge_error_message: 1..=1,
-    current_leader: 1..=1 => nested,
-    records: 1..=1,
-    acquired_records: 1..=1 => each,
+    partition_index: 1..=2,
+    error_code: 1..=2,
+    error_message: 1..=2,
+    acknowledge_error_code: 1..=2,
+    acknowledge_error_message: 1..=2,
+    current_leader: 1..=2 => nested,
+    records: 1..=2,
+    acquired_records: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_response::ShareFetchResponse {
-    throttle_time_ms: 1..=1,
-    error_code: 1..=1,
-    error_message: 1..=1,
-    acquisition_lock_timeout_ms: 1..=1,
-    responses: 1..=1 => each,
-    node_endpoints: 1..=1 => each,
+    throttle_time_ms: 1..=2,
+    error_code: 1..=2,
+    error_message: 1..=2,
+    acquisition_lock_timeout_ms: 1..=2,
+    responses: 1..=2 => each,
+    node_endpoints: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_fetch_response::ShareFetchableTopicResponse {
-    topic_id: 1..=1,
-    partitions: 1..=1 => each,
+    topic_id: 1..=2,
+    partitions: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(share_group_describe_request::ShareGroupDescribeRequest {
@@ -2542,6 +2554,272 @@ versioned_fields!(share_group_heartbeat_response::TopicPartitions {
     partitions: 1..=1,
 } + unknown_tagged_fields);
 
+versioned_fields!(streams_group_describe_request::StreamsGroupDescribeRequest {
+    group_ids: 0..=1,
+    include_authorized_operations: 0..=1,
+    include_topology_description: 1..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::Assignment {
+    active_tasks: 0..=1 => each,
+    standby_tasks: 0..=1 => each,
+    warmup_tasks: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::DescribedGroup {
+    error_code: 0..=1,
+    error_message: 0..=1,
+    group_id: 0..=1,
+    group_state: 0..=1,
+    group_epoch: 0..=1,
+    assignment_epoch: 0..=1,
+    topology: 0..=1 => opt,
+    members: 0..=1 => each,
+    authorized_operations: 0..=1,
+    topology_description: 1..=1 => opt,
+    topology_description_status: 1..=1,
+    assignor_name: 1..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::Endpoint {
+    host: 0..=1,
+    port: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::KeyValue {
+    key: 0..=1,
+    value: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::Member {
+    member_id: 0..=1,
+    member_epoch: 0..=1,
+    instance_id: 0..=1,
+    rack_id: 0..=1,
+    client_id: 0..=1,
+    client_host: 0..=1,
+    topology_epoch: 0..=1,
+    process_id: 0..=1,
+    user_endpoint: 0..=1 => opt,
+    client_tags: 0..=1 => each,
+    task_offsets: 0..=1 => each,
+    task_end_offsets: 0..=1 => each,
+    assignment: 0..=1 => nested,
+    target_assignment: 0..=1 => nested,
+    is_classic: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::StreamsGroupDescribeResponse {
+    throttle_time_ms: 0..=1,
+    groups: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::Subtopology {
+    subtopology_id: 0..=1,
+    source_topics: 0..=1,
+    repartition_sink_topics: 0..=1,
+    state_changelog_topics: 0..=1 => each,
+    repartition_source_topics: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TaskIds {
+    subtopology_id: 0..=1,
+    partitions: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TaskOffset {
+    subtopology_id: 0..=1,
+    partition: 0..=1,
+    offset: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TopicInfo {
+    name: 0..=1,
+    partitions: 0..=1,
+    replication_factor: 0..=1,
+    topic_configs: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::Topology {
+    epoch: 0..=1,
+    subtopologies: 0..=1 => each_opt,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TopologyDescription {
+    subtopologies: 1..=1 => each,
+    global_stores: 1..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TopologyDescriptionGlobalStore {
+    source: 1..=1 => nested,
+    processor: 1..=1 => nested,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TopologyDescriptionNode {
+    name: 1..=1,
+    node_type: 1..=1,
+    source_topics: 1..=1,
+    sink_topic: 1..=1,
+    stores: 1..=1,
+    successors: 1..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_describe_response::TopologyDescriptionSubtopology {
+    subtopology_id: 1..=1,
+    nodes: 1..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::CopartitionGroup {
+    source_topics: 0..=1,
+    source_topic_regex: 0..=1,
+    repartition_source_topics: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::Endpoint {
+    host: 0..=1,
+    port: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::KeyValue {
+    key: 0..=1,
+    value: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::StreamsGroupHeartbeatRequest {
+    group_id: 0..=1,
+    member_id: 0..=1,
+    member_epoch: 0..=1,
+    endpoint_information_epoch: 0..=1,
+    instance_id: 0..=1,
+    rack_id: 0..=1,
+    rebalance_timeout_ms: 0..=1,
+    topology: 0..=1 => opt,
+    active_tasks: 0..=1 => each_opt,
+    standby_tasks: 0..=1 => each_opt,
+    warmup_tasks: 0..=1 => each_opt,
+    process_id: 0..=1,
+    user_endpoint: 0..=1 => opt,
+    client_tags: 0..=1 => each_opt,
+    task_offsets: 0..=1 => each_opt,
+    task_end_offsets: 0..=1 => each_opt,
+    shutdown_application: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::Subtopology {
+    subtopology_id: 0..=1,
+    source_topics: 0..=1,
+    source_topic_regex: 0..=1,
+    state_changelog_topics: 0..=1 => each,
+    repartition_sink_topics: 0..=1,
+    repartition_source_topics: 0..=1 => each,
+    copartition_groups: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::TaskIds {
+    subtopology_id: 0..=1,
+    partitions: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::TaskOffset {
+    subtopology_id: 0..=1,
+    partition: 0..=1,
+    offset: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::TopicInfo {
+    name: 0..=1,
+    partitions: 0..=1,
+    replication_factor: 0..=1,
+    topic_configs: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_request::Topology {
+    epoch: 0..=1,
+    subtopologies: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_response::Endpoint {
+    host: 0..=1,
+    port: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_response::EndpointToPartitions {
+    user_endpoint: 0..=1 => nested,
+    active_partitions: 0..=1 => each,
+    standby_partitions: 0..=1 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_response::Status {
+    status_code: 0..=1,
+    status_detail: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_response::StreamsGroupHeartbeatResponse {
+    throttle_time_ms: 0..=1,
+    error_code: 0..=1,
+    error_message: 0..=1,
+    member_id: 0..=1,
+    member_epoch: 0..=1,
+    heartbeat_interval_ms: 0..=1,
+    acceptable_recovery_lag_legacy: 0..=0,
+    task_offset_interval_ms: 0..=1,
+    acceptable_recovery_lag: 1..=1,
+    status: 0..=1 => each_opt,
+    active_tasks: 0..=1 => each_opt,
+    standby_tasks: 0..=1 => each_opt,
+    warmup_tasks: 0..=1 => each_opt,
+    topology_description_required: 1..=1,
+    endpoint_information_epoch: 0..=1,
+    partitions_by_user_endpoint: 0..=1 => each_opt,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_response::TaskIds {
+    subtopology_id: 0..=1,
+    partitions: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_heartbeat_response::TopicPartition {
+    topic: 0..=1,
+    partitions: 0..=1,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_topology_description_update_request::StreamsGroupTopologyDescriptionUpdateRequest {
+    group_id: 0..=0,
+    member_id: 0..=0,
+    topology_epoch: 0..=0,
+    topology_description: 0..=0 => nested,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_topology_description_update_request::TopologyDescription {
+    subtopologies: 0..=0 => each,
+    global_stores: 0..=0 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_topology_description_update_request::TopologyDescriptionGlobalStore {
+    source: 0..=0 => nested,
+    processor: 0..=0 => nested,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_topology_description_update_request::TopologyDescriptionNode {
+    name: 0..=0,
+    node_type: 0..=0,
+    source_topics: 0..=0,
+    sink_topic: 0..=0,
+    stores: 0..=0,
+    successors: 0..=0,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_topology_description_update_request::TopologyDescriptionSubtopology {
+    subtopology_id: 0..=0,
+    nodes: 0..=0 => each,
+} + unknown_tagged_fields);
+
+versioned_fields!(streams_group_topology_description_update_response::StreamsGroupTopologyDescriptionUpdateResponse {
+    throttle_time_ms: 0..=0,
+    error_code: 0..=0,
+    error_message: 0..=0,
+} + unknown_tagged_fields);
+
 versioned_fields!(sync_group_request::SyncGroupRequest {
     group_id: 0..=5,
     generation_id: 0..=5,
@@ -2566,41 +2844,43 @@ versioned_fields!(sync_group_response::SyncGroupResponse {
 } + unknown_tagged_fields);
 
 versioned_fields!(txn_offset_commit_request::TxnOffsetCommitRequest {
-    transactional_id: 0..=5,
-    group_id: 0..=5,
-    producer_id: 0..=5,
-    producer_epoch: 0..=5,
-    generation_id: 3..=5,
-    member_id: 3..=5,
-    group_instance_id: 3..=5,
-    topics: 0..=5 => each,
+    transactional_id: 0..=6,
+    group_id: 0..=6,
+    producer_id: 0..=6,
+    producer_epoch: 0..=6,
+    generation_id_or_member_epoch: 3..=6,
+    member_id: 3..=6,
+    group_instance_id: 3..=6,
+    topics: 0..=6 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(txn_offset_commit_request::TxnOffsetCommitRequestPartition {
-    partition_index: 0..=5,
-    committed_offset: 0..=5,
-    committed_leader_epoch: 2..=5,
-    committed_metadata: 0..=5,
+    partition_index: 0..=6,
+    committed_offset: 0..=6,
+    committed_leader_epoch: 2..=6,
+    committed_metadata: 0..=6,
 } + unknown_tagged_fields);
 
 versioned_fields!(txn_offset_commit_request::TxnOffsetCommitRequestTopic {
     name: 0..=5,
-    partitions: 0..=5 => each,
+    topic_id: 6..=6,
+    partitions: 0..=6 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(txn_offset_commit_response::TxnOffsetCommitResponse {
-    throttle_time_ms: 0..=5,
-    topics: 0..=5 => each,
+    throttle_time_ms: 0..=6,
+    topics: 0..=6 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(txn_offset_commit_response::TxnOffsetCommitResponsePartition {
-    partition_index: 0..=5,
-    error_code: 0..=5,
+    partition_index: 0..=6,
+    error_code: 0..=6,
 } + unknown_tagged_fields);
 
 versioned_fields!(txn_offset_commit_response::TxnOffsetCommitResponseTopic {
     name: 0..=5,
-    partitions: 0..=5 => each,
+    topic_id: 6..=6,
+    partitions: 0..=6 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(unregister_broker_request::UnregisterBrokerRequest {
@@ -2608,6 +2888,16 @@ versioned_fields!(unregister_broker_request::UnregisterBrokerRequest {
 } + unknown_tagged_fields);
 
 versioned_fields!(unregister_broker_response::UnregisterBrokerResponse {
+    throttle_time_ms: 0..=0,
+    error_code: 0..=0,
+    error_message: 0..=0,
+} + unknown_tagged_fields);
+
+versioned_fields!(unregister_controller_request::UnregisterControllerRequest {
+    controller_id: 0..=0,
+} + unknown_tagged_fields);
+
+versioned_fields!(unregister_controller_response::UnregisterControllerResponse {
     throttle_time_ms: 0..=0,
     error_code: 0..=0,
     error_message: 0..=0,
@@ -2720,77 +3010,79 @@ versioned_fields!(vote_response::VoteResponse {
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_request::PartitionData {
-    partition: 0..=0,
-    state_epoch: 0..=0,
-    leader_epoch: 0..=0,
-    start_offset: 0..=0,
-    state_batches: 0..=0 => each,
+    partition: 0..=1,
+    state_epoch: 0..=1,
+    leader_epoch: 0..=1,
+    start_offset: 0..=1,
+    delivery_complete_count: 1..=1,
+    state_batches: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_request::StateBatch {
-    first_offset: 0..=0,
-    last_offset: 0..=0,
-    delivery_state: 0..=0,
-    delivery_count: 0..=0,
+    first_offset: 0..=1,
+    last_offset: 0..=1,
+    delivery_state: 0..=1,
+    delivery_count: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_request::WriteShareGroupStateRequest {
-    group_id: 0..=0,
-    topics: 0..=0 => each,
+    group_id: 0..=1,
+    topics: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_request::WriteStateData {
-    topic_id: 0..=0,
-    partitions: 0..=0 => each,
+    topic_id: 0..=1,
+    partitions: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_response::PartitionResult {
-    partition: 0..=0,
-    error_code: 0..=0,
-    error_message: 0..=0,
+    partition: 0..=1,
+    error_code: 0..=1,
+    error_message: 0..=1,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_response::WriteShareGroupStateResponse {
-    results: 0..=0 => each,
+    results: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_share_group_state_response::WriteStateResult {
-    topic_id: 0..=0,
-    partitions: 0..=0 => each,
+    topic_id: 0..=1,
+    partitions: 0..=1 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_request::WritableTxnMarker {
-    producer_id: 1..=1,
-    producer_epoch: 1..=1,
-    transaction_result: 1..=1,
-    topics: 1..=1 => each,
-    coordinator_epoch: 1..=1,
+    producer_id: 1..=2,
+    producer_epoch: 1..=2,
+    transaction_result: 1..=2,
+    topics: 1..=2 => each,
+    coordinator_epoch: 1..=2,
+    transaction_version: 2..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_request::WritableTxnMarkerTopic {
-    name: 1..=1,
-    partition_indexes: 1..=1,
+    name: 1..=2,
+    partition_indexes: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_request::WriteTxnMarkersRequest {
-    markers: 1..=1 => each,
+    markers: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_response::WritableTxnMarkerPartitionResult {
-    partition_index: 1..=1,
-    error_code: 1..=1,
+    partition_index: 1..=2,
+    error_code: 1..=2,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_response::WritableTxnMarkerResult {
-    producer_id: 1..=1,
-    topics: 1..=1 => each,
+    producer_id: 1..=2,
+    topics: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_response::WritableTxnMarkerTopicResult {
-    name: 1..=1,
-    partitions: 1..=1 => each,
+    name: 1..=2,
+    partitions: 1..=2 => each,
 } + unknown_tagged_fields);
 
 versioned_fields!(write_txn_markers_response::WriteTxnMarkersResponse {
-    markers: 1..=1 => each,
+    markers: 1..=2 => each,
 } + unknown_tagged_fields);
