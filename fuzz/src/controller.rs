@@ -224,9 +224,10 @@ impl MiniNode {
     }
 }
 
-/// The controller configuration: node 3000 alone in the quorum, metadata.version 4.1-IV1.
+/// The controller configuration: node 3000 alone in the quorum, metadata.version 4.1-IV1
+/// (pinned: the corpus inputs were found at that level).
 fn config(rng_seed: u64) -> ControllerConfig {
-    let mv = MetadataVersion::LATEST_PRODUCTION;
+    let mv = MetadataVersion::V4_1_IV1;
     let mut bootstrap = vec![ApiMessageAndVersion::new(
         FeatureLevelRecord {
             name: METADATA_VERSION_FEATURE_NAME.to_owned(),

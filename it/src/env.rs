@@ -2,6 +2,7 @@
 //! binary, which implementation runs each controller slot, and step printing.
 
 use anyhow::{bail, Context, Result};
+use kraftwerk_records::metadata_version::latest_production_of_release;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -62,9 +63,9 @@ pub struct Options {
     pub controllers: Vec<ControllerKind>,
     /// The kraftwerk binary (`KRAFTWERK_BIN`, default `$CARGO_TARGET_DIR/debug/kraftwerk`).
     pub kraftwerk_bin: PathBuf,
-    /// `--release-version` for formatting (`IT_RELEASE_VERSION`; default the older of 4.1 and
-    /// the Kafka version's major.minor, since kraftwerk formats 4.1 by default and a 4.0 broker
-    /// cannot run metadata.version 4.1).
+    /// `--release-version` for formatting (`IT_RELEASE_VERSION`; default
+    /// [`default_release_version`] of the Kafka version: the brokers' own newest production
+    /// level, since kraftwerk formats 4.4-IV2 by default and e.g. a 4.1 broker cannot run it).
     pub release_version: Option<String>,
     /// Parent of the per-run work dirs (`IT_WORK_DIR`, default /tmp/kraftwerk-it).
     pub work_root: PathBuf,
@@ -146,14 +147,10 @@ impl Env {
                 opts.kraftwerk_bin.display()
             );
         }
-        let release_version = opts.release_version.clone().unwrap_or_else(|| {
-            let m = kafka.minor_version();
-            if m.as_str() < "4.1" && m.starts_with("4.") {
-                m
-            } else {
-                "4.1".to_string()
-            }
-        });
+        let release_version = opts
+            .release_version
+            .clone()
+            .unwrap_or_else(|| default_release_version(&kafka.minor_version()));
         let tools = Tools::new(kafka, &work, start)?;
         let env = Env {
             scenario: scenario.to_string(),
@@ -239,5 +236,41 @@ mod tests {
         );
         assert!(parse_controllers("java,zookeeper").is_err());
         assert!(parse_controllers("").is_err());
+    }
+}
+
+/// The release version a cluster of Kafka `kafka_version` brokers is formatted at by default:
+/// the newest production metadata.version of that release (`LATEST_PRODUCTION` of its jar,
+/// [`latest_production_of_release`]) as its release name (`4.1.2` → `4.1`, i.e. 4.1-IV1), or
+/// the version's own major.minor for a release kraftwerk's table does not list.
+pub fn default_release_version(kafka_version: &str) -> String {
+    match latest_production_of_release(kafka_version) {
+        Some(mv) => mv.release().to_owned(),
+        None => kafka_version
+            .split('.')
+            .take(2)
+            .collect::<Vec<_>>()
+            .join("."),
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::default_release_version;
+
+    #[test]
+    fn default_release_follows_the_brokers_release() {
+        let cases = [
+            ("4.0.2", "4.0"),
+            ("4.1.2", "4.1"),
+            ("4.2.2", "4.2"),
+            ("4.3.1", "4.3"),
+            ("4.4.0", "4.4"),
+            ("4.1", "4.1"),
+            ("3.9.1", "3.9"),
+        ];
+        for (kafka, release) in cases {
+            assert_eq!(default_release_version(kafka), release, "{kafka}");
+        }
     }
 }

@@ -14,7 +14,7 @@ use std::fs;
 use std::io;
 use std::path::PathBuf;
 
-use kraftwerk_log::bootstrap::{BootstrapError, BootstrapMetadata};
+use kraftwerk_log::bootstrap::{BootstrapError, BootstrapLayout, BootstrapMetadata};
 use kraftwerk_log::formatted::{verify_ensemble, LoadError};
 use kraftwerk_log::meta_properties::{MetaProperties, MetaPropertiesError};
 use kraftwerk_protocol::kafka_uuid::{
@@ -255,9 +255,8 @@ fn effective_levels(
         (Some((_, level)), None) => {
             MetadataVersion::from_feature_level(*level).map_err(FormatError::ReleaseVersion)?
         }
-        (None, Some(text)) => {
-            MetadataVersion::from_version_string(text).map_err(FormatError::ReleaseVersion)?
-        }
+        (None, Some(text)) => MetadataVersion::from_version_string(text, unstable)
+            .map_err(FormatError::ReleaseVersion)?,
         (None, None) if unstable => MetadataVersion::LATEST_TESTING,
         (None, None) => MetadataVersion::LATEST_PRODUCTION,
     };
@@ -302,8 +301,12 @@ fn effective_levels(
 /// that version unless overridden; `kraft.version` 0); read every directory's
 /// `meta.properties` and check it against this cluster and node; refuse if one is formatted
 /// unless `ignore_formatted`; then, per unformatted directory in path order, create it and
-/// write `bootstrap.checkpoint` followed by `meta.properties` with a fresh `directory.id`
-/// (meta.properties last, so a crash leaves the directory unformatted).
+/// write the bootstrap records followed by `meta.properties` with a fresh `directory.id`
+/// (meta.properties last, so a crash leaves the directory unformatted). The bootstrap records
+/// go where the `kafka-storage` of the metadata.version's release puts them
+/// ([`BootstrapLayout::for_release`]): up to 4.3, `bootstrap.checkpoint` in every directory;
+/// from 4.4 (KIP-1170), only the metadata log directory's bootstrap snapshot
+/// `__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`.
 ///
 /// Unlike Java, which skips directories whose meta.properties it cannot read, an unreadable or
 /// invalid meta.properties is an error.
@@ -349,7 +352,13 @@ pub fn format(opts: &FormatOptions) -> Result<FormatReport, FormatError> {
             path: dir.clone(),
             source,
         })?;
-        bootstrap.write_dir(dir)?;
+        match (BootstrapLayout::for_release(metadata_version), kind) {
+            (BootstrapLayout::LegacyFile, _) => bootstrap.write_dir(dir)?,
+            (BootstrapLayout::ZeroCheckpoint, DirectoryKind::Metadata) => {
+                bootstrap.write_snapshot(dir)?
+            }
+            (BootstrapLayout::ZeroCheckpoint, DirectoryKind::Data) => {}
+        }
         MetaProperties::v1(&opts.cluster_id, opts.config.node_id, directory_id).write(dir)?;
         formatted.push(FormattedDirectory {
             path: dir.clone(),
@@ -385,5 +394,7 @@ pub fn run_format(args: &FormatArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[cfg(test)]
+mod release_tests;
 #[cfg(test)]
 mod tests;

@@ -16,12 +16,23 @@
 //! in `metadata.log.dir` and, when the metadata log is empty, commits these records as the first
 //! entries of the log (controller logic, not ours). Without the file, the bootstrap is the
 //! latest production metadata.version alone (`BootstrapDirectory.readFromConfiguration`).
+//!
+//! Kafka 4.4 (KIP-1170) moved the records: its `kafka-storage format` writes them, with the
+//! same batch layout, into the metadata log's bootstrap snapshot
+//! `__cluster_metadata-0/00000000000000000000-0000000000.checkpoint` of the metadata log
+//! directory only (`Formatter.writeBoostrapSnapshot`; the SnapshotHeader then carries the
+//! format time as `LastContainedLogTimestamp`), and no `bootstrap.checkpoint` anywhere. A 4.4
+//! controller takes the bootstrap from that snapshot when it holds data records
+//! (`QuorumMetaLogListener.handleLoadBootstrap`), else from `bootstrap.checkpoint`, the legacy
+//! source ([`BootstrapMetadata::read_dir`] does the same). Which layout `format` writes
+//! follows the release of the chosen metadata.version ([`BootstrapLayout::for_release`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
+use kraftwerk_protocol::constants::METADATA_PARTITION_DIR;
 use kraftwerk_records::batch::{batches, decode_batch, BatchBuilder};
 use kraftwerk_records::control::{control_batch, ControlRecord};
 use kraftwerk_records::metadata::{
@@ -34,6 +45,35 @@ use thiserror::Error;
 
 /// Name of the file (`BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME`).
 pub const BOOTSTRAP_FILE: &str = "bootstrap.checkpoint";
+
+/// Name of the metadata log's bootstrap snapshot `0-0` (`Snapshots.BOOTSTRAP_SNAPSHOT_ID`),
+/// inside [`METADATA_PARTITION_DIR`], where Kafka 4.4 puts the bootstrap records (KIP-1170).
+pub const BOOTSTRAP_SNAPSHOT_FILE: &str = "00000000000000000000-0000000000.checkpoint";
+
+/// Where `format` puts the bootstrap records: what the `kafka-storage format` of the Kafka
+/// release a metadata.version belongs to writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootstrapLayout {
+    /// `bootstrap.checkpoint` in every formatted directory (Kafka ≤ 4.3,
+    /// `BootstrapDirectory.writeBinaryFile`).
+    LegacyFile,
+    /// The bootstrap snapshot `__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`
+    /// of the metadata log directory only (Kafka 4.4, KIP-1170).
+    ZeroCheckpoint,
+}
+
+impl BootstrapLayout {
+    /// The layout of the release `mv` belongs to: [`Self::ZeroCheckpoint`] from 4.4-IV0 (Kafka
+    /// 4.4's formatter writes it at every level, but a directory for an older release's nodes
+    /// must carry `bootstrap.checkpoint`, which they read), [`Self::LegacyFile`] before.
+    pub fn for_release(mv: MetadataVersion) -> BootstrapLayout {
+        if mv >= MetadataVersion::V4_4_IV0 {
+            Self::ZeroCheckpoint
+        } else {
+            Self::LegacyFile
+        }
+    }
+}
 
 /// FeatureLevelRecord version written by `BootstrapMetadata.fromVersions`.
 const FEATURE_LEVEL_RECORD_VERSION: i16 = 0;
@@ -194,16 +234,31 @@ impl BootstrapMetadata {
             .unwrap_or(0)
     }
 
-    /// Reads the bootstrap of a metadata log directory (`BootstrapDirectory.read`):
-    /// `<dir>/bootstrap.checkpoint` if present, else [`MetadataVersion::LATEST_PRODUCTION`]
-    /// alone ("the default bootstrap").
+    /// Reads the bootstrap of a metadata log directory: the data records of
+    /// `<dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint` if that file
+    /// exists and holds any (Kafka 4.4, `handleLoadBootstrap`), else
+    /// `<dir>/bootstrap.checkpoint` if present (`BootstrapMetadata.fromDirectory`), else
+    /// [`MetadataVersion::LATEST_PRODUCTION`] alone ("the default bootstrap").
     ///
-    /// Errors: `dir` is missing or not a directory; any [`Self::read_file`] error.
+    /// Errors: `dir` is missing or not a directory; any [`Self::read_file`] error of the file
+    /// used (a corrupt bootstrap snapshot is an error even if `bootstrap.checkpoint` exists).
     pub fn read_dir(dir: &Path) -> Result<BootstrapMetadata, BootstrapError> {
         if !dir.is_dir() {
             return Err(BootstrapError::NotADirectory {
                 path: dir.to_path_buf(),
             });
+        }
+        let snapshot = dir
+            .join(METADATA_PARTITION_DIR)
+            .join(BOOTSTRAP_SNAPSHOT_FILE);
+        if snapshot.exists() {
+            let records = read_records(&snapshot, true)?;
+            if !records.is_empty() {
+                return Self::from_records(
+                    records,
+                    &format!("the bootstrap snapshot {}", snapshot.display()),
+                );
+            }
         }
         let path = dir.join(BOOTSTRAP_FILE);
         if !path.exists() {
@@ -222,16 +277,7 @@ impl BootstrapMetadata {
     /// of a valid batch is an error, since a torn bootstrap file could start a cluster with
     /// half its features.
     pub fn read_file(path: &Path) -> Result<BootstrapMetadata, BootstrapError> {
-        let bytes = fs::read(path).map_err(|source| BootstrapError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let records =
-            decode_checkpoint(&bytes).map_err(|(position, reason)| BootstrapError::Corrupt {
-                path: path.to_path_buf(),
-                position,
-                reason,
-            })?;
+        let records = read_records(path, false)?;
         Self::from_records(
             records,
             &format!("the binary bootstrap metadata file: {}", path.display()),
@@ -251,12 +297,32 @@ impl BootstrapMetadata {
         data_timestamp_ms: i64,
         footer_timestamp_ms: i64,
     ) -> Result<Vec<u8>, BootstrapError> {
+        self.encode_snapshot(
+            0,
+            [header_timestamp_ms, data_timestamp_ms, footer_timestamp_ms],
+        )
+    }
+
+    /// The bytes of the bootstrap snapshot `0-0` Kafka 4.4 writes for a static quorum
+    /// (`Formatter.writeBoostrapSnapshot` through `RecordsSnapshotWriter`, kraft.version 0, so
+    /// no KRaftVersion/Voters control records): the layout of [`Self::encode_checkpoint`] with
+    /// the SnapshotHeader's `LastContainedLogTimestamp` set to `last_contained_timestamp_ms`
+    /// (Java: the time the writer was built), `batch_timestamps_ms` the header, data and footer
+    /// batch timestamps.
+    ///
+    /// Errors: a record cannot be encoded at its version.
+    pub fn encode_snapshot(
+        &self,
+        last_contained_timestamp_ms: i64,
+        batch_timestamps_ms: [i64; 3],
+    ) -> Result<Vec<u8>, BootstrapError> {
+        let [header_timestamp_ms, data_timestamp_ms, footer_timestamp_ms] = batch_timestamps_ms;
         let mut out = Vec::new();
         out.extend_from_slice(&control_batch(
             0,
             0,
             header_timestamp_ms,
-            &[ControlRecord::snapshot_header(0)],
+            &[ControlRecord::snapshot_header(last_contained_timestamp_ms)],
         ));
         // Java's BatchAccumulator packs appends into one batch until it reaches 8 MiB.
         let mut base_offset: i64 = 1;
@@ -297,42 +363,110 @@ impl BootstrapMetadata {
                 path: dir.to_path_buf(),
             });
         }
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        let bytes = self.encode_checkpoint(now_ms, now_ms, now_ms)?;
-        let path = dir.join(BOOTSTRAP_FILE);
-        let tmp = dir.join(format!("{BOOTSTRAP_FILE}.tmp"));
-        let io_err = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| BootstrapError::Io { path, source }
-        };
-        match fs::remove_file(&tmp) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err(&tmp)(e)),
-            _ => {}
+        let now = now_ms();
+        let bytes = self.encode_checkpoint(now, now, now)?;
+        write_atomically(dir, BOOTSTRAP_FILE, &bytes, false)
+    }
+
+    /// Writes the bootstrap snapshot
+    /// `<metadata_dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint` (Kafka
+    /// 4.4 `Formatter.writeBoostrapSnapshot`, KIP-1170), creating the partition directory:
+    /// through a `.tmp` file, fsynced, renamed, then made read-only as Java's frozen snapshots
+    /// are (mode 0400). `metadata_dir` must exist.
+    pub fn write_snapshot(&self, metadata_dir: &Path) -> Result<(), BootstrapError> {
+        if !metadata_dir.is_dir() {
+            return Err(BootstrapError::NotADirectory {
+                path: metadata_dir.to_path_buf(),
+            });
         }
-        let result = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .and_then(|mut file| {
-                file.write_all(&bytes)?;
-                file.sync_all()
-            })
-            .map_err(io_err(&tmp))
-            .and_then(|()| fs::rename(&tmp, &path).map_err(io_err(&path)));
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result?;
-        File::open(dir)
+        let partition = metadata_dir.join(METADATA_PARTITION_DIR);
+        fs::create_dir_all(&partition).map_err(|source| BootstrapError::Io {
+            path: partition.clone(),
+            source,
+        })?;
+        let now = now_ms();
+        let bytes = self.encode_snapshot(now, [now, now, now])?;
+        write_atomically(&partition, BOOTSTRAP_SNAPSHOT_FILE, &bytes, true)?;
+        File::open(metadata_dir)
             .and_then(|d| d.sync_all())
-            .map_err(io_err(dir))
+            .map_err(|source| BootstrapError::Io {
+                path: metadata_dir.to_path_buf(),
+                source,
+            })
     }
 }
 
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Reads and decodes one checkpoint-format file into its data records.
+/// `quorum_records`: KRaftVersion/Voters control records are allowed (the bootstrap snapshot).
+fn read_records(
+    path: &Path,
+    quorum_records: bool,
+) -> Result<Vec<ApiMessageAndVersion>, BootstrapError> {
+    let bytes = fs::read(path).map_err(|source| BootstrapError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode_checkpoint(&bytes, quorum_records).map_err(|(position, reason)| {
+        BootstrapError::Corrupt {
+            path: path.to_path_buf(),
+            position,
+            reason,
+        }
+    })
+}
+
+/// Writes `dir/name` through `dir/name.tmp` (removed first if left over), fsync and rename,
+/// then fsyncs `dir`; `read_only` sets mode 0400 on the result.
+fn write_atomically(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    read_only: bool,
+) -> Result<(), BootstrapError> {
+    let path = dir.join(name);
+    let tmp = dir.join(format!("{name}.tmp"));
+    let io_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BootstrapError::Io { path, source }
+    };
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err(&tmp)(e)),
+        _ => {}
+    }
+    let result = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            if read_only {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(fs::Permissions::from_mode(0o400))?;
+            }
+            file.sync_all()
+        })
+        .map_err(io_err(&tmp))
+        .and_then(|()| fs::rename(&tmp, &path).map_err(io_err(&path)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))
+}
+
 /// Decodes a checkpoint file into its data records; `Err((byte position, reason))`.
-fn decode_checkpoint(bytes: &[u8]) -> Result<Vec<ApiMessageAndVersion>, (usize, String)> {
+fn decode_checkpoint(
+    bytes: &[u8],
+    quorum_records: bool,
+) -> Result<Vec<ApiMessageAndVersion>, (usize, String)> {
     let mut records = Vec::new();
     let mut iter = batches(bytes);
     let mut position = 0;
@@ -347,6 +481,10 @@ fn decode_checkpoint(bytes: &[u8]) -> Result<Vec<ApiMessageAndVersion>, (usize, 
                     ControlRecord::SnapshotHeader(_)
                     | ControlRecord::SnapshotFooter(_)
                     | ControlRecord::LeaderChange(_) => {}
+                    // A dynamic quorum's bootstrap snapshot (0-0) also holds the quorum's
+                    // KRaftVersion and Voters records; `bootstrap.checkpoint` never does.
+                    ControlRecord::KRaftVersion(_) | ControlRecord::Voters(_) if quorum_records => {
+                    }
                     other => {
                         return Err((
                             position,
@@ -551,15 +689,15 @@ mod tests {
             "No FeatureLevelRecord for metadata.version was found in the bootstrap metadata from here"
         );
         let err = BootstrapMetadata::from_records(
-            vec![feature_level_record("metadata.version", 30)],
+            vec![feature_level_record("metadata.version", 35)],
             "here",
         )
         .unwrap_err();
-        assert!(err.to_string().contains("4.3-IV0"), "{err}");
+        assert!(err.to_string().contains("feature level 35"), "{err}");
         // The last metadata.version record wins.
         let ok = BootstrapMetadata::from_records(
             vec![
-                feature_level_record("metadata.version", 30),
+                feature_level_record("metadata.version", 35),
                 feature_level_record("metadata.version", 21),
             ],
             "here",

@@ -10,7 +10,9 @@
 //!     re-encodes them identically and compares the fields;
 //!   - `control.tsv`: `control type, hex of the value, JSON` for random control records;
 //!   - `rust.log`: contiguous batches (a LeaderChange + KRaftVersion + Voters control batch,
-//!     fixed metadata records, random records of every type at every version Kafka 4.1 reads,
+//!     fixed metadata records, random records of every type at every version the Kafka release
+//!     under test reads (`KRAFTWERK_COMPAT_KAFKA_VERSION`, default 4.1: up to RegisterBrokerRecord
+//!     v4, BrokerRegistrationChangeRecord v3 and UnregisterControllerRecord against 4.4),
 //!     random control batches, snapshot header/footer batches) for Java's `RecordsIterator`
 //!     and `MetadataRecordSerde` to read and for Java's builders to rebuild byte for byte.
 //! - `read_java_vectors` reads `<dir>/java/`, written by `compat/`'s JUnit tests:
@@ -160,12 +162,27 @@ fn json_of(value: &impl std::fmt::Debug) -> String {
     debug_json::to_text(&debug_json::from_debug(&format!("{value:?}")))
 }
 
-/// Record versions Kafka 4.1 reads (the 4.4 additions are left out of `rust.log`).
-fn java_4_1_max_version(api_key: i16, max: i16) -> Option<i16> {
+/// The Kafka release (`major.minor`) compat/run checks against, from
+/// `KRAFTWERK_COMPAT_KAFKA_VERSION` (e.g. `4.4.0`; compat/run's `--kafka-version`); 4.1 when
+/// unset, the release these vectors were first written for.
+fn target_release() -> (u32, u32) {
+    let version = std::env::var("KRAFTWERK_COMPAT_KAFKA_VERSION").unwrap_or_default();
+    let mut parts = version.split('.').map(|p| p.parse::<u32>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(major)), Some(Ok(minor))) => (major, minor),
+        _ => (4, 1),
+    }
+}
+
+/// The newest version of record type `api_key` (of which we write up to `max`) that Kafka
+/// `release` reads, `None` if it has no such type: RegisterBrokerRecord v4 and
+/// BrokerRegistrationChangeRecord v3 (cordoned log dirs, KIP-1066) from 4.3,
+/// UnregisterControllerRecord (KIP-1312) from 4.4 (the `kafka-metadata` jars' JSON schemas).
+fn java_max_version(release: (u32, u32), api_key: i16, max: i16) -> Option<i16> {
     match api_key {
-        0 => Some(3),
-        17 => Some(2),
-        29 => None,
+        0 if release < (4, 3) => Some(3),
+        17 if release < (4, 3) => Some(2),
+        29 if release < (4, 4) => None,
         _ => Some(max),
     }
 }
@@ -449,9 +466,10 @@ fn write_rust_vectors() {
     push(&mut log, control_batch(0, 5, 1000, &start));
     let mut next = push(&mut log, data_batch(3, &fixed_records()));
     let mut random = Vec::new();
+    let release = target_release();
     for _ in 0..samples().div_ceil(2) {
         for &(key, _, min, max) in METADATA_RECORD_TYPES {
-            let Some(max) = java_4_1_max_version(key, max) else {
+            let Some(max) = java_max_version(release, key, max) else {
                 continue;
             };
             for version in min..=max {
@@ -573,7 +591,7 @@ fn read_java_records(failures: &mut Failures) {
         });
     }
     for &(key, name, min, max) in METADATA_RECORD_TYPES {
-        let Some(max) = java_4_1_max_version(key, max) else {
+        let Some(max) = java_max_version(target_release(), key, max) else {
             continue;
         };
         for version in min..=max {
@@ -715,4 +733,22 @@ fn read_java_vectors() {
     read_java_control_records(&mut failures);
     read_java_log(&mut failures);
     failures.finish();
+}
+
+#[test]
+fn java_max_versions_follow_each_releases_schemas() {
+    // validVersions in the kafka-metadata jars: RegisterBrokerRecord 0-3 (4.1.2, 4.2.2),
+    // 0-4 (4.3.1, 4.4.0); BrokerRegistrationChangeRecord 0-2 / 0-3; UnregisterControllerRecord
+    // only in 4.4.0.
+    for (release, rbr, brcr, ucr) in [
+        ((4, 1), Some(3), Some(2), None),
+        ((4, 2), Some(3), Some(2), None),
+        ((4, 3), Some(4), Some(3), None),
+        ((4, 4), Some(4), Some(3), Some(0)),
+    ] {
+        assert_eq!(java_max_version(release, 0, 4), rbr, "{release:?}");
+        assert_eq!(java_max_version(release, 17, 3), brcr, "{release:?}");
+        assert_eq!(java_max_version(release, 29, 0), ucr, "{release:?}");
+        assert_eq!(java_max_version(release, 3, 2), Some(2), "{release:?}");
+    }
 }

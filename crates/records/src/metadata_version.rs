@@ -1,19 +1,17 @@
 //! `metadata.version` and the other finalized features, as data kraftwerk owns.
 //!
-//! Follows Kafka 4.1.2's `org.apache.kafka.server.common.MetadataVersion` and `Feature`
+//! Follows Kafka 4.4.0's `org.apache.kafka.server.common.MetadataVersion` and `Feature`
 //! (`server-common`), checked entry by entry against those classes (see the tests, whose
-//! expected tables were printed by running the 4.1.2 jars). A metadata.version (MV) is one
-//! feature level; each level fixes which metadata record versions a controller writes and which
-//! record types it may write at all. The supported range is 3.3-IV3 (level 7, Kafka 4.x's
-//! `MINIMUM_VERSION`, KAFKA-18601) to 4.2-IV1 (level 29, 4.1.2's `latestTesting`); 4.1-IV1 (27)
-//! is the latest production level, as in Kafka 4.1.2. Levels that newer Kafka releases added
-//! (4.3-IV0 … 4.4-IV2, established from the 4.4.0 jar) are listed in [`LATER_METADATA_VERSIONS`]
-//! so errors can name them, but are not [`MetadataVersion`] values: this controller cannot write
-//! their records (RegisterBrokerRecord v4, …).
+//! expected tables were printed by running the 4.1.2, 4.2.2, 4.3.1 and 4.4.0 jars). A
+//! metadata.version (MV) is one feature level; each level fixes which metadata record versions a
+//! controller writes and which record types it may write at all. The supported range is 3.3-IV3
+//! (level 7, Kafka 4.x's `MINIMUM_VERSION`, KAFKA-18601) to 4.5-IV0 (level 34, 4.4.0's
+//! `latestTesting`); 4.4-IV2 (33) is the latest production level, as in Kafka 4.4.0. Which level
+//! each Kafka release treats as its newest production one is [`KAFKA_RELEASES`].
 //!
 //! The other features (`transaction.version`, `group.version`, …) are [`Feature`]s; each has a
 //! default level per MV ([`Feature::default_level`]), which `kafka-storage format` writes into
-//! `bootstrap.checkpoint`. `kraft.version` is a feature too but lives in KRaftVersionRecord
+//! the bootstrap records. `kraft.version` is a feature too but lives in KRaftVersionRecord
 //! control records, never in a FeatureLevelRecord.
 
 use std::fmt;
@@ -23,7 +21,7 @@ use thiserror::Error;
 /// The feature name of the metadata version (`MetadataVersion.FEATURE_NAME`).
 pub const METADATA_VERSION_FEATURE_NAME: &str = "metadata.version";
 
-/// Every supported metadata.version level (`MetadataVersion` in Kafka 4.1.2, the levels ≥ 7).
+/// Every supported metadata.version level (`MetadataVersion` in Kafka 4.4.0, the levels ≥ 7).
 ///
 /// Ordered by feature level; `a < b` means `a` is older (`isLessThan`). The discriminant is the
 /// feature level.
@@ -75,34 +73,40 @@ pub enum MetadataVersion {
     V4_1_IV0 = 26,
     /// 4.1-IV1: broker-side only (Fetch v18). Latest production level of Kafka 4.1.
     V4_1_IV1 = 27,
-    /// 4.2-IV0 (not production in 4.1.2): share.version 1 by default.
+    /// 4.2-IV0: share.version 1 by default (KIP-932). Production from Kafka 4.2.
     V4_2_IV0 = 28,
-    /// 4.2-IV1 (not production in 4.1.2): streams.version 1 by default.
+    /// 4.2-IV1: streams.version 1 by default (KIP-1071). Latest production level of Kafka 4.2.
     V4_2_IV1 = 29,
+    /// 4.3-IV0: cordoned log directories (KIP-1066): RegisterBrokerRecord v4,
+    /// BrokerRegistrationChangeRecord v3 `CordonedLogDirs`. Latest production level of 4.3.
+    V4_3_IV0 = 30,
+    /// 4.4-IV0: share.version 2 by default; no metadata record change.
+    V4_4_IV0 = 31,
+    /// 4.4-IV1: CIDR host patterns in ACLs (KIP-1276; AccessControlEntryRecord unchanged, its
+    /// `Host` may hold a CIDR block).
+    V4_4_IV1 = 32,
+    /// 4.4-IV2: controller unregistration (KIP-1312): UnregisterControllerRecord. Latest
+    /// production level of Kafka 4.4.
+    V4_4_IV2 = 33,
+    /// 4.5-IV0: Kafka 4.4.0's testing-only level; no metadata change over 4.4-IV2 there.
+    V4_5_IV0 = 34,
 }
 
 /// Why a metadata.version could not be resolved.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum MetadataVersionError {
-    /// A release/version string that names no supported level (`fromVersionString`).
+    /// A release/version string that names no level available with the current unstable
+    /// setting (`fromVersionString` of 4.4.0, message included).
     #[error(
-        "Version {0} is not a valid version. The minimum version is {min} and the maximum \
-         version is {max}",
-        min = MetadataVersion::MINIMUM,
-        max = MetadataVersion::LATEST_TESTING
+        "Unknown metadata.version '{version}'. Supported metadata.version are: {list}",
+        list = MetadataVersion::names_between(MetadataVersion::MINIMUM, *max)
     )]
-    UnknownVersionString(String),
-    /// A level newer Kafka releases define but this controller cannot write.
-    #[error(
-        "metadata.version {name} (feature level {level}) is newer than this controller \
-         supports; the maximum is {max}",
-        max = MetadataVersion::LATEST_TESTING
-    )]
-    NewerThanSupported {
-        /// The Kafka name of that level, e.g. `4.3-IV0`.
-        name: &'static str,
-        /// Its feature level.
-        level: i16,
+    UnknownVersionString {
+        /// The string as given.
+        version: String,
+        /// The newest level that was acceptable (latest production, or latest testing with
+        /// unstable feature versions enabled).
+        max: MetadataVersion,
     },
     /// A feature level that is not a supported metadata.version (`fromFeatureLevel`).
     #[error(
@@ -116,9 +120,9 @@ pub enum MetadataVersionError {
     UnknownFeatureLevel(i16),
 }
 
-/// The two kinds of BrokerRegistrationChangeRecord a controller writes, whose record versions
-/// differ (`ReplicationControlManager` in 4.1.2: fence/unfence v0, controlled shutdown v1,
-/// offline log dirs v2).
+/// The kinds of BrokerRegistrationChangeRecord a controller writes, whose record versions
+/// differ (`ReplicationControlManager` in 4.4.0: fence/unfence v0, controlled shutdown v1,
+/// offline log dirs v2, cordoned log dirs v3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BrokerRegistrationChange {
     /// `Fenced` set to FENCE (1) or UNFENCE (-1).
@@ -127,11 +131,13 @@ pub enum BrokerRegistrationChange {
     ControlledShutdown,
     /// `LogDirs` replaced (a broker reported offline directories; MV ≥ 3.7-IV2 only).
     LogDirs,
+    /// `CordonedLogDirs` replaced (`handleDirectoriesCordoned`; MV ≥ 4.3-IV0 only, KIP-1066).
+    CordonedLogDirs,
 }
 
 impl MetadataVersion {
     /// Every supported level, oldest first (`MetadataVersion.VERSIONS` from 3.3-IV3 on).
-    pub const ALL: [MetadataVersion; 23] = [
+    pub const ALL: [MetadataVersion; 28] = [
         Self::V3_3_IV3,
         Self::V3_4_IV0,
         Self::V3_5_IV0,
@@ -155,16 +161,21 @@ impl MetadataVersion {
         Self::V4_1_IV1,
         Self::V4_2_IV0,
         Self::V4_2_IV1,
+        Self::V4_3_IV0,
+        Self::V4_4_IV0,
+        Self::V4_4_IV1,
+        Self::V4_4_IV2,
+        Self::V4_5_IV0,
     ];
 
     /// The oldest level a Kafka 4.x node (and kraftwerk) accepts (`MINIMUM_VERSION`).
     pub const MINIMUM: MetadataVersion = Self::V3_3_IV3;
-    /// The newest production level (`LATEST_PRODUCTION` of Kafka 4.1.2): the default of
+    /// The newest production level (`LATEST_PRODUCTION` of Kafka 4.4.0): the default of
     /// `format` and the top of the range kraftwerk advertises.
-    pub const LATEST_PRODUCTION: MetadataVersion = Self::V4_1_IV1;
-    /// The newest level known at all (`latestTesting()` of Kafka 4.1.2); levels above
+    pub const LATEST_PRODUCTION: MetadataVersion = Self::V4_4_IV2;
+    /// The newest level known at all (`latestTesting()` of Kafka 4.4.0); levels above
     /// [`Self::LATEST_PRODUCTION`] need `unstable.feature.versions.enable`.
-    pub const LATEST_TESTING: MetadataVersion = Self::V4_2_IV1;
+    pub const LATEST_TESTING: MetadataVersion = Self::V4_5_IV0;
 
     /// The feature level stored in FeatureLevelRecord(`metadata.version`) and sent in
     /// ApiVersions/BrokerRegistration feature ranges.
@@ -174,27 +185,24 @@ impl MetadataVersion {
 
     /// The level with this feature level (`MetadataVersion.fromFeatureLevel`).
     ///
-    /// Errors: [`MetadataVersionError::NewerThanSupported`] for a level a newer Kafka defines
-    /// (30 = 4.3-IV0 …), [`MetadataVersionError::UnknownFeatureLevel`] otherwise (including the
+    /// Errors: [`MetadataVersionError::UnknownFeatureLevel`] for anything else (including the
     /// pre-3.3-IV3 levels 1..=6, which Kafka 4.x no longer supports either).
     pub fn from_feature_level(level: i16) -> Result<MetadataVersion, MetadataVersionError> {
-        if let Some(mv) = Self::ALL
+        Self::ALL
             .iter()
             .copied()
             .find(|mv| mv.feature_level() == level)
-        {
-            return Ok(mv);
-        }
-        match LATER_METADATA_VERSIONS
+            .ok_or(MetadataVersionError::UnknownFeatureLevel(level))
+    }
+
+    /// The names from `from` to `to`, comma-separated (`metadataVersionsToString`).
+    pub fn names_between(from: MetadataVersion, to: MetadataVersion) -> String {
+        Self::ALL
             .iter()
-            .find(|later| later.feature_level == level)
-        {
-            Some(later) => Err(MetadataVersionError::NewerThanSupported {
-                name: later.name,
-                level,
-            }),
-            None => Err(MetadataVersionError::UnknownFeatureLevel(level)),
-        }
+            .filter(|mv| **mv >= from && **mv <= to)
+            .map(|mv| mv.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The Kafka name, `<release>-IV<n>` (`MetadataVersion.version()`), e.g. `4.1-IV1`.
@@ -223,6 +231,11 @@ impl MetadataVersion {
             Self::V4_1_IV1 => "4.1-IV1",
             Self::V4_2_IV0 => "4.2-IV0",
             Self::V4_2_IV1 => "4.2-IV1",
+            Self::V4_3_IV0 => "4.3-IV0",
+            Self::V4_4_IV0 => "4.4-IV0",
+            Self::V4_4_IV1 => "4.4-IV1",
+            Self::V4_4_IV2 => "4.4-IV2",
+            Self::V4_5_IV0 => "4.5-IV0",
         }
     }
 
@@ -252,57 +265,63 @@ impl MetadataVersion {
                 | Self::V3_7_IV0
                 | Self::V3_7_IV2
                 | Self::V4_0_IV1
+                | Self::V4_3_IV0
+                | Self::V4_4_IV1
+                | Self::V4_4_IV2
         )
     }
 
     /// Parses a release version the way `kafka-storage format --release-version` does
-    /// (`MetadataVersion.fromVersionString` in 4.1.2): either an exact name (`4.0-IV1`) or a
-    /// release (`4.1`, `3.9`), which maps to the newest *production* level of that release
-    /// (`4.0` → 4.0-IV3). Anything after the second dot-separated segment is ignored, as in
-    /// Java (`4.1.2` → `4.1` → 4.1-IV1). A release without a production level (`4.2` here) is
-    /// rejected; name its levels explicitly.
+    /// (`MetadataVersion.fromVersionString(version, unstableFeatureVersionsEnabled)` of 4.4.0):
+    /// either an exact name (`4.0-IV1`) or a release (`4.1`, `3.9`), which maps to the newest
+    /// *production* level of that release (`4.0` → 4.0-IV3, `4.4` → 4.4-IV2). Anything after
+    /// the second dot-separated segment is ignored, as in Java (`4.4.0` → `4.4` → 4.4-IV2). A
+    /// non-production level (`4.5-IV0`) is accepted only with `unstable_enabled`; a release
+    /// without a production level (`4.5`) never.
     ///
-    /// Errors: [`MetadataVersionError::NewerThanSupported`] for a later Kafka's level
-    /// (`4.3-IV0`, `4.4`), [`MetadataVersionError::UnknownVersionString`] otherwise.
-    pub fn from_version_string(version: &str) -> Result<MetadataVersion, MetadataVersionError> {
+    /// Errors: [`MetadataVersionError::UnknownVersionString`].
+    pub fn from_version_string(
+        version: &str,
+        unstable_enabled: bool,
+    ) -> Result<MetadataVersion, MetadataVersionError> {
         let segments: Vec<&str> = version.split('.').collect();
         let key = if segments.len() > 2 {
             segments[..2].join(".")
         } else {
             version.to_owned()
         };
-        if let Some(mv) = Self::ALL.iter().copied().find(|mv| mv.name() == key) {
-            return Ok(mv);
-        }
-        if let Some(mv) = Self::ALL
+        let found = Self::ALL
             .iter()
-            .rev()
             .copied()
-            .find(|mv| mv.is_production() && mv.release() == key)
-        {
-            return Ok(mv);
-        }
-        let later = LATER_METADATA_VERSIONS
-            .iter()
-            .rev()
-            .find(|later| later.name == key || later.name.split('-').next() == Some(key.as_str()));
-        match later {
-            Some(later) => Err(MetadataVersionError::NewerThanSupported {
-                name: later.name,
-                level: later.feature_level,
+            .find(|mv| mv.name() == key)
+            .or_else(|| {
+                Self::ALL
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|mv| mv.is_production() && mv.release() == key)
+            });
+        match found {
+            Some(mv) if unstable_enabled || mv.is_production() => Ok(mv),
+            _ => Err(MetadataVersionError::UnknownVersionString {
+                version: version.to_owned(),
+                max: if unstable_enabled {
+                    Self::LATEST_TESTING
+                } else {
+                    Self::LATEST_PRODUCTION
+                },
             }),
-            None => Err(MetadataVersionError::UnknownVersionString(
-                version.to_owned(),
-            )),
         }
     }
 
     // --- Record versions this MV requires the controller to write. ---
 
     /// RegisterBrokerRecord version (`registerBrokerRecordVersion`): 1 at 3.3-IV3, 2 from
-    /// 3.4-IV0, 3 from 3.7-IV2 (LogDirs).
+    /// 3.4-IV0, 3 from 3.7-IV2 (LogDirs), 4 from 4.3-IV0 (CordonedLogDirs).
     pub fn register_broker_record_version(self) -> i16 {
-        if self >= Self::V3_7_IV2 {
+        if self.is_cordoned_log_dirs_supported() {
+            4
+        } else if self >= Self::V3_7_IV2 {
             3
         } else if self >= Self::V3_4_IV0 {
             2
@@ -315,6 +334,13 @@ impl MetadataVersion {
     /// `None` before (Java throws; controllers must not register below 3.7-IV0).
     pub fn register_controller_record_version(self) -> Option<i16> {
         self.is_controller_registration_supported().then_some(0)
+    }
+
+    /// UnregisterControllerRecord version: 0 from 4.4-IV2 (KIP-1312), `None` before (Java
+    /// refuses UnregisterController with "The current MetadataVersion is too old to support
+    /// controller unregistration.").
+    pub fn unregister_controller_record_version(self) -> Option<i16> {
+        self.is_controller_unregistration_supported().then_some(0)
     }
 
     /// PartitionRecord version (`partitionRecordVersion`): 0, 1 from 3.7-IV2 (Directories),
@@ -347,6 +373,7 @@ impl MetadataVersion {
             BrokerRegistrationChange::Fencing => 0,
             BrokerRegistrationChange::ControlledShutdown => 1,
             BrokerRegistrationChange::LogDirs => 2,
+            BrokerRegistrationChange::CordonedLogDirs => 3,
         }
     }
 
@@ -411,6 +438,45 @@ impl MetadataVersion {
     pub fn is_elr_supported(self) -> bool {
         self >= Self::V4_0_IV1
     }
+
+    /// Brokers report cordoned log directories, kept in their registration
+    /// (`isCordonedLogDirsSupported`, from 4.3-IV0, KIP-1066).
+    pub fn is_cordoned_log_dirs_supported(self) -> bool {
+        self >= Self::V4_3_IV0
+    }
+
+    /// ACL hosts may be CIDR blocks (`isCidrAclSupported`, from 4.4-IV1, KIP-1276).
+    pub fn is_cidr_acl_supported(self) -> bool {
+        self >= Self::V4_4_IV1
+    }
+
+    /// Controllers may be unregistered (UnregisterControllerRecord;
+    /// `isControllerUnregistrationSupported`, from 4.4-IV2, KIP-1312).
+    pub fn is_controller_unregistration_supported(self) -> bool {
+        self >= Self::V4_4_IV2
+    }
+}
+
+/// The newest production metadata.version of each Kafka 4.x release
+/// (`MetadataVersion.LATEST_PRODUCTION` printed from each release's jar), by release
+/// (`major.minor`).
+pub const KAFKA_RELEASES: [(&str, MetadataVersion); 5] = [
+    ("4.0", MetadataVersion::V4_0_IV3),
+    ("4.1", MetadataVersion::V4_1_IV1),
+    ("4.2", MetadataVersion::V4_2_IV1),
+    ("4.3", MetadataVersion::V4_3_IV0),
+    ("4.4", MetadataVersion::V4_4_IV2),
+];
+
+/// The newest production metadata.version of the Kafka release `version` (`4.1.2`, `4.4`), if
+/// it is one of [`KAFKA_RELEASES`]: the level a cluster of that release's brokers can run.
+pub fn latest_production_of_release(version: &str) -> Option<MetadataVersion> {
+    let mut parts = version.split('.');
+    let release = format!("{}.{}", parts.next()?, parts.next()?);
+    KAFKA_RELEASES
+        .iter()
+        .find(|(r, _)| *r == release)
+        .map(|(_, mv)| *mv)
 }
 
 impl fmt::Display for MetadataVersion {
@@ -419,70 +485,8 @@ impl fmt::Display for MetadataVersion {
     }
 }
 
-/// A metadata.version level defined by a Kafka release newer than 4.1 (from the 4.4.0 jar's
-/// `MetadataVersion`), known by name only: kraftwerk cannot write its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaterMetadataVersion {
-    /// Kafka name, e.g. `4.3-IV0`.
-    pub name: &'static str,
-    /// Feature level.
-    pub feature_level: i16,
-    /// RegisterBrokerRecord version at this level (4 from 4.3-IV0: cordoned log dirs, KIP-1066).
-    pub register_broker_record_version: i16,
-    /// Cordoned log directories (`isCordonedLogDirsSupported`, from 4.3-IV0).
-    pub cordoned_log_dirs: bool,
-    /// CIDR ACLs (`isCidrAclSupported`, from 4.4-IV1).
-    pub cidr_acl: bool,
-    /// Controller unregistration (`isControllerUnregistrationSupported`, from 4.4-IV2).
-    pub controller_unregistration: bool,
-    /// Default share.version at this level (2 from 4.4-IV0).
-    pub default_share_version: i16,
-}
-
-/// Levels after [`MetadataVersion::LATEST_TESTING`] that Kafka 4.4.0 defines, all production
-/// there (4.4.0's `LATEST_PRODUCTION` is 4.4-IV2; its testing-only 4.5-IV0 = 34 is left out
-/// because unstable levels still change). Also in 4.4.0, 4.2-IV0/IV1 became production.
-pub const LATER_METADATA_VERSIONS: [LaterMetadataVersion; 4] = [
-    LaterMetadataVersion {
-        name: "4.3-IV0",
-        feature_level: 30,
-        register_broker_record_version: 4,
-        cordoned_log_dirs: true,
-        cidr_acl: false,
-        controller_unregistration: false,
-        default_share_version: 1,
-    },
-    LaterMetadataVersion {
-        name: "4.4-IV0",
-        feature_level: 31,
-        register_broker_record_version: 4,
-        cordoned_log_dirs: true,
-        cidr_acl: false,
-        controller_unregistration: false,
-        default_share_version: 2,
-    },
-    LaterMetadataVersion {
-        name: "4.4-IV1",
-        feature_level: 32,
-        register_broker_record_version: 4,
-        cordoned_log_dirs: true,
-        cidr_acl: true,
-        controller_unregistration: false,
-        default_share_version: 2,
-    },
-    LaterMetadataVersion {
-        name: "4.4-IV2",
-        feature_level: 33,
-        register_broker_record_version: 4,
-        cordoned_log_dirs: true,
-        cidr_acl: true,
-        controller_unregistration: true,
-        default_share_version: 2,
-    },
-];
-
 /// A finalized feature other than metadata.version (`org.apache.kafka.server.common.Feature`,
-/// its production features in Kafka 4.1.2).
+/// its production features in Kafka 4.4.0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Feature {
     /// `kraft.version` (KIP-853): 1 = dynamic quorum (KRaftVersionRecord/VotersRecord). Never
@@ -502,7 +506,8 @@ pub enum Feature {
 
 /// One level of a [`Feature`]: the MV from which it becomes the default
 /// (`FeatureVersion.bootstrapMetadataVersion`) and the MV it requires, if any
-/// (`FeatureVersion.dependencies`; in 4.1.2 only metadata.version dependencies exist).
+/// (`FeatureVersion.dependencies`; in 4.4.0 only metadata.version dependencies exist, and only
+/// eligible.leader.replicas.version 1 has one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FeatureLevelInfo {
     level: i16,
@@ -582,7 +587,7 @@ impl Feature {
         names.join(", ")
     }
 
-    /// Known levels above 0, oldest first (`featureVersions()` of 4.1.2).
+    /// Known levels above 0, oldest first (`featureVersions()` of 4.4.0).
     fn levels(self) -> &'static [FeatureLevelInfo] {
         use MetadataVersion as M;
         const KRAFT: [FeatureLevelInfo; 1] = [lvl(1, M::V3_9_IV0)];
@@ -593,7 +598,7 @@ impl Feature {
             bootstrap_metadata_version: M::V4_1_IV0,
             requires_metadata_version: Some(M::V4_0_IV1),
         }];
-        const SHARE: [FeatureLevelInfo; 1] = [lvl(1, M::V4_2_IV0)];
+        const SHARE: [FeatureLevelInfo; 2] = [lvl(1, M::V4_2_IV0), lvl(2, M::V4_4_IV0)];
         const STREAMS: [FeatureLevelInfo; 1] = [lvl(1, M::V4_2_IV1)];
         match self {
             Self::KraftVersion => &KRAFT,
@@ -610,16 +615,13 @@ impl Feature {
         0
     }
 
-    /// Highest production-ready level (`latestProduction` in 4.1.2).
+    /// Highest production-ready level (`latestProduction` in 4.4.0: every known level; in
+    /// 4.1.2 streams.version 1 was not yet production-ready).
     pub fn latest_production(self) -> i16 {
-        match self {
-            // streams.version 1 is not production-ready in 4.1.
-            Self::StreamsVersion => 0,
-            _ => self.latest_testing(),
-        }
+        self.latest_testing()
     }
 
-    /// Highest known level (`latestTesting` in 4.1.2).
+    /// Highest known level (`latestTesting` in 4.4.0).
     pub fn latest_testing(self) -> i16 {
         self.levels().last().map_or(0, |l| l.level)
     }
@@ -698,10 +700,9 @@ pub struct SupportedFeatureRange {
 }
 
 /// The feature ranges a kraftwerk controller supports, sorted by name
-/// (`QuorumFeatures.defaultSupportedFeatureMap` of 4.1.2): metadata.version
+/// (`QuorumFeatures.defaultSupportedFeatureMap` of 4.4.0): metadata.version
 /// [3.3-IV3, latest production] (or latest testing with `enable_unstable`), then every feature
-/// whose maximum is above 0 as `[0, latest production]` (or latest testing). Without unstable
-/// versions `streams.version` is absent, exactly as Java leaves it out.
+/// whose maximum is above 0 as `[0, latest production]` (or latest testing).
 pub fn controller_supported_features(enable_unstable: bool) -> Vec<SupportedFeatureRange> {
     let max_mv = if enable_unstable {
         MetadataVersion::LATEST_TESTING

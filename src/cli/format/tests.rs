@@ -1,7 +1,7 @@
 //! Tests of `format.rs`.
 use super::*;
 use clap::Parser;
-use kraftwerk_log::bootstrap::BOOTSTRAP_FILE;
+use kraftwerk_log::bootstrap::{BOOTSTRAP_FILE, BOOTSTRAP_SNAPSHOT_FILE};
 use kraftwerk_log::java_properties::JavaProperties;
 use kraftwerk_log::meta_properties::{MetaPropertiesVersion, META_PROPERTIES_FILE};
 use kraftwerk_records::metadata::MetadataRecord;
@@ -83,11 +83,23 @@ fn formats_metadata_and_data_dirs() {
     for dir in &report.formatted {
         let meta = read_meta(&dir.path);
         assert_eq!(meta, MetaProperties::v1(CLUSTER_ID, 1, dir.directory_id));
-        assert!(dir.path.join(BOOTSTRAP_FILE).exists());
+        // 4.4-IV2, Kafka 4.4's layout (KIP-1170): no bootstrap.checkpoint anywhere.
+        assert!(!dir.path.join(BOOTSTRAP_FILE).exists());
     }
     assert_ne!(
         report.formatted[0].directory_id,
         report.formatted[1].directory_id
+    );
+    let snapshot = node
+        .meta
+        .join("__cluster_metadata-0")
+        .join(BOOTSTRAP_SNAPSHOT_FILE);
+    assert!(snapshot.exists());
+    assert!(!node.data.join("__cluster_metadata-0").exists());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(&snapshot).unwrap().permissions().mode() & 0o777,
+        0o400
     );
     let loaded = NodeConfig::load(&node.config_path)
         .unwrap()
@@ -96,12 +108,38 @@ fn formats_metadata_and_data_dirs() {
     assert_eq!(loaded.cluster_id, CLUSTER_ID);
     assert_eq!(loaded.node_id, 1);
     assert_eq!(loaded.directory_id, report.formatted[1].directory_id);
-    assert_eq!(loaded.bootstrap.metadata_version, MetadataVersion::V4_1_IV1);
+    assert_eq!(loaded.bootstrap.metadata_version, MetadataVersion::V4_4_IV2);
     assert_eq!(loaded.bootstrap.feature_level("group.version"), 1);
-    assert!(
-        !node.meta.join("__cluster_metadata-0").exists(),
-        "static quorum: no bootstrap snapshot"
-    );
+    assert_eq!(loaded.bootstrap.feature_level("share.version"), 2);
+    assert!(loaded.bootstrap.source.contains("bootstrap snapshot"));
+}
+
+#[test]
+fn releases_before_4_4_get_bootstrap_checkpoint_in_every_dir() {
+    for (release, level) in [("4.3", 30), ("4.1", 27), ("3.3", 7)] {
+        let node = node("");
+        let report = run(&node, &["--release-version", release]).unwrap();
+        assert_eq!(report.metadata_version.feature_level(), level);
+        for dir in &report.formatted {
+            assert!(dir.path.join(BOOTSTRAP_FILE).exists(), "{release}");
+            assert!(!dir.path.join("__cluster_metadata-0").exists(), "{release}");
+        }
+        let loaded = NodeConfig::load(&node.config_path)
+            .unwrap()
+            .load_formatted()
+            .unwrap();
+        assert_eq!(loaded.bootstrap.metadata_version.feature_level(), level);
+        assert!(loaded.bootstrap.source.contains(BOOTSTRAP_FILE));
+    }
+    // 4.4-IV0 is a 4.4 level: Kafka 4.4's layout.
+    let node = node("");
+    run(&node, &["--release-version", "4.4-IV0"]).unwrap();
+    assert!(!node.meta.join(BOOTSTRAP_FILE).exists());
+    assert!(node
+        .meta
+        .join("__cluster_metadata-0")
+        .join(BOOTSTRAP_SNAPSHOT_FILE)
+        .exists());
 }
 
 #[test]
@@ -224,13 +262,17 @@ fn release_version_and_features_follow_kafka_storage() {
     assert_eq!(report.metadata_version, MetadataVersion::V4_0_IV1);
 
     let cases: &[(&[&str], &str)] = &[
-        (&["-r", "4.2"], "Version 4.2 is not a valid version"),
+        // Messages of Kafka 4.4.0's fromVersionString / Formatter.
+        (&["-r", "4.5"], "Unknown metadata.version '4.5'"),
+        (&["-r", "4.5-IV0"], "Unknown metadata.version '4.5-IV0'"),
         (
-            &["-r", "4.2-IV0"],
-            "metadata.version 4.2-IV0 is not yet stable.",
+            &["-f", "metadata.version=34"],
+            "metadata.version 4.5-IV0 is not yet stable.",
         ),
-        (&["-r", "3.2"], "minimum version is 3.3-IV3"),
-        (&["-r", "4.4"], "newer than this controller supports"),
+        (
+            &["-r", "3.2"],
+            "Supported metadata.version are: 3.3-IV3, 3.4-IV0",
+        ),
         (
             &["-r", "4.1", "-f", "metadata.version=27"],
             "avoid ambiguity",
@@ -243,7 +285,8 @@ fn release_version_and_features_follow_kafka_storage() {
         (&["-f", "group.version"], "equals sign not found"),
         (&["-f", "group.version=x"], "unable to parse x as a short"),
         (&["-f", "group.version=2"], "group.version"),
-        (&["-f", "streams.version=1"], "streams.version"),
+        (&["-f", "streams.version=2"], "streams.version"),
+        (&["-f", "share.version=3"], "share.version"),
         (
             &["-r", "4.0-IV0", "-f", "eligible.leader.replicas.version=1"],
             "depends on metadata.version",
@@ -263,7 +306,8 @@ fn unstable_versions_need_the_config_switch() {
     let report = run(&node, &[]).unwrap();
     assert_eq!(report.metadata_version, MetadataVersion::LATEST_TESTING);
     let b = BootstrapMetadata::read_dir(&node.meta).unwrap();
-    assert_eq!(b.feature_level("share.version"), 1);
+    assert_eq!(b.metadata_version, MetadataVersion::V4_5_IV0);
+    assert_eq!(b.feature_level("share.version"), 2);
     assert_eq!(b.feature_level("streams.version"), 1);
 }
 
@@ -467,7 +511,9 @@ fn java(args: &[&str]) -> String {
 fn kafka_reads_our_formatted_dirs() {
     let cp = kraftwerk_log::testing::kafka_classpath();
     let node = node("");
-    let report = run(&node, &[]).unwrap();
+    // 4.1: what the default compat jars (Kafka 4.1.2) understand; 4.4's layout is checked
+    // against each release's own jars in `every_release_formats_what_we_format`.
+    let report = run(&node, &["--release-version", "4.1"]).unwrap();
     let program = node._root.path().join("CheckFormatted.java");
     fs::write(&program, JAVA_CHECK).unwrap();
     let meta = node.meta.to_str().unwrap();
@@ -537,7 +583,7 @@ fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
             (loaded.cluster_id.as_str(), loaded.node_id),
             (CLUSTER_ID, 1)
         );
-        let mv = MetadataVersion::from_version_string(release).unwrap();
+        let mv = MetadataVersion::from_version_string(release, false).unwrap();
         assert_eq!(loaded.bootstrap.metadata_version, mv);
 
         // bootstrap.checkpoint: our bytes for the same release equal Kafka's, timestamps aside.

@@ -59,8 +59,9 @@ pub struct BrokerRegistration {
     pub is_migrating_zk_broker: bool,
     /// Online log directories, sorted (as Java's `BrokerRegistration` sorts them).
     pub directories: Vec<Uuid>,
-    /// Cordoned log directories (KIP-1066, RegisterBrokerRecord v4 from Kafka 4.3; kept only so
-    /// a registration written by a newer controller survives a snapshot).
+    /// Cordoned log directories (KIP-1066, metadata.version 4.3-IV0+: RegisterBrokerRecord v4,
+    /// BrokerRegistrationChangeRecord v3): no new replica is placed on them; `None` until the
+    /// broker first reports them.
     pub cordoned_directories: Option<Vec<Uuid>>,
     /// Offset of the RegisterBrokerRecord (a snapshot load uses the snapshot's offset, which is
     /// not smaller).
@@ -76,6 +77,17 @@ impl BrokerRegistration {
     /// `hasOnlineDir`.
     pub fn has_online_dir(&self, dir: &Uuid) -> bool {
         is_directory_online(dir, &self.directories)
+    }
+
+    /// `hasUncordonedDirs` (Kafka 4.4): true without directory information or cordoned list,
+    /// else whether some directory is not cordoned. A broker all of whose directories are
+    /// cordoned gets no new replicas (`ClusterControlManager.usableBrokers`).
+    pub fn has_uncordoned_directories(&self) -> bool {
+        match &self.cordoned_directories {
+            None => true,
+            Some(_) if self.directories.is_empty() => true,
+            Some(cordoned) => self.directories.iter().any(|d| !cordoned.contains(d)),
+        }
     }
 
     /// The supported range of `feature`, if registered.

@@ -130,7 +130,8 @@ impl MetadataImage {
     }
 
     /// Brokers the replica placer may use (`BrokerHeartbeatManager.usableBrokers`): every
-    /// registered broker not in controlled shutdown, with its rack and fenced state.
+    /// registered broker not in controlled shutdown and with a directory that is not cordoned
+    /// (Kafka 4.4, KIP-1066), with its rack and fenced state.
     ///
     /// Listed in the order Java's heartbeat manager (a `HashMap<Integer, _>`) iterates them,
     /// assuming registration in id order.
@@ -138,7 +139,7 @@ impl MetadataImage {
         let brokers: Vec<UsableBroker> = self
             .cluster
             .brokers()
-            .filter(|b| !b.in_controlled_shutdown)
+            .filter(|b| !b.in_controlled_shutdown && b.has_uncordoned_directories())
             .map(|b| UsableBroker {
                 id: b.id,
                 rack: b.rack.clone(),

@@ -345,7 +345,18 @@ fn update_features_upgrades_metadata_version_and_refuses_lossy_downgrades() {
         r.error_message
             .as_deref()
             .unwrap()
-            .contains("Local controller 3000 only supports versions 7-27"),
+            .contains("Broker 1 only supports versions 7-27"),
+        "{:?}",
+        r.error_message
+    );
+    // A level this controller does not support (4.5-IV0 is testing-only).
+    let (r, _) = update(&mut node, &[("metadata.version", 34, 1)], false);
+    assert_eq!(r.error_code, 95);
+    assert!(
+        r.error_message
+            .as_deref()
+            .unwrap()
+            .contains("Local controller 3000 only supports versions 7-33"),
         "{:?}",
         r.error_message
     );

@@ -4,6 +4,7 @@ mod admin;
 mod bootstrap;
 mod cluster;
 mod contained;
+mod levels;
 mod log_config;
 mod misc;
 mod partitions;

@@ -190,8 +190,10 @@ impl SimulatedNode for ControllerNode {
     }
 
     fn configure(rng: &mut SmallRng) -> ControllerSettings {
+        // 4.1-IV1, what LATEST_PRODUCTION was when the pinned seeds were recorded: a seed keeps
+        // meaning the run it meant.
         let mv = if rng.gen_bool(0.5) {
-            MetadataVersion::LATEST_PRODUCTION
+            MetadataVersion::V4_1_IV1
         } else {
             MetadataVersion::MINIMUM
         };
