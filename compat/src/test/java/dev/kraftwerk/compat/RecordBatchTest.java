@@ -1,14 +1,11 @@
 package dev.kraftwerk.compat;
 
-import java.lang.reflect.Constructor;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.KRaftVersionRecord;
 import org.apache.kafka.common.message.LeaderChangeMessage;
 import org.apache.kafka.common.message.SnapshotFooterRecord;
@@ -25,21 +22,7 @@ import org.apache.kafka.common.metadata.PartitionRecord;
 import org.apache.kafka.common.metadata.RegisterBrokerRecord;
 import org.apache.kafka.common.metadata.TopicRecord;
 import org.apache.kafka.common.protocol.ApiMessage;
-import org.apache.kafka.common.protocol.ObjectSerializationCache;
-import org.apache.kafka.common.record.CompressionType;
-import org.apache.kafka.common.record.MemoryRecords;
-import org.apache.kafka.common.record.MemoryRecordsBuilder;
-import org.apache.kafka.common.record.MutableRecordBatch;
-import org.apache.kafka.common.record.Record;
-import org.apache.kafka.common.record.RecordBatch;
-import org.apache.kafka.common.record.Records;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.utils.BufferSupplier;
-import org.apache.kafka.common.utils.LogContext;
-import org.apache.kafka.metadata.MetadataRecordSerde;
 import org.apache.kafka.raft.Batch;
-import org.apache.kafka.raft.internals.BatchBuilder;
-import org.apache.kafka.raft.internals.RecordsIterator;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
 import org.junit.jupiter.api.Test;
 
@@ -50,61 +33,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * read with Kafka's KRaft reader ({@code RecordsIterator} with CRC checks and its record rules,
  * {@code MetadataRecordSerde}) and every batch is rebuilt byte for byte by Kafka's own
  * {@code BatchBuilder} / {@code MemoryRecordsBuilder}; {@code java/java.log} is the reverse.
+ * Kafka's batch classes are reached through {@code Batches}, the per-release adapter of
+ * {@code src/release/records-*} (4.3 moved them to {@code org.apache.kafka.common.record.internal}).
  */
 class RecordBatchTest {
-    static final int MAX_BATCH_BYTES = 8 * 1024 * 1024;
-
-    static ByteBuffer javaDataBatch(long base, int epoch, long time, List<ApiMessageAndVersion> records) {
-        BatchBuilder<ApiMessageAndVersion> b = new BatchBuilder<>(ByteBuffer.allocate(1 << 20),
-            MetadataRecordSerde.INSTANCE, Compression.NONE, base, time, epoch, MAX_BATCH_BYTES);
-        ObjectSerializationCache cache = new ObjectSerializationCache();
-        for (ApiMessageAndVersion r : records) {
-            b.appendRecord(r, cache);
-        }
-        return b.build().buffer();
-    }
-
-    static ByteBuffer javaControlBatch(long base, int epoch, long time, List<ApiMessage> messages) {
-        ByteBuffer buf = ByteBuffer.allocate(1 << 16);
-        try (MemoryRecordsBuilder b = new MemoryRecordsBuilder(buf, RecordBatch.CURRENT_MAGIC_VALUE, Compression.NONE,
-                TimestampType.CREATE_TIME, base, time, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH,
-                RecordBatch.NO_SEQUENCE, false, true, epoch, buf.capacity())) {
-            for (ApiMessage m : messages) {
-                if (m instanceof LeaderChangeMessage) {
-                    b.appendLeaderChangeMessage(time, (LeaderChangeMessage) m);
-                } else if (m instanceof KRaftVersionRecord) {
-                    b.appendKRaftVersionMessage(time, (KRaftVersionRecord) m);
-                } else if (m instanceof VotersRecord) {
-                    b.appendVotersMessage(time, (VotersRecord) m);
-                } else if (m instanceof SnapshotHeaderRecord) {
-                    b.appendSnapshotHeaderMessage(time, (SnapshotHeaderRecord) m);
-                } else if (m instanceof SnapshotFooterRecord) {
-                    b.appendSnapshotFooterMessage(time, (SnapshotFooterRecord) m);
-                } else {
-                    throw new IllegalArgumentException(m.toString());
-                }
-            }
-            return b.build().buffer();
-        }
-    }
-
-    /** Kafka's KRaft batch reader; its constructor gained a LogContext in 4.1. */
-    @SuppressWarnings("unchecked")
-    static RecordsIterator<ApiMessageAndVersion> recordsIterator(Records records) throws Exception {
-        for (Constructor<?> c : RecordsIterator.class.getConstructors()) {
-            Class<?>[] p = c.getParameterTypes();
-            if (p.length == 6) {
-                return (RecordsIterator<ApiMessageAndVersion>) c.newInstance(records, MetadataRecordSerde.INSTANCE,
-                    BufferSupplier.create(), MAX_BATCH_BYTES, true, new LogContext());
-            }
-            if (p.length == 5) {
-                return (RecordsIterator<ApiMessageAndVersion>) c.newInstance(records, MetadataRecordSerde.INSTANCE,
-                    BufferSupplier.create(), MAX_BATCH_BYTES, true);
-            }
-        }
-        throw new IllegalStateException("no known RecordsIterator constructor");
-    }
-
     static VotersRecord fixedVoters() {
         VotersRecord v = new VotersRecord();
         for (int id = 1; id <= 2; id++) {
@@ -153,33 +85,31 @@ class RecordBatchTest {
     @Test
     void kafkasRecordsIteratorAcceptsRustBatchesAndRebuildsThemIdentically() throws Exception {
         byte[] all = Files.readAllBytes(Vectors.rust("rust.log"));
-        MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(all));
-        Failures failures = new Failures("rust.log read by Kafka's RecordsIterator");
+        Failures failures = new Failures("rust.log read by Kafka's RecordsIterator (" + Batches.RECORDS_PACKAGE + ")");
 
         // 1. Every batch: valid CRC, magic 2, no compression, not transactional, contiguous,
         //    and every record in KRaft's shape (timestampDelta 0, no headers, null data keys).
         long next = 0;
-        List<MutableRecordBatch> raw = new ArrayList<>();
+        List<BatchView> raw = new ArrayList<>();
         List<Integer> positions = new ArrayList<>();
         int position = 0;
         boolean crcOk = true;
-        for (MutableRecordBatch batch : records.batches()) {
+        for (BatchView batch : Batches.parse(all)) {
             String at = "batch at offset " + batch.baseOffset() + " (byte " + position + ")";
-            if (!batch.isValid()) {
+            if (!batch.valid()) {
                 failures.add(at + ": CRC does not match (stored " + batch.checksum() + ")");
                 crcOk = false;
                 position += batch.sizeInBytes();
                 continue;
             }
             failures.passed();
-            failures.check(batch.magic() == 2 && batch.compressionType() == CompressionType.NONE
-                && !batch.isTransactional() && batch.timestampType() == TimestampType.CREATE_TIME
-                && batch.producerId() == RecordBatch.NO_PRODUCER_ID, at + ": attributes/producer fields");
+            failures.check(batch.magic() == 2 && batch.uncompressed() && !batch.transactional() && batch.createTime()
+                && batch.noProducer(), at + ": attributes/producer fields");
             failures.check(batch.baseOffset() == next, at + ": not contiguous (expected " + next + ")");
             failures.check(batch.maxTimestamp() == firstTimestamp(batch), at + ": max timestamp differs from the records'");
-            for (Record r : batch) {
-                failures.check(r.timestamp() == firstTimestamp(batch) && r.headers().length == 0
-                    && (batch.isControlBatch() ? r.hasKey() : !r.hasKey()) && r.hasValue(),
+            for (BatchView.RecordView r : batch.records()) {
+                failures.check(r.timestamp() == firstTimestamp(batch) && r.headers() == 0
+                    && (batch.control() ? r.hasKey() : !r.hasKey()) && r.hasValue(),
                     at + ": record " + r.offset() + " breaks KRaft's record rules");
             }
             next = batch.nextOffset();
@@ -193,12 +123,7 @@ class RecordBatchTest {
         }
 
         // 2. Kafka's KRaft reader (strict rules, CRC checks, MetadataRecordSerde), then a rebuild.
-        List<Batch<ApiMessageAndVersion>> read = new ArrayList<>();
-        try (RecordsIterator<ApiMessageAndVersion> it = recordsIterator(records)) {
-            while (it.hasNext()) {
-                read.add(it.next());
-            }
-        }
+        List<Batch<ApiMessageAndVersion>> read = Batches.readKraft(all);
         assertEquals(raw.size(), read.size(), "RecordsIterator must return every batch");
         int dataRecords = 0;
         int controlRecords = 0;
@@ -211,10 +136,10 @@ class RecordBatchTest {
                 List<ApiMessage> messages = new ArrayList<>();
                 b.controlRecords().forEach(c -> messages.add(c.message()));
                 controlRecords += messages.size();
-                theirs = Vectors.bytes(javaControlBatch(b.baseOffset(), b.epoch(), b.appendTimestamp(), messages));
+                theirs = Batches.control(b.baseOffset(), b.epoch(), b.appendTimestamp(), messages);
             } else {
                 dataRecords += b.records().size();
-                theirs = Vectors.bytes(javaDataBatch(b.baseOffset(), b.epoch(), b.appendTimestamp(), b.records()));
+                theirs = Batches.data(b.baseOffset(), b.epoch(), b.appendTimestamp(), b.records());
             }
             String diff = Vectors.firstDifference(ours, theirs);
             failures.check(diff == null, "batch at offset " + b.baseOffset() + " ("
@@ -239,9 +164,8 @@ class RecordBatchTest {
         failures.assertNone();
     }
 
-    private static long firstTimestamp(RecordBatch batch) {
-        Iterator<Record> it = batch.iterator();
-        return it.hasNext() ? it.next().timestamp() : batch.maxTimestamp();
+    private static long firstTimestamp(BatchView batch) {
+        return batch.records().isEmpty() ? batch.maxTimestamp() : batch.records().get(0).timestamp();
     }
 
     @Test
@@ -250,10 +174,10 @@ class RecordBatchTest {
         LeaderChangeMessage lc = new LeaderChangeMessage().setVersion((short) 0).setLeaderId(1)
             .setVoters(List.of(new LeaderChangeMessage.Voter().setVoterId(1), new LeaderChangeMessage.Voter().setVoterId(2)))
             .setGrantingVoters(List.of(new LeaderChangeMessage.Voter().setVoterId(1)));
-        List<ByteBuffer> parts = new ArrayList<>();
-        parts.add(javaControlBatch(0, 7, 5000, List.of(lc,
+        List<byte[]> parts = new ArrayList<>();
+        parts.add(Batches.control(0, 7, 5000, List.of(lc,
             new KRaftVersionRecord().setVersion((short) 0).setKRaftVersion((short) 1), fixedVoters())));
-        parts.add(javaDataBatch(3, 7, 5001, fixedRecords()));
+        parts.add(Batches.data(3, 7, 5001, fixedRecords()));
         long next = 3 + fixedRecords().size();
         // Random records of every type and version Kafka knows, in batches of random sizes.
         List<ApiMessageAndVersion> more = new ArrayList<>();
@@ -269,28 +193,23 @@ class RecordBatchTest {
         int epoch = 7;
         for (int from = 0; from < more.size(); ) {
             int n = Math.min(more.size() - from, 1 + random.nextInt(60));
-            parts.add(javaDataBatch(next, epoch, 6000 + next, more.subList(from, from + n)));
+            parts.add(Batches.data(next, epoch, 6000 + next, more.subList(from, from + n)));
             next += n;
             from += n;
             if (random.nextInt(5) == 0) {
                 epoch++;
-                parts.add(javaControlBatch(next, epoch, 6000 + next, List.of(
+                parts.add(Batches.control(next, epoch, 6000 + next, List.of(
                     new LeaderChangeMessage().setLeaderId(random.nextInt(5)).setVoters(List.of(new LeaderChangeMessage.Voter().setVoterId(0))),
                     new KRaftVersionRecord().setKRaftVersion((short) random.nextInt(2)))));
                 next += 2;
             }
         }
-        parts.add(javaControlBatch(next, epoch, 9000, List.of(new SnapshotHeaderRecord().setVersion((short) 0).setLastContainedLogTimestamp(8999))));
-        parts.add(javaControlBatch(next + 1, epoch, 9000, List.of(new SnapshotFooterRecord().setVersion((short) 0))));
-        int size = parts.stream().mapToInt(ByteBuffer::remaining).sum();
-        ByteBuffer out = ByteBuffer.allocate(size);
-        parts.forEach(p -> out.put(p.duplicate()));
+        parts.add(Batches.control(next, epoch, 9000, List.of(new SnapshotHeaderRecord().setVersion((short) 0).setLastContainedLogTimestamp(8999))));
+        parts.add(Batches.control(next + 1, epoch, 9000, List.of(new SnapshotFooterRecord().setVersion((short) 0))));
+        ByteBuffer out = ByteBuffer.allocate(parts.stream().mapToInt(p -> p.length).sum());
+        parts.forEach(out::put);
         Files.write(Vectors.java("java.log"), out.array());
         // Kafka's own reader must accept what Kafka's builders wrote (a check of this test).
-        try (RecordsIterator<ApiMessageAndVersion> it = recordsIterator(MemoryRecords.readableRecords(ByteBuffer.wrap(out.array())))) {
-            while (it.hasNext()) {
-                it.next();
-            }
-        }
+        assertEquals(parts.size(), Batches.readKraft(out.array()).size(), "RecordsIterator must return every batch Kafka wrote");
     }
 }
