@@ -288,17 +288,21 @@ struct Described {
 }
 
 /// `Feature: X\tSupportedMinVersion: a\tSupportedMaxVersion: b\tFinalizedVersionLevel: c\tEpoch: e`
-/// lines (FeatureCommand.handleDescribe): feature → its supported max and finalized level.
+/// lines (FeatureCommand.handleDescribe; 4.4 pads with spaces instead of tabs): feature → its
+/// supported max and finalized level.
 fn parse_features_describe(text: &str) -> Result<BTreeMap<String, Described>> {
     let mut out = BTreeMap::new();
     for l in text.lines().filter(|l| l.starts_with("Feature:")) {
+        // 4.0–4.3 separate the fields by tabs, 4.4 pads them into columns with spaces: take
+        // the whitespace-delimited token after `Name:`.
         let field = |name: &str| -> Result<String> {
-            l.split('\t')
-                .find_map(|c| {
-                    c.trim()
-                        .strip_prefix(&format!("{name}:"))
-                        .map(|v| v.trim().to_string())
-                })
+            let key = format!("{name}:");
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words
+                .iter()
+                .position(|w| *w == key)
+                .and_then(|i| words.get(i + 1))
+                .map(|v| v.to_string())
                 .with_context(|| format!("no {name} in {l:?}"))
         };
         out.insert(
@@ -584,6 +588,12 @@ mod tests {
             "Feature: group.version\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\n"
         )
         .is_err());
+        let padded = parse_features_describe(
+            "Feature: metadata.version          SupportedMinVersion: 3.3-IV3          SupportedMaxVersion: 4.4-IV2          FinalizedVersionLevel: 4.1-IV1          Epoch: 66\n",
+        )
+        .unwrap();
+        assert_eq!(padded["metadata.version"].max, "4.4-IV2");
+        assert_eq!(padded["metadata.version"].finalized, "4.1-IV1");
         assert!(mv_order("4.2-IV1") > mv_order("4.1-IV3"));
         assert!(mv_order("4.10-IV0") > mv_order("4.9-IV9"));
     }
