@@ -221,7 +221,7 @@ fn check_features(env: &Env, c: &Cluster) -> Result<Mv> {
         }
         if flag == "--bootstrap-controller" {
             let max = &got["metadata.version"].max;
-            if mv_order(max) < mv_order(&mv_name) {
+            if !supports(max, &mv_name, &mv_level) {
                 bail!("the controller's SupportedMaxVersion of metadata.version is {max}, below the finalized {mv_name}");
             }
         }
@@ -237,6 +237,16 @@ fn check_features(env: &Env, c: &Cluster) -> Result<Mv> {
         name: mv_name,
         level,
     })
+}
+
+/// Whether a SupportedMaxVersion `max` as the tool printed it covers the finalized `name` (feature
+/// level `level`): a name at or above it, or `UNKNOWN <n>` (a level the tool's release does not
+/// know, e.g. a 4.0 tool asking a controller that supports 4.1-IV1) with `n` above it.
+fn supports(max: &str, name: &str, level: &str) -> bool {
+    match max.strip_prefix("UNKNOWN ") {
+        Some(n) => matches!((n.parse::<i64>(), level.parse::<i64>()), (Ok(n), Ok(l)) if n > l),
+        None => mv_order(max) >= mv_order(name),
+    }
 }
 
 /// `4.1-IV1` → `(4, 1, 1)`, for ordering metadata.version names (unparsable: `(0, 0, 0)`).
@@ -301,8 +311,13 @@ fn parse_features_describe(text: &str) -> Result<BTreeMap<String, Described>> {
             words
                 .iter()
                 .position(|w| *w == key)
-                .and_then(|i| words.get(i + 1))
-                .map(|v| v.to_string())
+                .and_then(|i| {
+                    // A level the tool's release does not know prints as `UNKNOWN <level>`.
+                    match (words.get(i + 1), words.get(i + 2)) {
+                        (Some(&"UNKNOWN"), Some(n)) => Some(format!("UNKNOWN {n}")),
+                        (v, _) => v.map(|v| v.to_string()),
+                    }
+                })
                 .with_context(|| format!("no {name} in {l:?}"))
         };
         out.insert(
@@ -594,6 +609,15 @@ mod tests {
         .unwrap();
         assert_eq!(padded["metadata.version"].max, "4.4-IV2");
         assert_eq!(padded["metadata.version"].finalized, "4.1-IV1");
+        let unknown = parse_features_describe(
+            "Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: UNKNOWN 27\tFinalizedVersionLevel: 4.0-IV3\tEpoch: 70\n",
+        )
+        .unwrap();
+        assert_eq!(unknown["metadata.version"].max, "UNKNOWN 27");
+        assert!(supports("UNKNOWN 27", "4.0-IV3", "25"));
+        assert!(!supports("UNKNOWN 5", "4.0-IV3", "25"));
+        assert!(supports("4.1-IV1", "4.1-IV1", "27"));
+        assert!(!supports("4.0-IV3", "4.1-IV1", "27"));
         assert!(mv_order("4.2-IV1") > mv_order("4.1-IV3"));
         assert!(mv_order("4.10-IV0") > mv_order("4.9-IV9"));
     }
