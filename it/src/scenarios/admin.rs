@@ -276,7 +276,11 @@ fn render(p: &PartitionInfo) -> String {
 const NODE_CONFIG: &str = "log.cleaner.threads";
 const NODE_VALUE: &str = "2";
 
-fn controller_configs(env: &Env, c: &Cluster) -> Result<()> {
+/// Broker configs on a controller: `kafka-configs --bootstrap-controller --describe` of the first
+/// controller's node id prints its dynamic-config header; `--alter` sets [`NODE_CONFIG`], and the
+/// next describe lists it with its DYNAMIC_BROKER_CONFIG synonym (DescribeConfigs and
+/// IncrementalAlterConfigs answered by the controller, KIP-919).
+pub fn controller_configs(env: &Env, c: &Cluster) -> Result<()> {
     let ctl = c.controllers.first().context("no controller")?;
     let addr = ctl.addr();
     let id = ctl.id.to_string();

@@ -90,7 +90,7 @@ fn check_healthy_quorum(env: &Env, c: &Cluster) -> Result<()> {
 
 /// `describe --replication` through `one_controller` lists `leader` as Leader, the other
 /// voters as Followers and the broker as an Observer.
-fn check_replication_roles(
+pub fn check_replication_roles(
     env: &Env,
     c: &Cluster,
     one_controller: &str,

@@ -22,6 +22,7 @@ pub mod mixed;
 pub mod rf3;
 pub mod rolling;
 pub mod snapshot;
+pub mod tools;
 
 /// A runnable scenario.
 pub struct Scenario {
@@ -99,6 +100,16 @@ pub const SCENARIOS: &[Scenario] = &[
                 snapshots written by kraftwerk), then back (stale kraftwerk indexes); acked writes all read back",
         deadline: Duration::from_secs(1500),
         run: rolling::run_interchange,
+    },
+    Scenario {
+        name: "tools",
+        about: "3 kraftwerk controllers + 1 broker, asserted through the release's own CLI tools: \
+                kafka-metadata-quorum describe --status/--replication (leader, voters, lag 0), kafka-cluster \
+                cluster-id, kafka-features describe = version-mapping at the formatted level (controller and \
+                broker), kafka-topics, kafka-configs --bootstrap-controller, kafka-metadata-shell and kafka-dump-log \
+                on kraftwerk's snapshot and log",
+        deadline: Duration::from_secs(420),
+        run: tools::run,
     },
     Scenario {
         name: "chaos",

@@ -32,9 +32,9 @@
 //! With Java controllers in some slots (`IT_CONTROLLERS=java,java,java` runs the reference), the
 //! kraftwerk-only checks (metrics, kraftwerk's log lines) are skipped for those slots.
 
-mod files;
-mod history;
-mod probes;
+pub mod files;
+pub mod history;
+pub mod probes;
 
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
