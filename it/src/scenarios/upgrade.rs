@@ -276,18 +276,21 @@ fn expected_metadata_version(env: &Env, tools: &Tools, release: &str) -> Result<
         .with_context(|| format!("no metadata.version in {:?}", r.stdout))
 }
 
-/// From `kafka-features describe` output (`Feature: X\tSupportedMinVersion: …\t
-/// FinalizedVersionLevel: L\tEpoch: …`), the finalized level of `feature`.
+/// From `kafka-features describe` output, the finalized level of `feature`. The fields are
+/// `Feature: X  SupportedMinVersion: a  SupportedMaxVersion: b  FinalizedVersionLevel: c
+/// Epoch: e`, separated by tabs up to 4.3 and padded into columns with spaces by 4.4, so the
+/// value is the whitespace-delimited word after its label.
 fn parse_finalized(out: &str, feature: &str) -> Option<String> {
-    out.lines()
-        .find(|l| {
-            l.split('\t')
-                .next()
-                .is_some_and(|f| f.trim() == format!("Feature: {feature}"))
-        })?
-        .split('\t')
-        .find_map(|f| f.trim().strip_prefix("FinalizedVersionLevel:"))
-        .map(|v| v.trim().to_string())
+    out.lines().find_map(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let value = |label: &str| {
+            let i = words.iter().position(|w| *w == label)?;
+            words.get(i + 1).copied()
+        };
+        (value("Feature:") == Some(feature))
+            .then(|| value("FinalizedVersionLevel:").map(str::to_string))
+            .flatten()
+    })
 }
 
 /// From `kafka-features version-mapping` output (`metadata.version=33 (4.4-IV2)`), the name.
@@ -318,6 +321,13 @@ mod tests {
         assert_eq!(
             parse_finalized(out, "eligible.leader.replicas.version").as_deref(),
             Some("0")
+        );
+        let padded = "Feature: metadata.version          SupportedMinVersion: 3.3-IV3          \
+                      SupportedMaxVersion: 4.4-IV2          FinalizedVersionLevel: 4.1-IV1          \
+                      Epoch: 66\n";
+        assert_eq!(
+            parse_finalized(padded, "metadata.version").as_deref(),
+            Some("4.1-IV1")
         );
     }
 
