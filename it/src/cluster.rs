@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::env::{ControllerKind, Env};
-use crate::kafka::args;
+use crate::kafka::{args, Kafka};
 use crate::parse::{self, PartitionInfo, QuorumStatus, ReplicaRow};
 use crate::procs::{self, Proc, StopOutcome};
 use crate::util;
@@ -46,6 +46,9 @@ pub struct Node {
     proc: Option<Proc>,
     /// How many times the node was started.
     pub starts: u32,
+    /// The Kafka release this node runs when it is a broker or a Java controller, if not the
+    /// scenario's (`KAFKA_VERSION`); see [`Cluster::set_kafka_release`].
+    pub kafka_release: Option<std::sync::Arc<Kafka>>,
 }
 
 impl Node {
@@ -339,7 +342,10 @@ impl<'e> Cluster<'e> {
                 c.env("NO_COLOR", "1");
                 c
             }
-            _ => env.kafka().server_command(&n.props),
+            _ => match &n.kafka_release {
+                Some(kafka) => kafka.server_command(&n.props),
+                None => env.kafka().server_command(&n.props),
+            },
         };
         let cmd = match &n.netns {
             Some(ns) => crate::netns::exec_in(ns, &cmd),
@@ -404,6 +410,18 @@ impl<'e> Cluster<'e> {
             Role::Controller(_) => n.role = Role::Controller(kind),
             Role::Broker => bail!("{} is a broker", n.label()),
         }
+        Ok(())
+    }
+
+    /// Runs node `id` (a broker or a Java controller) on `kafka`'s jars from its next start on,
+    /// with the same `node.id`, properties file and data directory: a rolling upgrade step.
+    /// Errors if it is running.
+    pub fn set_kafka_release(&mut self, id: i32, kafka: std::sync::Arc<Kafka>) -> Result<()> {
+        let n = self.node(id)?;
+        if n.is_running() {
+            bail!("{} must be stopped before it changes release", n.label());
+        }
+        n.kafka_release = Some(kafka);
         Ok(())
     }
 
@@ -698,6 +716,7 @@ fn new_node(env: &Env, id: i32, role: Role) -> Result<Node> {
         log: PathBuf::new(),
         proc: None,
         starts: 0,
+        kafka_release: None,
     };
     n.dir = env.work.join(n.name());
     std::fs::create_dir_all(&n.dir)?;

@@ -23,6 +23,7 @@ pub mod rf3;
 pub mod rolling;
 pub mod snapshot;
 pub mod tools;
+pub mod upgrade;
 
 /// A runnable scenario.
 pub struct Scenario {
@@ -110,6 +111,21 @@ pub const SCENARIOS: &[Scenario] = &[
                 on kraftwerk's snapshot and log",
         deadline: Duration::from_secs(420),
         run: tools::run,
+    },
+    Scenario {
+        name: "upgrade",
+        about: "rolling upgrade under 3 kraftwerk controllers: 3 brokers of KAFKA_VERSION (default 4.1.2) restarted \
+                one at a time on IT_UPGRADE_TO (default 4.4.0), then kafka-features upgrade --release-version <new> \
+                finalizes the level version-mapping names; an acks=all producer throughout, every ack read back",
+        deadline: Duration::from_secs(1500),
+        run: upgrade::run,
+    },
+    Scenario {
+        name: "upgrade-java",
+        about: "as upgrade, with the controllers replaced one at a time by Java controllers of the new release after \
+                the second broker (same node.id and directories)",
+        deadline: Duration::from_secs(1800),
+        run: upgrade::run_java,
     },
     Scenario {
         name: "chaos",

@@ -148,7 +148,7 @@ fn run_rolling(env: &Env, first: ControllerKind, second: ControllerKind) -> Resu
 
 /// Stops controller `id` (SIGTERM, must exit cleanly), starts `kind` on the same directory and
 /// checks it opened the log whole and caught up.
-fn replace(
+pub(super) fn replace(
     env: &Env,
     c: &mut Cluster,
     id: i32,
@@ -458,7 +458,7 @@ impl AckProducer {
 }
 
 /// Reads `topic` from the beginning until nothing arrives for 20 s; returns the distinct values.
-fn consume_all(env: &Env, boot: &str, topic: &str) -> Result<BTreeSet<String>> {
+pub(super) fn consume_all(env: &Env, boot: &str, topic: &str) -> Result<BTreeSet<String>> {
     let r = env.tool(
         "kafka-console-consumer",
         &args(&[
