@@ -12,6 +12,9 @@
 # KRAFTWERK_NO_INSTALL=1 reports what is missing instead of installing it.
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kraftwerk/target}"
+# The newest Kafka release kraftwerk is checked against (scripts/test runs compat/ against it as
+# well as against $KAFKA_VERSION; .ci/run fetches its jars).
+export KRAFTWERK_KAFKA_NEWEST="${KRAFTWERK_KAFKA_NEWEST:-4.4.0}"
 
 # kraftwerk_missing_packages: the Debian packages this machine lacks, space-separated.
 kraftwerk_missing_packages() {

@@ -1,7 +1,9 @@
 //! Vectors for the cross-check against Kafka's own Java classes (`compat/`, driven by
 //! `compat/run`). Both tests are `#[ignore]`d and need `KRAFTWERK_JAVA_VECTORS=<dir>`; optional
-//! `KRAFTWERK_COMPAT_SAMPLES` (random values per type and version, default 40) and
-//! `KRAFTWERK_COMPAT_SEED`.
+//! `KRAFTWERK_COMPAT_SAMPLES` (random values per type and version, default 40),
+//! `KRAFTWERK_COMPAT_SEED` and `KRAFTWERK_COMPAT_KAFKA_VERSION` (the Kafka release under test,
+//! default 4.1.2: record versions `compat/release-versions.txt` lists as newer are left out of
+//! `rust.log` and not expected from Kafka).
 //!
 //! - `write_rust_vectors` writes into `<dir>/rust/`:
 //!   - `metadata.tsv`: `api key, version, hex of the ApiMessageAndVersion frame, JSON` for random
@@ -10,9 +12,8 @@
 //!     re-encodes them identically and compares the fields;
 //!   - `control.tsv`: `control type, hex of the value, JSON` for random control records;
 //!   - `rust.log`: contiguous batches (a LeaderChange + KRaftVersion + Voters control batch,
-//!     fixed metadata records, random records of every type at every version the Kafka release
-//!     under test reads (`KRAFTWERK_COMPAT_KAFKA_VERSION`, default 4.1: up to RegisterBrokerRecord
-//!     v4, BrokerRegistrationChangeRecord v3 and UnregisterControllerRecord against 4.4),
+//!     fixed metadata records, random records of every type at every version the Kafka under
+//!     test reads (`KRAFTWERK_COMPAT_KAFKA_VERSION` and `compat/release-versions.txt`),
 //!     random control batches, snapshot header/footer batches) for Java's `RecordsIterator`
 //!     and `MetadataRecordSerde` to read and for Java's builders to rebuild byte for byte.
 //! - `read_java_vectors` reads `<dir>/java/`, written by `compat/`'s JUnit tests:
@@ -162,29 +163,61 @@ fn json_of(value: &impl std::fmt::Debug) -> String {
     debug_json::to_text(&debug_json::from_debug(&format!("{value:?}")))
 }
 
-/// The Kafka release (`major.minor`) compat/run checks against, from
-/// `KRAFTWERK_COMPAT_KAFKA_VERSION` (e.g. `4.4.0`; compat/run's `--kafka-version`); 4.1 when
-/// unset, the release these vectors were first written for.
-fn target_release() -> (u32, u32) {
-    let version = std::env::var("KRAFTWERK_COMPAT_KAFKA_VERSION").unwrap_or_default();
-    let mut parts = version.split('.').map(|p| p.parse::<u32>());
-    match (parts.next(), parts.next()) {
-        (Some(Ok(major)), Some(Ok(minor))) => (major, minor),
-        _ => (4, 1),
-    }
+/// The release line of the Kafka compat/run checks against (`KRAFTWERK_COMPAT_KAFKA_VERSION`,
+/// e.g. `4.3.1` gives `(4, 3)`; default 4.1.2, the release kraftwerk targets).
+fn kafka_line() -> (u32, u32) {
+    let version =
+        std::env::var("KRAFTWERK_COMPAT_KAFKA_VERSION").unwrap_or_else(|_| "4.1.2".to_owned());
+    parse_line(&version).unwrap_or_else(|| panic!("KRAFTWERK_COMPAT_KAFKA_VERSION={version}"))
 }
 
-/// The newest version of record type `api_key` (of which we write up to `max`) that Kafka
-/// `release` reads, `None` if it has no such type: RegisterBrokerRecord v4 and
-/// BrokerRegistrationChangeRecord v3 (cordoned log dirs, KIP-1066) from 4.3,
-/// UnregisterControllerRecord (KIP-1312) from 4.4 (the `kafka-metadata` jars' JSON schemas).
-fn java_max_version(release: (u32, u32), api_key: i16, max: i16) -> Option<i16> {
-    match api_key {
-        0 if release < (4, 3) => Some(3),
-        17 if release < (4, 3) => Some(2),
-        29 if release < (4, 4) => None,
-        _ => Some(max),
+fn parse_line(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split(['.', '-']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// The metadata record versions `compat/release-versions.txt` lists as arriving after release
+/// line `release`: (api key, version).
+fn newer_than(release: (u32, u32)) -> HashSet<(i16, i16)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../compat/release-versions.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut newer = HashSet::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let since = f.get(3).and_then(|s| parse_line(s));
+        let (Some(key), Some(version), Some(since)) = (
+            f.get(1).and_then(|k| k.parse().ok()),
+            f.get(2).and_then(|v| v.parse().ok()),
+            since,
+        ) else {
+            panic!("{}: bad line {line:?}", path.display());
+        };
+        if f[0] == "metadata" && since > release {
+            newer.insert((key, version));
+        }
     }
+    newer
+}
+
+/// The highest version of record `api_key` in `min..=max` that the Kafka release under test
+/// reads (the versions `compat/release-versions.txt` lists as newer are left out of
+/// `rust.log`); `None` when it has no version of the type.
+fn release_max_version(api_key: i16, min: i16, max: i16) -> Option<i16> {
+    max_version_before(&newer_than(kafka_line()), api_key, min, max)
+}
+
+fn max_version_before(
+    newer: &HashSet<(i16, i16)>,
+    api_key: i16,
+    min: i16,
+    max: i16,
+) -> Option<i16> {
+    (min..=max)
+        .take_while(|&v| !newer.contains(&(api_key, v)))
+        .last()
 }
 
 pub(crate) fn fixed_voters() -> ControlRecord {
@@ -409,6 +442,23 @@ fn data_batch(base_offset: i64, records: &[ApiMessageAndVersion]) -> Bytes {
     b.build()
 }
 
+/// compat/release-versions.txt as the writer reads it: 4.3's and 4.4's record versions are left
+/// out for Kafka 4.1 and kept for 4.4.
+#[test]
+fn release_table_leaves_out_newer_record_versions() {
+    assert_eq!(parse_line("4.3.1"), Some((4, 3)));
+    assert_eq!(parse_line("4.10-rc0"), Some((4, 10)));
+    let for_4_1 = newer_than((4, 1));
+    assert!(for_4_1.contains(&(0, 4)) && for_4_1.contains(&(17, 3)) && for_4_1.contains(&(29, 0)));
+    assert_eq!(max_version_before(&for_4_1, 0, 0, 4), Some(3));
+    assert_eq!(max_version_before(&for_4_1, 29, 0, 0), None);
+    assert_eq!(max_version_before(&for_4_1, 2, 0, 1), Some(1));
+    let for_4_3 = newer_than((4, 3));
+    assert_eq!(max_version_before(&for_4_3, 0, 0, 4), Some(4));
+    assert_eq!(max_version_before(&for_4_3, 29, 0, 0), None);
+    assert!(!newer_than((4, 4)).contains(&(29, 0)));
+}
+
 #[test]
 #[ignore = "writes vectors for compat/ (Kafka's Java classes); needs KRAFTWERK_JAVA_VECTORS"]
 fn write_rust_vectors() {
@@ -469,7 +519,7 @@ fn write_rust_vectors() {
     let release = target_release();
     for _ in 0..samples().div_ceil(2) {
         for &(key, _, min, max) in METADATA_RECORD_TYPES {
-            let Some(max) = java_max_version(release, key, max) else {
+            let Some(max) = release_max_version(key, min, max) else {
                 continue;
             };
             for version in min..=max {
@@ -591,7 +641,7 @@ fn read_java_records(failures: &mut Failures) {
         });
     }
     for &(key, name, min, max) in METADATA_RECORD_TYPES {
-        let Some(max) = java_max_version(target_release(), key, max) else {
+        let Some(max) = release_max_version(key, min, max) else {
             continue;
         };
         for version in min..=max {

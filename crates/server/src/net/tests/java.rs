@@ -1,4 +1,5 @@
-//! Interoperability with Apache Kafka 4.1 Java code, run by `compat/run`: the `java_controller_*`
+//! Interoperability with Apache Kafka's Java code (the release `compat/run --kafka-version` names,
+//! `KRAFTWERK_COMPAT_KAFKA_VERSION`), run by `compat/run`: the `java_controller_*`
 //! tests talk to a Java KRaft controller (a single voter, node id 1, that compat/run formats and
 //! starts) at `KRAFTWERK_JAVA_CONTROLLER=host:port`; `java_admin_client_describes_our_quorum`
 //! runs Kafka's admin tool from the jars in `KRAFTWERK_KAFKA_LIBS`. They fail without those
@@ -70,7 +71,7 @@ async fn java_controller_answers_describe_quorum() {
         panic!()
     };
     eprintln!("DescribeQuorum v{version}: {response:#?}");
-    assert_eq!(version, 2, "Java 4.1 speaks DescribeQuorum 0..=2");
+    assert_eq!(version, 2, "Java 4.0 to 4.4 speak DescribeQuorum 0..=2");
     assert_eq!(response.error_code, 0);
     let partition = &response.topics[0].partitions[0];
     assert!(partition.leader_id.0 >= 0, "a leader is known");
@@ -164,12 +165,27 @@ async fn observer_fetch(fetch_max: i16) -> (i16, FetchResponse) {
     (version, response)
 }
 
-/// A raft observer Fetch at v18 and at v13 (legacy replica id) both get records from Java.
+/// The highest Fetch version of the Java controller under test: 18 (KIP-1166) from Kafka 4.1 on,
+/// 17 on 4.0. The release is `KRAFTWERK_COMPAT_KAFKA_VERSION` (compat/run sets it to the Kafka it
+/// started; 4.1.2 when unset).
+fn java_fetch_max() -> i16 {
+    let version =
+        std::env::var("KRAFTWERK_COMPAT_KAFKA_VERSION").unwrap_or_else(|_| "4.1.2".into());
+    let mut parts = version.split('.').map(|p| p.parse::<u32>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(major)), Some(Ok(minor))) if (major, minor) < (4, 1) => 17,
+        (Some(Ok(_)), Some(Ok(_))) => 18,
+        _ => panic!("KRAFTWERK_COMPAT_KAFKA_VERSION={version}: not a Kafka version"),
+    }
+}
+
+/// A raft observer Fetch at the Java controller's highest version (v18, KIP-1166; v17 on Kafka
+/// 4.0) and at v13 (legacy replica id) both get records from Java.
 #[tokio::test]
 #[ignore = "run by compat/run: needs a running Java controller (KRAFTWERK_JAVA_CONTROLLER)"]
 async fn java_controller_serves_our_observer_fetch_at_v13_and_v18() {
     init_logs();
-    for fetch_max in [18, 13] {
+    for fetch_max in [java_fetch_max(), 13] {
         let (version, response) = observer_fetch(fetch_max).await;
         assert_eq!(version, fetch_max);
         assert_eq!(response.error_code, 0, "v{version}: {response:?}");
@@ -190,7 +206,7 @@ async fn java_controller_serves_our_observer_fetch_at_v13_and_v18() {
             records.len()
         );
     }
-    // The leader tracked us by the replica id we sent (ReplicaState at v18, legacy field at v13).
+    // The leader tracked us by the replica id we sent (ReplicaState from v15, legacy field at v13).
     let (_, quorum) = java_controller_peer()
         .send(ApiKey::DescribeQuorum, |_| describe_quorum_request())
         .await
