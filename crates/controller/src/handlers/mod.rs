@@ -15,6 +15,7 @@ pub mod quotas;
 pub mod reassignment;
 pub mod scram;
 pub mod topics;
+pub mod unregistration;
 
 use kafka_protocol::error::ResponseError;
 

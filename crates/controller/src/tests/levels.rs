@@ -289,3 +289,91 @@ fn unregister_controller_and_cidr_acl_records_replay() {
     );
     assert!(node.controller.image().cluster.controller(3002).is_none());
 }
+
+#[test]
+fn unregister_controller_follows_kafka_4_4() {
+    use crate::handlers::unregistration::{unregister_controller, CONTROLLER_ID_NOT_REGISTERED};
+    let register = |id: i32| {
+        ApiMessageAndVersion::new(
+            RegisterControllerRecord {
+                controller_id: id,
+                ..Default::default()
+            },
+            0,
+        )
+    };
+    // Below 4.4-IV2: UNSUPPORTED_VERSION, even for a registered controller.
+    let mut node = TestNode::active(MetadataVersion::V4_4_IV1);
+    append(&mut node, vec![register(3001)]);
+    let cfg = config(MetadataVersion::V4_4_IV1);
+    let r = unregister_controller(node.controller.image(), &cfg, 3001);
+    assert_eq!(r.response.code, 35);
+    assert!(r.records.is_empty());
+
+    let mut node = TestNode::active(MetadataVersion::V4_4_IV2);
+    append(&mut node, vec![register(3001)]);
+    let cfg = config(MetadataVersion::V4_4_IV2);
+    // Itself (node 3000): INVALID_REQUEST.
+    let r = unregister_controller(node.controller.image(), &cfg, 3000);
+    assert_eq!(
+        (r.response.code, r.response.message.as_deref()),
+        (
+            42,
+            Some("Controller cannot unregister itself while it is active.")
+        )
+    );
+    // Unknown id.
+    let r = unregister_controller(node.controller.image(), &cfg, 3009);
+    assert_eq!(
+        (r.response.code, r.response.message.as_deref()),
+        (
+            CONTROLLER_ID_NOT_REGISTERED,
+            Some("Controller ID 3009 is not currently registered.")
+        )
+    );
+    assert!(r.records.is_empty());
+    // A registered one: one UnregisterControllerRecord v0, and replay removes it.
+    let r = unregister_controller(node.controller.image(), &cfg, 3001);
+    assert_eq!(r.response.code, 0);
+    assert!(r.atomic);
+    assert_eq!(r.records.len(), 1);
+    assert_eq!(r.records[0].version, 0);
+    append(&mut node, r.records);
+    assert!(node.controller.image().cluster.controller(3001).is_none());
+    let r = unregister_controller(node.controller.image(), &cfg, 3001);
+    assert_eq!(r.response.code, CONTROLLER_ID_NOT_REGISTERED);
+}
+
+#[test]
+fn heartbeat_cordoned_dirs_become_registration_changes_only_when_they_change() {
+    use crate::handlers::unregistration::cordoned_directories_record;
+    let mut node = TestNode::active(MetadataVersion::V4_3_IV0);
+    let epochs = add_44_brokers(&mut node, &[(1, vec![dir_of(1)])]);
+    let image = node.controller.image();
+    // No list (before RECOVERY) or an unknown broker: nothing.
+    assert!(cordoned_directories_record(image, 1, epochs[0], None).is_none());
+    assert!(cordoned_directories_record(image, 9, 0, Some(&[])).is_none());
+    // The first list, even empty, is a change (the registration has none).
+    let first = cordoned_directories_record(image, 1, epochs[0], Some(&[])).unwrap();
+    assert_eq!(first.version, 3);
+    append(&mut node, vec![first]);
+    let image = node.controller.image();
+    assert!(cordoned_directories_record(image, 1, epochs[0], Some(&[])).is_none());
+    let cordon = cordoned_directories_record(image, 1, epochs[0], Some(&[dir_of(1)])).unwrap();
+    let MetadataRecord::BrokerRegistrationChange(r) = &cordon.record else {
+        panic!("{cordon:?}")
+    };
+    assert_eq!(r.cordoned_log_dirs, Some(vec![dir_of(1)]));
+    append(&mut node, vec![cordon]);
+    assert!(
+        cordoned_directories_record(node.controller.image(), 1, epochs[0], Some(&[dir_of(1)]))
+            .is_none()
+    );
+    // Before 4.3-IV0 the field is ignored.
+    let mut old = TestNode::active(MetadataVersion::V4_2_IV1);
+    let epochs = add_44_brokers(&mut old, &[(1, vec![dir_of(1)])]);
+    assert!(
+        cordoned_directories_record(old.controller.image(), 1, epochs[0], Some(&[dir_of(1)]))
+            .is_none()
+    );
+}
