@@ -516,7 +516,6 @@ fn write_rust_vectors() {
     push(&mut log, control_batch(0, 5, 1000, &start));
     let mut next = push(&mut log, data_batch(3, &fixed_records()));
     let mut random = Vec::new();
-    let release = target_release();
     for _ in 0..samples().div_ceil(2) {
         for &(key, _, min, max) in METADATA_RECORD_TYPES {
             let Some(max) = release_max_version(key, min, max) else {
@@ -796,9 +795,10 @@ fn java_max_versions_follow_each_releases_schemas() {
         ((4, 3), Some(4), Some(3), None),
         ((4, 4), Some(4), Some(3), Some(0)),
     ] {
-        assert_eq!(java_max_version(release, 0, 4), rbr, "{release:?}");
-        assert_eq!(java_max_version(release, 17, 3), brcr, "{release:?}");
-        assert_eq!(java_max_version(release, 29, 0), ucr, "{release:?}");
-        assert_eq!(java_max_version(release, 3, 2), Some(2), "{release:?}");
+        let newer = newer_than(release);
+        assert_eq!(max_version_before(&newer, 0, 0, 4), rbr, "{release:?}");
+        assert_eq!(max_version_before(&newer, 17, 0, 3), brcr, "{release:?}");
+        assert_eq!(max_version_before(&newer, 29, 0, 0), ucr, "{release:?}");
+        assert_eq!(max_version_before(&newer, 3, 0, 2), Some(2), "{release:?}");
     }
 }
