@@ -63,8 +63,7 @@ fn open(root: &Path, fs: &FaultyFs) -> Result<ServerNode, NodeError> {
         "CONTROLLER",
     );
     let core = RaftCore::new(raft, log, store, 7, 0)?;
-    let mut config =
-        ControllerConfig::new(1, CLUSTER_ID, bootstrap(MetadataVersion::LATEST_PRODUCTION));
+    let mut config = ControllerConfig::new(1, CLUSTER_ID, bootstrap(MetadataVersion::V4_1_IV1));
     config.rng_seed = 7;
     Node::new(core, Controller::new(config))
 }
