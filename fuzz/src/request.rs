@@ -17,7 +17,8 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseKind};
 use kraftwerk_controller::ControllerRequest;
 use kraftwerk_protocol::api_versions::{
-    answer_api_versions, unsupported_version_response, ApiVersionsFeatures, SupportedFeature,
+    answer_api_versions, unsupported_version_response, ApiVersionsFeatures, ServerIdentity,
+    SupportedFeature,
 };
 use kraftwerk_protocol::codec::{
     decode_request_body, decode_request_header, encode_request_into, encode_response,
@@ -78,7 +79,11 @@ pub fn check_request(request: &DecodedRequest, table: &ApiTable, outer: bool) {
     }
     match &request.body {
         RequestKind::ApiVersions(body) => {
-            let response = answer_api_versions(body, version, table, &features());
+            let ours = ServerIdentity {
+                cluster_id: "MkU3OEVBNTcwNTJENDM2Qg".to_owned(),
+                node_id: 1,
+            };
+            let response = answer_api_versions(body, version, table, &features(), Some(&ours));
             respond(request, ResponseKind::ApiVersions(response));
         }
         RequestKind::Envelope(envelope) if outer => match unwrap_envelope(envelope, table) {

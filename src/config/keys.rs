@@ -13,7 +13,8 @@ use kraftwerk_node::SnapshotPolicy;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
 use kraftwerk_raft::config::{
     DEFAULT_APPEND_LINGER_MS, DEFAULT_ELECTION_BACKOFF_MAX_MS, DEFAULT_ELECTION_TIMEOUT_MS,
-    DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_RETRY_BACKOFF_MS,
+    DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_SNAPSHOT_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS,
+    DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_RETRY_BACKOFF_MS,
 };
 
 use super::def::ConfigType::{Boolean, Int, List, Long, Short, String as Str};
@@ -45,6 +46,9 @@ pub(crate) const QUORUM_ELECTION_BACKOFF_MAX_MS: &str = "controller.quorum.elect
 pub(crate) const QUORUM_REQUEST_TIMEOUT_MS: &str = "controller.quorum.request.timeout.ms";
 pub(crate) const QUORUM_RETRY_BACKOFF_MS: &str = "controller.quorum.retry.backoff.ms";
 pub(crate) const QUORUM_APPEND_LINGER_MS: &str = "controller.quorum.append.linger.ms";
+pub(crate) const QUORUM_FETCH_MAX_BYTES: &str = "controller.quorum.fetch.max.bytes";
+pub(crate) const QUORUM_FETCH_SNAPSHOT_MAX_BYTES: &str =
+    "controller.quorum.fetch.snapshot.max.bytes";
 pub(crate) const METADATA_MAX_IDLE_INTERVAL_MS: &str = "metadata.max.idle.interval.ms";
 pub(crate) const BROKER_SESSION_TIMEOUT_MS: &str = "broker.session.timeout.ms";
 pub(crate) const BROKER_HEARTBEAT_INTERVAL_MS: &str = "broker.heartbeat.interval.ms";
@@ -153,6 +157,14 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
     define(QUORUM_APPEND_LINGER_MS, Int, Number(DEFAULT_APPEND_LINGER_MS as i64),
         AtLeast(0), Used,
         "ms the leader waits to batch appended records."),
+    // Raft fetch sizes (QuorumConfig, KIP-1219, Kafka 4.4).
+    define(QUORUM_FETCH_MAX_BYTES, Int, Number(DEFAULT_FETCH_MAX_BYTES as i64),
+        AtLeast(1), Used,
+        "Bytes a follower asks for in one Raft Fetch; the leader returns at least one batch \
+         even if it is larger (and at most 8 MiB)."),
+    define(QUORUM_FETCH_SNAPSHOT_MAX_BYTES, Int, Number(DEFAULT_FETCH_SNAPSHOT_MAX_BYTES as i64),
+        AtLeast(1), Used,
+        "Bytes a follower asks for in one FetchSnapshot (at most 8 MiB are returned)."),
     // Controller (QuorumController).
     define(METADATA_MAX_IDLE_INTERVAL_MS, Int,
         Number(ControllerConfig::DEFAULT_NOOP_INTERVAL_MS as i64),

@@ -95,6 +95,8 @@ impl NodeConfig {
         raft.request_timeout_ms = self.quorum_request_timeout_ms as u64;
         raft.retry_backoff_ms = self.quorum_retry_backoff_ms as u64;
         raft.append_linger_ms = self.quorum_append_linger_ms as u64;
+        raft.fetch_max_bytes = self.quorum_fetch_max_bytes;
+        raft.fetch_snapshot_max_bytes = self.quorum_fetch_snapshot_max_bytes;
         raft
     }
 

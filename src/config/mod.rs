@@ -76,6 +76,10 @@ pub struct NodeConfig {
     pub quorum_retry_backoff_ms: i32,
     /// `controller.quorum.append.linger.ms` (ms, default 25, ≥ 0).
     pub quorum_append_linger_ms: i32,
+    /// `controller.quorum.fetch.max.bytes` (bytes, default 1048576, ≥ 1; KIP-1219).
+    pub quorum_fetch_max_bytes: i32,
+    /// `controller.quorum.fetch.snapshot.max.bytes` (bytes, default 1048576, ≥ 1; KIP-1219).
+    pub quorum_fetch_snapshot_max_bytes: i32,
     /// `metadata.max.idle.interval.ms` (ms, default 500, ≥ 0): NoOpRecord period; 0 disables.
     pub metadata_max_idle_interval_ms: i32,
     /// `broker.session.timeout.ms` (ms, default 9000, ≥ 1): fence a broker silent this long.
@@ -181,6 +185,8 @@ impl NodeConfig {
             quorum_request_timeout_ms: values.int(keys::QUORUM_REQUEST_TIMEOUT_MS),
             quorum_retry_backoff_ms: values.int(keys::QUORUM_RETRY_BACKOFF_MS),
             quorum_append_linger_ms: values.int(keys::QUORUM_APPEND_LINGER_MS),
+            quorum_fetch_max_bytes: values.int(keys::QUORUM_FETCH_MAX_BYTES),
+            quorum_fetch_snapshot_max_bytes: values.int(keys::QUORUM_FETCH_SNAPSHOT_MAX_BYTES),
             metadata_max_idle_interval_ms: values.int(keys::METADATA_MAX_IDLE_INTERVAL_MS),
             broker_session_timeout_ms: values.int(keys::BROKER_SESSION_TIMEOUT_MS),
             broker_heartbeat_interval_ms: values.int(keys::BROKER_HEARTBEAT_INTERVAL_MS),

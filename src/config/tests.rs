@@ -131,6 +131,9 @@ fn defaults_are_kafkas() {
     assert_eq!(c.quorum_request_timeout_ms, 2000);
     assert_eq!(c.quorum_retry_backoff_ms, 20);
     assert_eq!(c.quorum_append_linger_ms, 25);
+    // KIP-1219 (Kafka 4.4's QuorumConfig): INT, default 1048576, atLeast(1).
+    assert_eq!(c.quorum_fetch_max_bytes, 1_048_576);
+    assert_eq!(c.quorum_fetch_snapshot_max_bytes, 1_048_576);
     assert_eq!(c.metadata_max_idle_interval_ms, 500);
     assert_eq!(c.broker_session_timeout_ms, 9000);
     assert_eq!(c.broker_heartbeat_interval_ms, 2000);
@@ -283,6 +286,10 @@ fn every_malformed_value_names_its_key_and_value() {
         ("controller.quorum.request.timeout.ms", "99999999999"),
         ("controller.quorum.retry.backoff.ms", "-1"),
         ("controller.quorum.append.linger.ms", "x"),
+        ("controller.quorum.fetch.max.bytes", "0"),
+        ("controller.quorum.fetch.max.bytes", "2147483648"),
+        ("controller.quorum.fetch.snapshot.max.bytes", "-1"),
+        ("controller.quorum.fetch.snapshot.max.bytes", "1MB"),
         ("metadata.max.idle.interval.ms", "-1"),
         ("broker.session.timeout.ms", "0"),
         ("broker.heartbeat.interval.ms", "soon"),
@@ -510,6 +517,8 @@ const SAMPLES: &[(&str, &str)] = &[
     ("controller.quorum.request.timeout.ms", "3000"),
     ("controller.quorum.retry.backoff.ms", "30"),
     ("controller.quorum.append.linger.ms", "5"),
+    ("controller.quorum.fetch.max.bytes", "65536"),
+    ("controller.quorum.fetch.snapshot.max.bytes", "65536"),
     ("metadata.max.idle.interval.ms", "1000"),
     ("broker.session.timeout.ms", "18000"),
     ("broker.heartbeat.interval.ms", "3000"),

@@ -20,6 +20,9 @@ pub struct Node<L, Q> {
     pub(crate) controller: Controller,
     /// Next offset whose batch is replayed into the committed image.
     pub(crate) replayed_end_offset: i64,
+    /// Whether replay has reached a known high watermark at least once since start (Kafka's
+    /// `MetadataLoader` leaving its initial catching-up state; KAFKA-19964).
+    pub(crate) caught_up: bool,
     /// Requests waiting for their records (or earlier ones) to commit, in log order.
     pub(crate) pending: VecDeque<Pending>,
     pub(crate) outputs: Vec<NodeOutput>,
@@ -61,6 +64,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             raft,
             controller,
             replayed_end_offset,
+            caught_up: false,
             pending: VecDeque::new(),
             outputs: Vec::new(),
             active_epoch: None,

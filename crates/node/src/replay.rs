@@ -29,6 +29,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 return Err(NodeError::MissingCommittedData { offset });
             }
         }
+        self.caught_up = true;
         Ok(())
     }
 

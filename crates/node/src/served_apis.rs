@@ -12,9 +12,10 @@ use kraftwerk_controller::CONTROLLER_APIS;
 use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_raft::RAFT_APIS;
 
-/// The APIs the listener answers itself: ApiVersions (KIP-511) and Envelope (KIP-590).
+/// The APIs the listener answers itself: ApiVersions (KIP-511; v5 with KIP-1242's cluster and
+/// node check) and Envelope (KIP-590).
 pub const LISTENER_APIS: &[(ApiKey, i16, i16)] =
-    &[(ApiKey::ApiVersions, 0, 4), (ApiKey::Envelope, 0, 0)];
+    &[(ApiKey::ApiVersions, 0, 5), (ApiKey::Envelope, 0, 0)];
 
 /// Every `(api, min version, max version)` served on the controller listener.
 pub fn served_apis() -> impl Iterator<Item = (ApiKey, i16, i16)> {

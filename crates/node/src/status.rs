@@ -24,6 +24,10 @@ pub struct NodeStatus {
     pub active: bool,
     /// Finalized feature levels: metadata.version first (if bootstrapped), then the others > 0.
     pub finalized_features: Vec<(String, i16)>,
+    /// Whether replay has reached a known high watermark at least once since the node started;
+    /// until then ApiVersions reports no finalized features (KAFKA-19964: Kafka 4.4's
+    /// `FeaturesPublisher` holds `FinalizedFeatures.unknown()` until the loader caught up).
+    pub caught_up: bool,
     /// Log start offset.
     pub log_start_offset: i64,
     /// Complete snapshots on disk.
@@ -91,6 +95,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             replayed_end_offset: self.replayed_end_offset,
             active: self.controller.is_active(),
             finalized_features: self.finalized_features(),
+            caught_up: self.caught_up,
             log_start_offset: log.start_offset(),
             snapshot_count: snapshots.len(),
             latest_snapshot: snapshots.last().copied(),

@@ -30,6 +30,23 @@ struct Harness {
 impl Harness {
     /// A single voter that has won its election and activated its controller.
     fn leader() -> Self {
+        let mut harness = Self::started();
+        assert!(
+            !harness.node.status().caught_up,
+            "nothing replayed before the first poll"
+        );
+        while !harness.node.controller().is_active() {
+            harness.advance(100);
+            assert!(
+                harness.now_ms < 60_000,
+                "the single voter never became active"
+            );
+        }
+        harness
+    }
+
+    /// The single voter, started but not polled yet (no high watermark known).
+    fn started() -> Self {
         let voters = BTreeMap::from([(
             1,
             Endpoint {
@@ -50,19 +67,11 @@ impl Harness {
             0,
         )];
         let controller = Controller::new(ControllerConfig::new(1, CLUSTER_ID, bootstrap));
-        let mut harness = Harness {
+        Harness {
             node: Node::new(core, controller).unwrap(),
             now_ms: 0,
             next_token: 0,
-        };
-        while !harness.node.controller().is_active() {
-            harness.advance(100);
-            assert!(
-                harness.now_ms < 60_000,
-                "the single voter never became active"
-            );
         }
-        harness
     }
 
     fn advance(&mut self, ms: u64) {
@@ -131,6 +140,24 @@ impl Harness {
         };
         r.error_code
     }
+}
+
+#[test]
+fn caught_up_only_once_replay_reached_a_known_high_watermark() {
+    // KAFKA-19964: ApiVersions reports finalized features only from this point on.
+    let mut harness = Harness::started();
+    assert!(
+        !harness.node.status().caught_up,
+        "no replay before the first poll"
+    );
+    while harness.node.raft().high_watermark().is_none() {
+        harness.advance(100);
+        assert!(harness.now_ms < 60_000, "no high watermark");
+    }
+    harness.advance(1);
+    let status = harness.node.status();
+    assert!(status.caught_up);
+    assert!(status.replayed_end_offset >= status.high_watermark.unwrap());
 }
 
 #[test]

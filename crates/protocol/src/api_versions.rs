@@ -1,4 +1,4 @@
-//! ApiVersions (api 18, v0–4) answers, built the way a Java controller builds them
+//! ApiVersions (api 18, v0–5) answers, built the way a Java controller builds them
 //! (`ControllerApis.handleApiVersionsRequest`, `SimpleApiVersionManager.apiVersionResponse`,
 //! `ApiVersionsResponse.Builder`).
 //!
@@ -11,7 +11,11 @@
 //!   get `INVALID_REQUEST` with an empty API list;
 //! - `SupportedFeatures` (v3+) omits features whose minimum is 0 when the request version is
 //!   below 4 (KAFKA-17492: older clients fail to parse them);
-//! - `FinalizedFeatures` omits features finalized at level 0 (`createFinalizedFeatureKeys`).
+//! - `FinalizedFeatures` omits features finalized at level 0 (`createFinalizedFeatureKeys`);
+//!   before the node has caught up with the high watermark once there are none and the epoch is
+//!   -1 (KAFKA-19964, see [`ApiVersionsFeatures::finalized`]);
+//! - a v5+ request naming a `ClusterId` that is not ours, or with it a `NodeId` that is not ours,
+//!   gets `REBOOTSTRAP_REQUIRED` (KIP-1242, [`identity_mismatch`]).
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::api_versions_response::{
@@ -50,11 +54,42 @@ pub struct ApiVersionsFeatures {
     /// Features this node supports.
     pub supported: Vec<SupportedFeature>,
     /// Finalized levels, when this node knows them (`None` ⇒ epoch -1 and no finalized features).
+    /// Kafka 4.4 (KAFKA-19964) reports `None` until its metadata loader first caught up with
+    /// the high watermark (`FinalizedFeatures.unknown()` in `FeaturesPublisher`); before that
+    /// 4.1 reported the minimum metadata.version.
     pub finalized: Option<FinalizedFeatures>,
 }
 
-/// Highest ApiVersions version this code can answer (kafka-protocol 0.18 and Kafka 4.1 agree).
-pub const API_VERSIONS_MAX_VERSION: i16 = 4;
+/// Highest ApiVersions version this code can answer (Kafka 4.4's schema, KIP-1242).
+pub const API_VERSIONS_MAX_VERSION: i16 = 5;
+
+/// The cluster and node a listener belongs to, checked against the `ClusterId` / `NodeId` of
+/// ApiVersions v5+ requests (KIP-1242).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerIdentity {
+    /// This node's `cluster.id` (from `meta.properties`).
+    pub cluster_id: String,
+    /// This node's `node.id`.
+    pub node_id: i32,
+}
+
+/// Whether a request decoded at `version` names another cluster or node than `ours`
+/// (KIP-1242; the test of Kafka 4.4's `KafkaApis.handleApiVersionsRequest`): only from v5 and
+/// only when the request carries a `ClusterId`; then a different cluster id, or a `NodeId`
+/// other than ours (the default -1 included), is a mismatch. Kafka 4.4's `ControllerApis`
+/// does not make this test; kraftwerk makes it on the controller listener too.
+pub fn identity_mismatch(
+    request: &ApiVersionsRequest,
+    version: i16,
+    ours: &ServerIdentity,
+) -> bool {
+    match &request.cluster_id {
+        Some(cluster_id) if version >= 5 => {
+            cluster_id.as_str() != ours.cluster_id || request.node_id != ours.node_id
+        }
+        _ => false,
+    }
+}
 
 /// Whether `s` matches Kafka's client software name/version pattern
 /// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?` (`ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN`).
@@ -92,7 +127,7 @@ fn api_version_entries(table: &ApiTable) -> Vec<ApiVersion> {
         .collect()
 }
 
-/// The successful ApiVersions response body for a request at `request_version` (0..=4): every
+/// The successful ApiVersions response body for a request at `request_version` (0..=5): every
 /// API of `table`, plus features for v3+.
 pub fn api_versions_response(
     table: &ApiTable,
@@ -157,17 +192,28 @@ pub fn invalid_request_response() -> ApiVersionsResponse {
     ApiVersionsResponse::default().with_error_code(ResponseError::InvalidRequest.code())
 }
 
-/// The complete server-side answer to a decoded ApiVersions request at a supported version.
+/// The answer to a v5+ request for another cluster or node: `REBOOTSTRAP_REQUIRED`, no APIs,
+/// encoded at the request's version (`ApiVersionsRequest.getErrorResponse`).
+pub fn rebootstrap_required_response() -> ApiVersionsResponse {
+    ApiVersionsResponse::default().with_error_code(ResponseError::RebootstrapRequired.code())
+}
+
+/// The complete server-side answer to a decoded ApiVersions request at a supported version, in
+/// Kafka's order: an invalid request, then (with `identity`) a request for another cluster or
+/// node, then the full answer.
 pub fn answer_api_versions(
     request: &ApiVersionsRequest,
     request_version: i16,
     table: &ApiTable,
     features: &ApiVersionsFeatures,
+    identity: Option<&ServerIdentity>,
 ) -> ApiVersionsResponse {
-    if is_valid_api_versions_request(request, request_version) {
-        api_versions_response(table, features, request_version)
-    } else {
+    if !is_valid_api_versions_request(request, request_version) {
         invalid_request_response()
+    } else if identity.is_some_and(|ours| identity_mismatch(request, request_version, ours)) {
+        rebootstrap_required_response()
+    } else {
+        api_versions_response(table, features, request_version)
     }
 }
 

@@ -35,6 +35,12 @@ pub const DEFAULT_RETRY_BACKOFF_MS: u64 = 20;
 /// Default of `controller.quorum.append.linger.ms`, in ms
 /// (`QuorumConfig.DEFAULT_QUORUM_LINGER_MS`).
 pub const DEFAULT_APPEND_LINGER_MS: u64 = 25;
+/// Default of `controller.quorum.fetch.max.bytes` (KIP-1219, Kafka 4.4), in bytes
+/// (`QuorumConfig.DEFAULT_QUORUM_FETCH_MAX_BYTES`).
+pub const DEFAULT_FETCH_MAX_BYTES: i32 = 1024 * 1024;
+/// Default of `controller.quorum.fetch.snapshot.max.bytes` (KIP-1219, Kafka 4.4), in bytes
+/// (`QuorumConfig.DEFAULT_QUORUM_FETCH_SNAPSHOT_MAX_BYTES`).
+pub const DEFAULT_FETCH_SNAPSHOT_MAX_BYTES: i32 = 1024 * 1024;
 
 /// The highest epoch a peer's request or response may carry. Past it too few epochs would be
 /// left for elections: an honest quorum spends one per election and cannot get anywhere near
@@ -80,6 +86,13 @@ pub struct RaftConfig {
     pub retry_backoff_ms: u64,
     /// `controller.quorum.append.linger.ms` ([`DEFAULT_APPEND_LINGER_MS`]).
     pub append_linger_ms: u64,
+    /// `controller.quorum.fetch.max.bytes` ([`DEFAULT_FETCH_MAX_BYTES`], ≥ 1; KIP-1219): the
+    /// `MaxBytes` of the Fetch requests this node sends (a leader always returns at least one
+    /// batch, however large).
+    pub fetch_max_bytes: i32,
+    /// `controller.quorum.fetch.snapshot.max.bytes` ([`DEFAULT_FETCH_SNAPSHOT_MAX_BYTES`], ≥ 1;
+    /// KIP-1219): the `MaxBytes` of the FetchSnapshot requests this node sends.
+    pub fetch_snapshot_max_bytes: i32,
     /// Ask for pre-votes before an election (KIP-996, Vote v2), as Kafka 4.x does.
     pub pre_vote: bool,
     /// kraftwerk-specific fast failure detection: a voter whose every request to the leader
@@ -113,6 +126,8 @@ impl RaftConfig {
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             retry_backoff_ms: DEFAULT_RETRY_BACKOFF_MS,
             append_linger_ms: DEFAULT_APPEND_LINGER_MS,
+            fetch_max_bytes: DEFAULT_FETCH_MAX_BYTES,
+            fetch_snapshot_max_bytes: DEFAULT_FETCH_SNAPSHOT_MAX_BYTES,
             pre_vote: true,
             fast_failure_detection_ms: Some(200),
             fast_failure_jitter_ms: 300,

@@ -340,6 +340,7 @@ mod tests {
             replayed_end_offset: 120,
             active: true,
             finalized_features: vec![("metadata.version".into(), 27)],
+            caught_up: true,
             log_start_offset: 100,
             snapshot_count: 2,
             latest_snapshot: Some(OffsetAndEpoch::new(100, 6)),

@@ -14,7 +14,9 @@ use std::time::Duration;
 use kraftwerk_controller::{Controller, ControllerConfig};
 use kraftwerk_log::{FileQuorumStateStore, LogConfig, SegmentLog};
 use kraftwerk_node::{Node, NodeStatus, SnapshotPolicy};
-use kraftwerk_protocol::api_versions::{ApiVersionsFeatures, FinalizedFeatures, SupportedFeature};
+use kraftwerk_protocol::api_versions::{
+    ApiVersionsFeatures, FinalizedFeatures, ServerIdentity, SupportedFeature,
+};
 use kraftwerk_raft::{RaftConfig, RaftCore};
 use kraftwerk_records::metadata_version::controller_supported_features;
 use tokio::sync::{mpsc, watch};
@@ -120,14 +122,21 @@ fn features_fn(status: watch::Receiver<NodeStatus>, unstable: bool) -> FeaturesF
         .collect();
     Arc::new(move || {
         let s = status.borrow();
-        let finalized = (!s.finalized_features.is_empty()).then(|| FinalizedFeatures {
-            epoch: s.replayed_end_offset - 1,
-            levels: s.finalized_features.clone(),
-        });
+        let finalized = finalized_features(&s);
         ApiVersionsFeatures {
             supported: supported.clone(),
             finalized,
         }
+    })
+}
+
+/// The finalized features ApiVersions reports: none (epoch -1) until replay first reached the
+/// high watermark (KAFKA-19964, as Kafka 4.4's controller), then the image's levels at the
+/// offset of its last replayed record.
+fn finalized_features(s: &NodeStatus) -> Option<FinalizedFeatures> {
+    (s.caught_up && !s.finalized_features.is_empty()).then(|| FinalizedFeatures {
+        epoch: s.replayed_end_offset - 1,
+        levels: s.finalized_features.clone(),
     })
 }
 
@@ -200,6 +209,10 @@ impl Server {
             max_frame_bytes: settings.max_frame_bytes,
             limits,
             connections_max_idle_ms: settings.connections_max_idle_ms,
+            identity: Some(ServerIdentity {
+                cluster_id: config.raft.cluster_id.clone(),
+                node_id: config.raft.node_id,
+            }),
         };
         let listener = Listener::bind(
             addr,

@@ -14,6 +14,7 @@ use kafka_protocol::messages::{
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationResponse,
     ControllerRegistrationRequest, ControllerRegistrationResponse, DescribeClusterRequest,
     DescribeClusterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    UnregisterControllerRequest, UnregisterControllerResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{
@@ -603,6 +604,22 @@ impl ControllerApi for UnregisterBrokerRequest {
 
     fn error_response(&self, code: i16, message: Option<&str>) -> UnregisterBrokerResponse {
         UnregisterBrokerResponse::default()
+            .with_error_code(code)
+            .with_error_message(message_text(message))
+    }
+}
+
+/// UnregisterController (94, KIP-1312, Kafka 4.4): decoded but not served yet. The error
+/// answer Java's `UnregisterControllerRequest.getErrorResponse` builds (code and message), so
+/// that serving it is one `controller_apis!` line plus its handler.
+impl ControllerApi for UnregisterControllerRequest {
+    type Response = UnregisterControllerResponse;
+
+    /// No string fields.
+    fn check_strings(&self, _check: &mut StringCheck) {}
+
+    fn error_response(&self, code: i16, message: Option<&str>) -> UnregisterControllerResponse {
+        UnregisterControllerResponse::default()
             .with_error_code(code)
             .with_error_message(message_text(message))
     }

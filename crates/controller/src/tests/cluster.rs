@@ -739,3 +739,23 @@ fn a_heartbeat_that_arrived_in_time_but_is_handled_late_keeps_the_broker_unfence
     node.commit();
     assert!(node.controller.image().cluster.broker(1).unwrap().fenced);
 }
+
+/// UnregisterController (KIP-1312) is decoded but not served: not in the served list, not a
+/// controller request yet, and its error answer is Java's (`getErrorResponse`: code and the
+/// exception's message).
+#[test]
+fn unregister_controller_is_decodable_but_not_served() {
+    use crate::api::ControllerApi;
+    use kafka_protocol::messages::{ApiKey, RequestKind, UnregisterControllerRequest};
+    assert!(!crate::CONTROLLER_APIS
+        .iter()
+        .any(|(api, _, _)| *api == ApiKey::UnregisterController));
+    let request = UnregisterControllerRequest::default().with_controller_id(3001);
+    assert!(
+        crate::ControllerRequest::from_kind(RequestKind::UnregisterController(request.clone()))
+            .is_err()
+    );
+    let answer = request.error_response(41, Some("not the controller"));
+    assert_eq!(answer.error_code, 41);
+    assert_eq!(answer.error_message.as_deref(), Some("not the controller"));
+}

@@ -127,7 +127,7 @@ fn answer(version: i16, software_name: &str) -> Vec<u8> {
                     panic!("not ApiVersions")
                 };
                 (
-                    answer_api_versions(body, version, &table, &java_controller_features()),
+                    answer_api_versions(body, version, &table, &java_controller_features(), None),
                     version,
                 )
             }
@@ -190,4 +190,160 @@ fn client_software_pattern_matches_kafka() {
     for bad in ["", "-a", "a-", ".", "a b", "a_b", "é"] {
         assert!(!is_valid_client_software_field(bad), "{bad}");
     }
+}
+
+/// A v5 request frame built by hand from Kafka 4.4's schema: header v2, then
+/// ClientSoftwareName, ClientSoftwareVersion, ClusterId (compact nullable string), NodeId.
+fn v5_request_frame(cluster_id: Option<&[u8]>, node_id: i32) -> Bytes {
+    let mut payload = BytesMut::new();
+    payload.put_i16(18);
+    payload.put_i16(5);
+    payload.put_i32(9);
+    payload.put_i16(5);
+    payload.put_slice(b"probe");
+    payload.put_u8(0); // header tagged fields
+    payload.put_u8(18);
+    payload.put_slice(b"apache-kafka-java");
+    payload.put_u8(6);
+    payload.put_slice(b"4.4.0");
+    match cluster_id {
+        None => payload.put_u8(0),
+        Some(id) => {
+            payload.put_u8(id.len() as u8 + 1);
+            payload.put_slice(id);
+        }
+    }
+    payload.put_i32(node_id);
+    payload.put_u8(0);
+    payload.freeze()
+}
+
+fn table_with_v5() -> ApiTable {
+    ApiTable::new([(ApiKey::ApiVersions, 0, 5), (ApiKey::Vote, 0, 2)]).unwrap()
+}
+
+fn decode_v5(frame: Bytes) -> ApiVersionsRequest {
+    match decode_request(frame, &table_with_v5()).unwrap() {
+        InboundRequest::Request(request) => match request.body {
+            kafka_protocol::messages::RequestKind::ApiVersions(body) => body,
+            other => panic!("not ApiVersions: {other:?}"),
+        },
+        InboundRequest::UnsupportedApiVersions(_) => panic!("v5 is in the table"),
+    }
+}
+
+fn ours() -> ServerIdentity {
+    ServerIdentity {
+        cluster_id: "MkU3OEVBNTcwNTJENDM2Qg".into(),
+        node_id: 3000,
+    }
+}
+
+fn answer_code(
+    request: &ApiVersionsRequest,
+    version: i16,
+    identity: Option<&ServerIdentity>,
+) -> i16 {
+    let features = java_controller_features();
+    answer_api_versions(request, version, &table_with_v5(), &features, identity).error_code
+}
+
+#[test]
+fn v5_request_fields_decode_from_kafkas_layout() {
+    let request = decode_v5(v5_request_frame(Some(b"MkU3OEVBNTcwNTJENDM2Qg"), 3000));
+    assert_eq!(
+        request.cluster_id.as_deref(),
+        Some("MkU3OEVBNTcwNTJENDM2Qg")
+    );
+    assert_eq!(request.node_id, 3000);
+    let absent = decode_v5(v5_request_frame(None, -1));
+    assert_eq!((absent.cluster_id, absent.node_id), (None, -1));
+}
+
+#[test]
+fn v5_identity_mismatch_is_rebootstrap_required() {
+    let id = ours();
+    let rebootstrap = ResponseError::RebootstrapRequired.code();
+    assert_eq!(rebootstrap, 129);
+    let ok = decode_v5(v5_request_frame(Some(b"MkU3OEVBNTcwNTJENDM2Qg"), 3000));
+    assert_eq!(answer_code(&ok, 5, Some(&id)), 0);
+    let other_cluster = decode_v5(v5_request_frame(Some(b"AAAAAAAAAAAAAAAAAAAAAA"), 3000));
+    assert_eq!(answer_code(&other_cluster, 5, Some(&id)), rebootstrap);
+    let other_node = decode_v5(v5_request_frame(Some(b"MkU3OEVBNTcwNTJENDM2Qg"), 3001));
+    assert_eq!(answer_code(&other_node, 5, Some(&id)), rebootstrap);
+    // A ClusterId without a NodeId (-1) does not match either, as in KafkaApis.
+    let no_node = decode_v5(v5_request_frame(Some(b"MkU3OEVBNTcwNTJENDM2Qg"), -1));
+    assert_eq!(answer_code(&no_node, 5, Some(&id)), rebootstrap);
+    // No ClusterId: nothing to check, whatever the NodeId.
+    let no_cluster = decode_v5(v5_request_frame(None, 77));
+    assert_eq!(answer_code(&no_cluster, 5, Some(&id)), 0);
+    // Below v5 the fields do not exist; without an identity nothing is checked.
+    assert_eq!(answer_code(&other_cluster, 4, Some(&id)), 0);
+    assert_eq!(answer_code(&other_cluster, 5, None), 0);
+}
+
+#[test]
+fn v5_rebootstrap_answer_is_the_bare_error_and_invalid_comes_first() {
+    let id = ours();
+    let mut request = decode_v5(v5_request_frame(Some(b"other"), 1));
+    let response = answer_api_versions(
+        &request,
+        5,
+        &table_with_v5(),
+        &java_controller_features(),
+        Some(&id),
+    );
+    assert_eq!(response, rebootstrap_required_response());
+    assert!(response.api_keys.is_empty() && response.finalized_features.is_empty());
+    request.client_software_name = StrBytes::from_static_str("bad name!");
+    assert_eq!(
+        answer_code(&request, 5, Some(&id)),
+        ResponseError::InvalidRequest.code()
+    );
+}
+
+#[test]
+fn v5_response_encodes_like_v4() {
+    // The v5 response schema is v4's: the same body bytes at both versions.
+    let response = api_versions_response(&java_controller_table(), &java_controller_features(), 5);
+    let encode = |v| {
+        encode_response(
+            ApiKey::ApiVersions,
+            v,
+            7,
+            &ResponseKind::ApiVersions(response.clone()),
+        )
+        .unwrap()
+    };
+    assert_eq!(encode(5), encode(4));
+}
+
+#[test]
+fn hostile_v5_cluster_ids_are_decode_errors() {
+    // A ClusterId claiming more bytes than the frame holds.
+    let mut frame = v5_request_frame(Some(b"abc"), 1).to_vec();
+    let at = frame.len() - 1 - 4 - 3 - 1;
+    frame[at] = 0x7f;
+    assert!(decode_request(Bytes::from(frame), &table_with_v5()).is_err());
+    // A ClusterId that is not UTF-8.
+    let frame = v5_request_frame(Some(&[0xff, 0xfe, 0xfd]), 1);
+    assert!(decode_request(frame, &table_with_v5()).is_err());
+    // A varint length of 2^35: longer than any frame.
+    let mut frame = v5_request_frame(None, 1).to_vec();
+    let at = frame.len() - 1 - 4 - 1;
+    frame.splice(at..=at, [0xff, 0xff, 0xff, 0xff, 0x7f]);
+    assert!(decode_request(Bytes::from(frame), &table_with_v5()).is_err());
+}
+
+#[test]
+fn no_finalized_features_means_epoch_minus_one_and_none_listed() {
+    // KAFKA-19964: what Kafka 4.4's controller answers before its loader caught up.
+    let features = ApiVersionsFeatures {
+        finalized: None,
+        ..java_controller_features()
+    };
+    let response = api_versions_response(&java_controller_table(), &features, 4);
+    assert_eq!(response.finalized_features_epoch, -1);
+    assert!(response.finalized_features.is_empty());
+    assert_eq!(response.supported_features.len(), 6);
 }

@@ -10,7 +10,7 @@ use tracing::{info, warn};
 
 use super::{RaftCore, RaftError};
 use crate::config::{
-    FETCH_MAX_WAIT_MS, MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
+    FETCH_MAX_WAIT_MS, METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
 };
 use crate::errors;
 
@@ -41,7 +41,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 )
                 .with_max_wait_ms(FETCH_MAX_WAIT_MS)
                 .with_min_bytes(0)
-                .with_max_bytes(MAX_FETCH_BYTES as i32)
+                .with_max_bytes(self.config.fetch_max_bytes)
                 .with_isolation_level(0)
                 .with_session_id(0)
                 .with_session_epoch(-1)
@@ -277,7 +277,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             kafka_protocol::messages::FetchSnapshotRequest::default()
                 .with_cluster_id(self.cluster_id_field())
                 .with_replica_id(self.config.node_id.into())
-                .with_max_bytes(MAX_FETCH_BYTES as i32)
+                .with_max_bytes(self.config.fetch_snapshot_max_bytes)
                 .with_topics(vec![TopicSnapshot::default()
                     .with_name(StrBytes::from_static_str(METADATA_TOPIC_NAME).into())
                     .with_partitions(vec![partition])]),

@@ -51,6 +51,15 @@ pub(crate) fn fetch_partition(request: &FetchRequest, api_version: i16) -> Optio
 
 /// The id a fetcher identifies itself with: `ReplicaState.ReplicaId` from v15, the legacy
 /// top-level `ReplicaId` before.
+/// The bytes a Fetch or FetchSnapshot response carries at most: the request's `MaxBytes`
+/// (Kafka 4.4 reads `FetchRequestData.maxBytes` / `FetchSnapshotRequestData.maxBytes`, which
+/// its followers fill from `controller.quorum.fetch.max.bytes` /
+/// `controller.quorum.fetch.snapshot.max.bytes`, KIP-1219), negative as 0, and never more
+/// than [`MAX_FETCH_BYTES`] (kraftwerk's bound on one response; Java has none).
+pub(crate) fn response_max_bytes(request_max_bytes: i32) -> usize {
+    (request_max_bytes.max(0) as usize).min(MAX_FETCH_BYTES)
+}
+
 pub(crate) fn fetch_replica_id(request: &FetchRequest, api_version: i16) -> i32 {
     if api_version >= 15 {
         request.replica_state.replica_id.0
@@ -150,7 +159,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(());
         }
         let replica_id = fetch_replica_id(&request, api_version);
-        let response = self.try_complete_fetch(now_ms, api_version, replica_id, &p)?;
+        let max_bytes = response_max_bytes(request.max_bytes);
+        let response = self.try_complete_fetch(now_ms, api_version, replica_id, &p, max_bytes)?;
         let part = &response.responses[0].partitions[0];
         let answer_now = part.error_code != errors::NONE
             || part.records.as_ref().is_some_and(|r| !r.is_empty())
@@ -184,13 +194,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     /// Builds the answer to a fetch now (Kafka `tryCompleteFetchRequest`), updating the
-    /// fetcher's progress when the position is valid.
+    /// fetcher's progress when the position is valid; the records are whole batches within
+    /// `max_bytes`, but at least one.
     fn try_complete_fetch(
         &mut self,
         now_ms: u64,
         api_version: i16,
         replica_id: i32,
         p: &FetchPartition,
+        max_bytes: usize,
     ) -> Result<FetchResponse, RaftError> {
         if let Some(error) = self.leader_only_error(p.current_leader_epoch) {
             return Ok(self.fetch_response(
@@ -214,7 +226,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                         .with_epoch(id.epoch);
             }
             Position::Valid => {
-                let records = self.log.read(p.fetch_offset, MAX_FETCH_BYTES)?;
+                let records = self.log.read(p.fetch_offset, max_bytes)?;
                 let leader_end = self.log.end_offset().offset;
                 let check_quorum_ms = self.config.check_quorum_timeout_ms();
                 let moved = match &mut self.role {
@@ -318,7 +330,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 continue;
             };
             let replica_id = fetch_replica_id(&f.request, f.api_version);
-            let response = self.try_complete_fetch(now_ms, f.api_version, replica_id, &p)?;
+            let max_bytes = response_max_bytes(f.request.max_bytes);
+            let response =
+                self.try_complete_fetch(now_ms, f.api_version, replica_id, &p, max_bytes)?;
             self.emit(Output::Respond {
                 id: f.id,
                 response: RaftResponse::Fetch(response),
@@ -384,7 +398,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     errors::POSITION_OUT_OF_RANGE
                 }
                 Ok(size) => {
-                    let max_bytes = (request.max_bytes.max(0) as usize).min(MAX_FETCH_BYTES);
+                    let max_bytes = response_max_bytes(request.max_bytes);
                     match self.log.read_snapshot(id, p.position as u64, max_bytes) {
                         Ok(bytes) => {
                             partition.size = size as i64;

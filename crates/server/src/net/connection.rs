@@ -241,6 +241,7 @@ impl Connection {
                     request.version(),
                     &self.shared.api_table,
                     &features,
+                    self.shared.config.identity.as_ref(),
                 ))
             }
             ApiKey::Envelope => self.envelope(request, received_at).await?,

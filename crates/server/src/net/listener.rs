@@ -24,7 +24,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use kraftwerk_protocol::api_table::ApiTable;
-use kraftwerk_protocol::api_versions::ApiVersionsFeatures;
+use kraftwerk_protocol::api_versions::{ApiVersionsFeatures, ServerIdentity};
 use kraftwerk_protocol::envelope::ForwardedPrincipal;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
 
@@ -120,6 +120,9 @@ pub struct ListenerConfig {
     /// Close a connection with no complete request for this long (`connections.max.idle.ms`,
     /// default 600000).
     pub connections_max_idle_ms: u64,
+    /// The cluster and node ApiVersions v5+ requests are checked against (KIP-1242:
+    /// `REBOOTSTRAP_REQUIRED` on a mismatch); `None` checks nothing.
+    pub identity: Option<ServerIdentity>,
 }
 
 impl Default for ListenerConfig {
@@ -129,6 +132,7 @@ impl Default for ListenerConfig {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             limits: ConnectionLimits::default(),
             connections_max_idle_ms: 600_000,
+            identity: None,
         }
     }
 }
