@@ -305,7 +305,7 @@ controller_apis! {
     BrokerRegistration(BrokerRegistrationRequest => BrokerRegistrationResponse) versions 0..=4,
         write |c, r| cluster::register_broker(c.image, c.config, c.heartbeats, c.ctx, r);
     /// BrokerHeartbeat (63).
-    BrokerHeartbeat(BrokerHeartbeatRequest => BrokerHeartbeatResponse) versions 0..=1,
+    BrokerHeartbeat(BrokerHeartbeatRequest => BrokerHeartbeatResponse) versions 0..=2,
         write |c, r| cluster::broker_heartbeat(c.image, c.config, c.heartbeats, c.ctx, r);
     /// UnregisterBroker (64).
     UnregisterBroker(UnregisterBrokerRequest => UnregisterBrokerResponse) versions 0..=0,
@@ -319,6 +319,9 @@ controller_apis! {
     /// AssignReplicasToDirs (73).
     AssignReplicasToDirs(AssignReplicasToDirsRequest => AssignReplicasToDirsResponse) versions 0..=0,
         write |c, r| partitions::assign_replicas_to_dirs(c.image, c.config, r);
+    /// UnregisterController (94, KIP-1312, Kafka 4.4).
+    UnregisterController(UnregisterControllerRequest => UnregisterControllerResponse) versions 0..=0,
+        write |c, r| cluster::unregister_controller(c.image, c.config, r);
     /// AddRaftVoter (80): a static quorum refuses it.
     AddRaftVoter(AddRaftVoterRequest => AddRaftVoterResponse) versions 0..=0,
         read |c, r| disabled::add_raft_voter(c.config, c.ctx, c.role, r);

@@ -43,8 +43,10 @@ pub fn counted_error_codes(response: &ResponseKind) -> Option<Vec<i16>> {
                     .flat_map(|t| t.partition_result.iter().map(|p| p.error_code)),
             )
             .collect(),
-        // UnregisterBroker, AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter count only a non-zero code.
+        // UnregisterBroker, UnregisterController, AddRaftVoter, RemoveRaftVoter and
+        // UpdateRaftVoter count only a non-zero code.
         R::UnregisterBroker(r) => nonzero(r.error_code),
+        R::UnregisterController(r) => nonzero(r.error_code),
         R::AddRaftVoter(r) => nonzero(r.error_code),
         R::RemoveRaftVoter(r) => nonzero(r.error_code),
         R::UpdateRaftVoter(r) => nonzero(r.error_code),

@@ -375,6 +375,13 @@ pub fn broker_heartbeat(
     if image.metadata_version().is_directory_assignment_supported() {
         updater.directories_offline(broker_id, epoch, &request.offline_log_dirs, &mut records);
     }
+    // KIP-1066 (BrokerHeartbeat v2, MV >= 4.3-IV0): the broker's cordoned directories.
+    records.extend(super::unregistration::cordoned_directories_record(
+        image,
+        broker_id,
+        epoch,
+        request.cordoned_log_dirs.as_deref(),
+    ));
     if next.in_controlled_shutdown() {
         // The target is the last offset of this result's records (or of the log if none):
         // `processBatchEndOffset`, set only once per shutdown (KAFKA-14292).
@@ -468,6 +475,22 @@ pub fn unregister_broker(
     );
     heartbeats.remove(broker_id);
     ControllerResult::of(records, UnregisterBrokerResponse::default())
+}
+
+/// UnregisterController (api 94, v0, KIP-1312): the checks and record of
+/// [`super::unregistration::unregister_controller`], answered with its error code and message.
+pub fn unregister_controller(
+    image: &MetadataImage,
+    config: &ControllerConfig,
+    request: &UnregisterControllerRequest,
+) -> ControllerResult<UnregisterControllerResponse> {
+    super::unregistration::unregister_controller(image, config, request.controller_id).map(
+        |error| {
+            UnregisterControllerResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(error.message.map(StrBytes::from_string))
+        },
+    )
 }
 
 /// DescribeCluster (api 60) on the controller listener (`ControllerApis.handleDescribeCluster`):
@@ -609,9 +632,8 @@ impl ControllerApi for UnregisterBrokerRequest {
     }
 }
 
-/// UnregisterController (94, KIP-1312, Kafka 4.4): decoded but not served yet. The error
-/// answer Java's `UnregisterControllerRequest.getErrorResponse` builds (code and message), so
-/// that serving it is one `controller_apis!` line plus its handler.
+/// UnregisterController (94, KIP-1312, Kafka 4.4): the error answer Java's
+/// `UnregisterControllerRequest.getErrorResponse` builds (code and message).
 impl ControllerApi for UnregisterControllerRequest {
     type Response = UnregisterControllerResponse;
 

@@ -1,7 +1,6 @@
-//! Kafka 4.3/4.4 controller logic whose RPCs are not on kraftwerk's wire yet (they arrive with
-//! the Kafka 4.4 message set): UnregisterController (api 94, KIP-1312) and the cordoned log
-//! directories of BrokerHeartbeat v2 (KIP-1066). Each is a pure function of the image, ready for
-//! the request dispatch to call.
+//! Kafka 4.3/4.4 controller logic: UnregisterController (api 94, KIP-1312) and the cordoned log
+//! directories of BrokerHeartbeat v2 (KIP-1066). Each is a pure function of the image; the
+//! handlers in `cluster.rs` call them.
 
 use kafka_protocol::error::ResponseError;
 use kraftwerk_records::metadata::{

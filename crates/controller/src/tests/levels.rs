@@ -377,3 +377,60 @@ fn heartbeat_cordoned_dirs_become_registration_changes_only_when_they_change() {
             .is_none()
     );
 }
+
+/// The same two through the request dispatch, as a Kafka 4.4 client and broker send them:
+/// UnregisterController (api 94) answers on the wire and writes the record; a BrokerHeartbeat v2
+/// with `CordonedLogDirs` becomes the broker's registration change.
+#[test]
+fn unregister_controller_and_cordoned_heartbeats_are_served() {
+    use crate::handlers::unregistration::CONTROLLER_ID_NOT_REGISTERED;
+    let mut node = TestNode::active(MetadataVersion::V4_4_IV2);
+    append(
+        &mut node,
+        vec![ApiMessageAndVersion::new(
+            RegisterControllerRecord {
+                controller_id: 3001,
+                ..Default::default()
+            },
+            0,
+        )],
+    );
+    let unregister = |node: &mut TestNode, id: i32| {
+        let (response, _) = node.request(
+            0,
+            ControllerRequest::UnregisterController(
+                UnregisterControllerRequest::default().with_controller_id(id),
+            ),
+        );
+        let ControllerResponse::UnregisterController(r) = response else {
+            panic!("wrong response")
+        };
+        (r.error_code, r.error_message.map(|m| m.to_string()))
+    };
+    assert_eq!(
+        unregister(&mut node, 3009),
+        (
+            CONTROLLER_ID_NOT_REGISTERED,
+            Some("Controller ID 3009 is not currently registered.".to_string())
+        )
+    );
+    assert_eq!(unregister(&mut node, 3001), (0, None));
+    node.commit();
+    assert!(node.controller.image().cluster.controller(3001).is_none());
+
+    let epochs = add_44_brokers(&mut node, &[(1, vec![dir_of(1), dir_of(2)])]);
+    let offset = node.next_offset();
+    let request = BrokerHeartbeatRequest::default()
+        .with_broker_id(BrokerId(1))
+        .with_broker_epoch(epochs[0])
+        .with_current_metadata_offset(offset)
+        .with_cordoned_log_dirs(Some(vec![dir_of(2)]));
+    let (response, _) = node.request(2, ControllerRequest::BrokerHeartbeat(request));
+    let ControllerResponse::BrokerHeartbeat(r) = response else {
+        panic!("wrong response")
+    };
+    assert_eq!((r.error_code, r.is_fenced), (0, false));
+    node.commit();
+    let registration = node.controller.image().cluster.broker(1).unwrap();
+    assert_eq!(registration.cordoned_directories, Some(vec![dir_of(2)]));
+}
