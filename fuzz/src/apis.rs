@@ -11,7 +11,7 @@ use kraftwerk_raft::RAFT_APIS;
 
 /// ApiVersions (KIP-511) and Envelope (KIP-590), answered by the listener itself.
 pub const LISTENER_APIS: &[(ApiKey, i16, i16)] =
-    &[(ApiKey::ApiVersions, 0, 4), (ApiKey::Envelope, 0, 0)];
+    &[(ApiKey::ApiVersions, 0, 5), (ApiKey::Envelope, 0, 0)];
 
 /// Every `(api, min version, max version)` the controller listener serves.
 pub fn served_apis() -> impl Iterator<Item = (ApiKey, i16, i16)> {

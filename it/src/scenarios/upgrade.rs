@@ -8,7 +8,8 @@
 //! `kafka-features --bootstrap-controller … upgrade --release-version <new>` (the new release's
 //! tool) finalizes that release's metadata.version and feature levels, and the levels
 //! `kafka-features describe` then reports are the ones `kafka-features version-mapping` of the
-//! new release names. `upgrade-java` also replaces the controllers one at a time by Java
+//! new release names (`IT_UPGRADE_WITHOUT_KRAFT_VERSION=1`: every level but kraft.version, with
+//! `--feature`, for a static quorum until issue 10). `upgrade-java` also replaces the controllers one at a time by Java
 //! controllers of the new release half-way (after the second broker), on the same directories.
 //!
 //! Checked at every step: the stopped broker exited cleanly, came back unfenced, the topic's
@@ -118,25 +119,38 @@ fn run_upgrade(env: &Env, java_halfway: bool) -> Result<()> {
 
     let release = to.minor_version();
     let expected = expected_metadata_version(env, &to_tools, &release)?;
-    let r = to_tools.run(
-        "kafka-features",
-        &args(&[
-            "--bootstrap-controller",
-            &c.controller_bootstrap(),
-            "upgrade",
-            "--release-version",
-            &release,
-        ]),
-        None,
-        Duration::from_secs(60),
-    )?;
+    let mut upgrade = args(&[
+        "--bootstrap-controller",
+        &c.controller_bootstrap(),
+        "upgrade",
+    ]);
+    let how = if without_kraft_version() {
+        // Every feature level version-mapping names except kraft.version (a static quorum
+        // moving to kraft.version 1 is issue 10), as `--feature name=level`.
+        let mapping = to_tools.run_ok(
+            "kafka-features",
+            &args(&["version-mapping", "--release-version", &release]),
+            None,
+            Duration::from_secs(60),
+        )?;
+        for (name, level) in feature_levels(&mapping.stdout) {
+            if name != "kraft.version" {
+                upgrade.extend(args(&["--feature", &format!("{name}={level}")]));
+            }
+        }
+        "its features but kraft.version, one by one".to_string()
+    } else {
+        upgrade.extend(args(&["--release-version", &release]));
+        format!("--release-version {release}")
+    };
+    let r = to_tools.run("kafka-features", &upgrade, None, Duration::from_secs(60))?;
     env.show(
-        &format!("kafka-features upgrade --release-version {release}"),
+        &format!("kafka-features upgrade ({how})"),
         &format!("{}{}", r.stdout, r.stderr),
     );
     if !r.ok() {
         bail!(
-            "kafka-features upgrade --release-version {release} failed: {}",
+            "kafka-features upgrade ({how}) failed: {}",
             util::one_line(&format!("{}{}", r.stdout, r.stderr), 600)
         );
     }
@@ -293,6 +307,27 @@ fn parse_finalized(out: &str, feature: &str) -> Option<String> {
     })
 }
 
+/// `IT_UPGRADE_WITHOUT_KRAFT_VERSION=1`: finalize every level of the new release but
+/// kraft.version (a static quorum cannot move to kraft.version 1 until issue 10).
+fn without_kraft_version() -> bool {
+    std::env::var("IT_UPGRADE_WITHOUT_KRAFT_VERSION").is_ok_and(|v| v == "1")
+}
+
+/// From `kafka-features version-mapping` output, every `name=level` (the level number; the
+/// metadata.version line is `metadata.version=33 (4.4-IV2)`).
+fn feature_levels(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once('=')?;
+            let level = rest.split_whitespace().next()?;
+            level
+                .parse::<i16>()
+                .is_ok()
+                .then(|| (name.to_string(), level.to_string()))
+        })
+        .collect()
+}
+
 /// From `kafka-features version-mapping` output (`metadata.version=33 (4.4-IV2)`), the name.
 fn parse_version_mapping(out: &str) -> Option<String> {
     let line = out
@@ -336,5 +371,13 @@ mod tests {
         let out = "metadata.version=33 (4.4-IV2)\ngroup.version=1\nkraft.version=1\n";
         assert_eq!(parse_version_mapping(out).as_deref(), Some("4.4-IV2"));
         assert_eq!(parse_version_mapping("group.version=1\n"), None);
+        assert_eq!(
+            feature_levels(out),
+            vec![
+                ("metadata.version".to_string(), "33".to_string()),
+                ("group.version".to_string(), "1".to_string()),
+                ("kraft.version".to_string(), "1".to_string()),
+            ]
+        );
     }
 }
