@@ -118,7 +118,9 @@ fn run_upgrade(env: &Env, java_halfway: bool) -> Result<()> {
     env.step(&format!("every broker runs Kafka {to_version}"));
 
     let release = to.minor_version();
-    let expected = expected_metadata_version(env, &to_tools, &release)?;
+    let mapping = version_mapping(env, &to_tools, &release)?;
+    let expected = mv_level(&mapping)
+        .with_context(|| format!("no metadata.version in version-mapping {mapping:?}"))?;
     let mut upgrade = args(&[
         "--bootstrap-controller",
         &c.controller_bootstrap(),
@@ -127,13 +129,7 @@ fn run_upgrade(env: &Env, java_halfway: bool) -> Result<()> {
     let how = if without_kraft_version() {
         // Every feature level version-mapping names except kraft.version (a static quorum
         // moving to kraft.version 1 is issue 10), as `--feature name=level`.
-        let mapping = to_tools.run_ok(
-            "kafka-features",
-            &args(&["version-mapping", "--release-version", &release]),
-            None,
-            Duration::from_secs(60),
-        )?;
-        for (name, level) in feature_levels(&mapping.stdout) {
+        for (name, level) in &mapping {
             if name != "kraft.version" {
                 upgrade.extend(args(&["--feature", &format!("{name}={level}")]));
             }
@@ -154,17 +150,43 @@ fn run_upgrade(env: &Env, java_halfway: bool) -> Result<()> {
             util::one_line(&format!("{}{}", r.stdout, r.stderr), 600)
         );
     }
+    // `describe` names the level (4.4-IV2), version-mapping the release (`33 (4.4)`): wait for
+    // the finalized level to move, then compare its number and every other feature's level.
     let after = util::wait_until(
-        &format!("metadata.version {expected} to be finalized"),
+        &format!("metadata.version {before} to be upgraded"),
         Duration::from_secs(60),
         Duration::from_millis(500),
         || {
             let v = finalized_metadata_version(env, &to_tools, &c)?;
-            Ok((v == expected).then_some(v))
+            Ok((v != before).then_some(v))
         },
     )?;
-    env.step(&format!("metadata.version {before} → {after}"));
-
+    let after_level = mv_level(&version_mapping(env, &to_tools, &after)?);
+    if after_level.as_deref() != Some(expected.as_str()) {
+        bail!("metadata.version {after} (level {after_level:?}) finalized; version-mapping of {release} names level {expected}");
+    }
+    let described = to_tools.run_ok(
+        "kafka-features",
+        &args(&[
+            "--bootstrap-controller",
+            &c.controller_bootstrap(),
+            "describe",
+        ]),
+        None,
+        Duration::from_secs(60),
+    )?;
+    for (name, level) in &mapping {
+        if name == "metadata.version" || (name == "kraft.version" && without_kraft_version()) {
+            continue;
+        }
+        let finalized = parse_finalized(&described.stdout, name);
+        if finalized.as_deref() != Some(level.as_str()) {
+            bail!("{name}: finalized {finalized:?} after the upgrade, version-mapping of {release} names {level}");
+        }
+    }
+    env.step(&format!(
+        "metadata.version {before} → {after} (level {expected}); every other feature at the level version-mapping names"
+    ));
     // Admin writes and a fresh producer at the new level.
     let sent = messages("after-upgrade", 200);
     produce(
@@ -273,9 +295,9 @@ fn finalized_metadata_version(env: &Env, tools: &Tools, c: &Cluster) -> Result<S
     Ok(level)
 }
 
-/// The metadata.version the new release's `kafka-features version-mapping --release-version R`
-/// names (its own table, so nothing here hard-codes a level).
-fn expected_metadata_version(env: &Env, tools: &Tools, release: &str) -> Result<String> {
+/// `kafka-features version-mapping --release-version R` of the new release: every
+/// `(feature, level)` it names (its own table, so nothing here hard-codes a level).
+fn version_mapping(env: &Env, tools: &Tools, release: &str) -> Result<Vec<(String, String)>> {
     let r = tools.run_ok(
         "kafka-features",
         &args(&["version-mapping", "--release-version", release]),
@@ -286,8 +308,15 @@ fn expected_metadata_version(env: &Env, tools: &Tools, release: &str) -> Result<
         &format!("kafka-features version-mapping --release-version {release}"),
         &r.stdout,
     );
-    parse_version_mapping(&r.stdout)
-        .with_context(|| format!("no metadata.version in {:?}", r.stdout))
+    Ok(feature_levels(&r.stdout))
+}
+
+/// The metadata.version level number of a version mapping.
+fn mv_level(mapping: &[(String, String)]) -> Option<String> {
+    mapping
+        .iter()
+        .find(|(name, _)| name == "metadata.version")
+        .map(|(_, level)| level.clone())
 }
 
 /// From `kafka-features describe` output, the finalized level of `feature`. The fields are
@@ -328,16 +357,6 @@ fn feature_levels(out: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// From `kafka-features version-mapping` output (`metadata.version=33 (4.4-IV2)`), the name.
-fn parse_version_mapping(out: &str) -> Option<String> {
-    let line = out
-        .lines()
-        .find(|l| l.trim().starts_with("metadata.version="))?;
-    let open = line.find('(')?;
-    let close = line[open..].find(')')? + open;
-    Some(line[open + 1..close].trim().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,10 +386,10 @@ mod tests {
     }
 
     #[test]
-    fn version_mapping_names_the_metadata_version() {
-        let out = "metadata.version=33 (4.4-IV2)\ngroup.version=1\nkraft.version=1\n";
-        assert_eq!(parse_version_mapping(out).as_deref(), Some("4.4-IV2"));
-        assert_eq!(parse_version_mapping("group.version=1\n"), None);
+    fn version_mapping_names_the_levels() {
+        let out = "metadata.version=33 (4.4)\ngroup.version=1\nkraft.version=1\n";
+        assert_eq!(mv_level(&feature_levels(out)).as_deref(), Some("33"));
+        assert_eq!(mv_level(&feature_levels("group.version=1\n")), None);
         assert_eq!(
             feature_levels(out),
             vec![
