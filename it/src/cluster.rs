@@ -414,13 +414,10 @@ impl<'e> Cluster<'e> {
     }
 
     /// Runs node `id` (a broker or a Java controller) on `kafka`'s jars from its next start on,
-    /// with the same `node.id`, properties file and data directory: a rolling upgrade step.
-    /// Errors if it is running.
+    /// with the same `node.id`, properties file and data directory: a rolling upgrade step. A
+    /// running node keeps its process until it is stopped.
     pub fn set_kafka_release(&mut self, id: i32, kafka: std::sync::Arc<Kafka>) -> Result<()> {
         let n = self.node(id)?;
-        if n.is_running() {
-            bail!("{} must be stopped before it changes release", n.label());
-        }
         n.kafka_release = Some(kafka);
         Ok(())
     }
