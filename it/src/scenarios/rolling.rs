@@ -114,28 +114,7 @@ fn run_rolling(env: &Env, first: ControllerKind, second: ControllerKind) -> Resu
 
     let acks = producer.stop(env)?;
     let got = consume_all(env, &boot, TOPIC)?;
-    let missing: Vec<&String> = acks.acked.iter().filter(|v| !got.contains(*v)).collect();
-    env.step(&format!(
-        "producer: {} acknowledged, {} failed sends; consumer read {} distinct values",
-        acks.acked.len(),
-        acks.errors,
-        got.len()
-    ));
-    if !missing.is_empty() {
-        bail!(
-            "{} acknowledged messages were lost (e.g. {:?})",
-            missing.len(),
-            missing.iter().take(5).collect::<Vec<_>>()
-        );
-    }
-    if acks.acked.len() < 1000 {
-        bail!(
-            "only {} messages were acknowledged during the whole run",
-            acks.acked.len()
-        );
-    }
-    println!("acked_messages={}", acks.acked.len());
-    println!("failed_sends={}", acks.errors);
+    assert_acked_read_back(env, &acks, &got, &[])?;
 
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
     checks::assert_logs_agree(env, &c, hw)?;
@@ -337,6 +316,44 @@ fn number_after(line: &str, prefix: &str) -> Option<i64> {
         .take_while(|c| c.is_ascii_digit() || *c == '-')
         .collect();
     digits.parse().ok()
+}
+
+/// Every value the producer had acknowledged, and every one of `also_sent`, is in `got`; at
+/// least 1,000 were acknowledged. Prints the tally (`acked_messages=`, `failed_sends=`).
+pub(super) fn assert_acked_read_back(
+    env: &Env,
+    acks: &Acks,
+    got: &BTreeSet<String>,
+    also_sent: &[String],
+) -> Result<()> {
+    let missing: Vec<&String> = acks
+        .acked
+        .iter()
+        .chain(also_sent)
+        .filter(|v| !got.contains(*v))
+        .collect();
+    env.step(&format!(
+        "producer: {} acknowledged, {} failed sends; consumer read {} distinct values",
+        acks.acked.len(),
+        acks.errors,
+        got.len()
+    ));
+    if !missing.is_empty() {
+        bail!(
+            "{} acknowledged messages were lost (e.g. {:?})",
+            missing.len(),
+            missing.iter().take(5).collect::<Vec<_>>()
+        );
+    }
+    if acks.acked.len() < 1000 {
+        bail!(
+            "only {} messages were acknowledged during the whole run",
+            acks.acked.len()
+        );
+    }
+    println!("acked_messages={}", acks.acked.len());
+    println!("failed_sends={}", acks.errors);
+    Ok(())
 }
 
 /// What the verifiable producer reported.

@@ -200,32 +200,7 @@ fn run_upgrade(env: &Env, java_halfway: bool) -> Result<()> {
     producer.wait_acks_beyond(env, acked, Duration::from_secs(60))?;
     let acks = producer.stop(env)?;
     let got = rolling::consume_all(env, &boot, TOPIC)?;
-    let missing: Vec<&String> = acks
-        .acked
-        .iter()
-        .chain(sent.iter())
-        .filter(|v| !got.contains(*v))
-        .collect();
-    env.step(&format!(
-        "producer: {} acknowledged, {} failed sends; consumer read {} distinct values",
-        acks.acked.len(),
-        acks.errors,
-        got.len()
-    ));
-    if !missing.is_empty() {
-        bail!(
-            "{} acknowledged messages were lost (e.g. {:?})",
-            missing.len(),
-            missing.iter().take(5).collect::<Vec<_>>()
-        );
-    }
-    if acks.acked.len() < 1000 {
-        bail!(
-            "only {} messages were acknowledged during the whole run",
-            acks.acked.len()
-        );
-    }
-    println!("acked_messages={}", acks.acked.len());
+    rolling::assert_acked_read_back(env, &acks, &got, &sent)?;
     println!("metadata_version_before={before}");
     println!("metadata_version_after={after}");
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
