@@ -229,6 +229,18 @@ impl Kafka {
     }
 
     fn java(&self, opts_env: &str, default_opts: &str, log4j: &str) -> Command {
+        self.java_over(None, opts_env, default_opts, log4j)
+    }
+
+    /// `java` with this version's jars on the class path, after `first`'s when given (so
+    /// `first`'s classes win where both have one).
+    fn java_over(
+        &self,
+        first: Option<&Kafka>,
+        opts_env: &str,
+        default_opts: &str,
+        log4j: &str,
+    ) -> Command {
         let mut c = Command::new("java");
         let opts = std::env::var(opts_env).unwrap_or_else(|_| default_opts.to_string());
         c.args(opts.split_whitespace());
@@ -236,7 +248,11 @@ impl Kafka {
             "-Dlog4j2.configurationFile={}",
             self.conf_dir.join(log4j).display()
         ));
-        c.arg("-cp").arg(format!("{}/*", self.libs.display()));
+        let classpath = match first {
+            Some(f) => format!("{}/*:{}/*", f.libs.display(), self.libs.display()),
+            None => format!("{}/*", self.libs.display()),
+        };
+        c.arg("-cp").arg(classpath);
         // Kafka's scripts read these; make sure a user's environment does not leak in.
         c.env_remove("KAFKA_OPTS")
             .env_remove("KAFKA_HEAP_OPTS")
@@ -259,8 +275,23 @@ impl Kafka {
     /// `java <tool opts> -cp <libs>/* <main class of tool> args...` (small heap, C1 only and
     /// serial GC so the JVM starts fast; override with `IT_TOOL_JAVA_OPTS`).
     pub fn tool_command(&self, tool: &str, args: &[String]) -> Result<Command> {
+        self.tool_command_over(None, tool, args)
+    }
+
+    /// Like [`Kafka::tool_command`], with `first`'s jars ahead of this version's on the class
+    /// path: this version's tool reading with `first`'s classes. Used for
+    /// `kafka-metadata-shell` on a release that publishes none (4.4.0): the newest shell runs
+    /// over the release's own `MetadataVersion`, records and image classes, so it knows the
+    /// release's levels (4.3.1's shell alone refuses 4.4-IV2, level 33).
+    pub fn tool_command_over(
+        &self,
+        first: Option<&Kafka>,
+        tool: &str,
+        args: &[String],
+    ) -> Result<Command> {
         let class = self.tool_class(tool)?;
-        let mut c = self.java(
+        let mut c = self.java_over(
+            first,
             "IT_TOOL_JAVA_OPTS",
             "-Xmx256m -Xms32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Xshare:auto",
             "log4j2-tools.properties",
@@ -314,8 +345,33 @@ impl Tools {
         stdin: Option<&Path>,
         timeout: Duration,
     ) -> Result<Captured> {
+        self.run_with(kafka, None, tool, args, stdin, timeout)
+    }
+
+    /// Like [`Tools::run_in`], with the Kafka under test's jars ahead of `kafka`'s on the class
+    /// path ([`Kafka::tool_command_over`]): `kafka`'s tool over this version's classes.
+    pub fn run_over(
+        &self,
+        kafka: &Kafka,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
+        self.run_with(kafka, Some(&self.kafka), tool, args, stdin, timeout)
+    }
+
+    fn run_with(
+        &self,
+        kafka: &Kafka,
+        first: Option<&Kafka>,
+        tool: &str,
+        args: &[String],
+        stdin: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Captured> {
         let n = self.seq.fetch_add(1, Ordering::SeqCst);
-        let cmd = kafka.tool_command(tool, args)?;
+        let cmd = kafka.tool_command_over(first, tool, args)?;
         let base = self.work.join("tools").join(format!("{n:04}-{tool}"));
         let out = base.with_extension("out");
         let err = base.with_extension("err");
@@ -331,7 +387,9 @@ impl Tools {
                     .unwrap_or_else(|| "signal".into())
             )
         };
-        let other = if kafka.version != self.kafka.version {
+        let other = if let Some(f) = first.filter(|_| kafka.version != self.kafka.version) {
+            format!(" (Kafka {} over {})", kafka.version, f.version)
+        } else if kafka.version != self.kafka.version {
             format!(" (Kafka {})", kafka.version)
         } else {
             String::new()

@@ -388,7 +388,7 @@ pub fn image_tree(env: &Env, file: &Path) -> Result<String> {
         let r = match fallback {
             Some(k) => env
                 .tools
-                .run_in(k, "kafka-metadata-shell", &a, None, timeout)?,
+                .run_over(k, "kafka-metadata-shell", &a, None, timeout)?,
             None => env.tool("kafka-metadata-shell", &a, None, timeout)?,
         };
         if r.timed_out {
@@ -435,7 +435,9 @@ static SHELL_FALLBACK: std::sync::OnceLock<Option<Kafka>> = std::sync::OnceLock:
 
 /// The Kafka whose `kafka-metadata-shell` reads metadata files when the Kafka under test does
 /// not publish the shell (Maven Central has no `kafka-shell` for 4.4.0): the newest other
-/// cached version that has it. `None` means the version under test has its own shell.
+/// cached version that has it, run over the version under test's jars ([`crate::kafka::Tools::run_over`]) so
+/// it reads that version's metadata levels. `None` means the version under test has its own
+/// shell.
 pub fn shell_kafka(env: &Env) -> Result<Option<&'static Kafka>> {
     if env.kafka().tool_class("kafka-metadata-shell").is_ok() {
         return Ok(None);
@@ -463,7 +465,7 @@ pub fn shell_kafka(env: &Env) -> Result<Option<&'static Kafka>> {
         let (_, v) = versions.pop()?;
         let k = Kafka::locate(&v, &env.work.join(format!("conf-{v}"))).ok()?;
         env.step(&format!(
-            "Kafka {} publishes no kafka-metadata-shell: images are read with Kafka {v}'s",
+            "Kafka {} publishes no kafka-metadata-shell: images are read with Kafka {v}'s shell over Kafka {0}'s classes",
             env.kafka().version
         ));
         Some(k)

@@ -193,6 +193,25 @@ fn check_features(env: &Env, c: &Cluster) -> Result<Mv> {
         .cloned()
         .context("version-mapping printed no metadata.version")?;
     let mv_name = mv_name.context("version-mapping printed metadata.version without its name")?;
+    // Kafka 4.4's version-mapping names the release (`metadata.version=33 (4.4)`), earlier
+    // ones the level (`(4.1-IV1)`); describe prints the level's name, found from Kafka's number.
+    let mv_name = if mv_name.contains("-IV") {
+        mv_name
+    } else {
+        let level: i16 = mv_level
+            .parse()
+            .with_context(|| format!("metadata.version level {mv_level}"))?;
+        kraftwerk_records::metadata_version::MetadataVersion::from_feature_level(level)
+            .with_context(|| {
+                format!("version-mapping printed metadata.version={mv_level} ({mv_name})")
+            })?
+            .name()
+            .to_string()
+    };
+    expected.insert(
+        "metadata.version".into(),
+        (mv_level.clone(), Some(mv_name.clone())),
+    );
     // Static voters (controller.quorum.voters): format writes kraft.version 0.
     expected.insert("kraft.version".into(), ("0".into(), None));
     let want: BTreeMap<String, String> = expected
