@@ -13,6 +13,11 @@
 //! - [`kinds`]: the api of a `RequestKind` / `ResponseKind`.
 //! - [`constants`]: the metadata topic, batch limits, NOT_CONTROLLER.
 
+/// The Kafka release whose message schemas (`clients/src/main/resources/common/message/*.json`
+/// in `kafka-clients-<version>.jar`) generated `vendor/kafka-protocol` (see its
+/// `KRAFTWERK-PATCH.md`): every api version this build can encode or decode is one of them.
+pub const SCHEMA_KAFKA_VERSION: &str = "4.4.0";
+
 pub mod adapt;
 pub mod api_table;
 pub mod api_versions;
