@@ -151,6 +151,8 @@ fn compare_release(release: &str) -> String {
         release_version: Some(mv.release().to_owned()),
         features: vec![],
         ignore_formatted: false,
+        quorum: QuorumOption::None,
+        advertised_listeners: None,
     };
     let report = format(&opts).unwrap();
     assert_eq!(report.metadata_version, mv);
