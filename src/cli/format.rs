@@ -682,6 +682,8 @@ pub fn run_format(args: &FormatArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod dynamic_tests;
 #[cfg(test)]
+mod java_vectors;
+#[cfg(test)]
 mod release_tests;
 #[cfg(test)]
 mod tests;
