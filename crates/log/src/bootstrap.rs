@@ -640,6 +640,18 @@ mod tests {
         00731f002000000000000001a226687438000001a226687438ffffffffffffffffffffffffffff000000011a00000008\
         000000040600000000";
 
+    /// The bootstrap snapshot Kafka 4.1.2 `kafka-storage format --initial-controllers
+    /// 1@h1:9093:xkFWfagsSa2W4IuY_DK9zQ,2@h2:9093:a6QGf_OEQcCBdH8kVSHIFg,9@[::1]:9093:MvDxzVmcRsaTz33bUuRU6A`
+    /// writes next to `bootstrap.checkpoint`: SnapshotHeader, KRaftVersion(1), Voters, footer.
+    const KAFKA_4_1_DYNAMIC_SNAPSHOT: &str = "\
+        0000000000000000000000f90000000002264da021002000000002000001a23340517d000001a23340517dffffffffff\
+        ffffffffffffffffff000000032a0000000800000003160000000001a23340515500001e00000208000000050a000000\
+        010000c0020000040800000006aa0200000400000001c641567da82c49ad96e08b98fc32bdcd020b434f4e54524f4c4c\
+        45520368312385000000000100000000000932f0f1cd599c46c693cf7ddb52e454e8020b434f4e54524f4c4c45521030\
+        3a303a303a303a303a303a303a31238500000000010000000000026ba4067ff38441c081747f245521c816020b434f4e\
+        54524f4c4c4552036832238500000000010000000000000000000000030000003f0000000002dd89c273002000000000\
+        000001a23340518d000001a23340518dffffffffffffffffffffffffffff000000011a00000008000000040600000000";
+
     fn unhex(text: &str) -> Vec<u8> {
         (0..text.len())
             .step_by(2)
@@ -702,6 +714,78 @@ mod tests {
         assert_eq!(bootstrap.feature_level("group.version"), 1);
         assert_eq!(bootstrap.feature_level("share.version"), 0);
         assert!(bootstrap.source.contains("bootstrap.checkpoint"));
+    }
+
+    #[test]
+    fn reads_the_quorum_of_a_kafka_dynamic_bootstrap_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        write_file(dir.path(), &unhex(KAFKA_4_1_IV1));
+        let partition = dir.path().join(METADATA_PARTITION_DIR);
+        fs::create_dir(&partition).unwrap();
+        let snapshot = partition.join(BOOTSTRAP_SNAPSHOT_FILE);
+        fs::write(&snapshot, unhex(KAFKA_4_1_DYNAMIC_SNAPSHOT)).unwrap();
+        // Kafka 4.1's layout: the records from bootstrap.checkpoint, the quorum from 0-0.
+        let read = BootstrapMetadata::read_dir(dir.path()).unwrap();
+        assert_eq!(read.metadata_version, MetadataVersion::V4_1_IV1);
+        assert!(read.source.contains(BOOTSTRAP_FILE));
+        let quorum = read.quorum.unwrap();
+        assert_eq!(quorum.kraft_version, 1);
+        let voters = quorum.voters.as_ref().unwrap();
+        // Java's HashMap order, not id order.
+        assert_eq!(voters.iter().map(|v| v.id).collect::<Vec<_>>(), [1, 9, 2]);
+        let nine = quorum.voter(9).unwrap();
+        assert_eq!(
+            kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string(nine.directory_id),
+            "MvDxzVmcRsaTz33bUuRU6A"
+        );
+        assert_eq!(
+            nine.endpoints,
+            [quorum::VoterEndpoint {
+                listener_name: "CONTROLLER".into(),
+                host: "0:0:0:0:0:0:0:1".into(),
+                port: 9093
+            }]
+        );
+        assert_eq!(
+            nine.kraft_version,
+            quorum::KRaftVersionRange { min: 0, max: 1 }
+        );
+        // Re-encoded with Kafka's timestamps: Kafka's bytes.
+        let kafka = unhex(KAFKA_4_1_DYNAMIC_SNAPSHOT);
+        let h = headers(&kafka);
+        let (_, first) = decode_batch(batches(&kafka).next().unwrap().unwrap().1).unwrap();
+        let ControlRecord::SnapshotHeader(header) = ControlRecord::decode(
+            first[0].key.as_deref().unwrap(),
+            first[0].value.as_deref().unwrap(),
+        )
+        .unwrap() else {
+            panic!("no SnapshotHeader first");
+        };
+        assert_eq!(h.len(), 2, "no data batch before 4.4");
+        let ours = encode_bootstrap_snapshot(
+            Some(&quorum),
+            &[],
+            header.last_contained_log_timestamp,
+            [
+                h[0].base_timestamp,
+                h[0].base_timestamp,
+                h[1].base_timestamp,
+            ],
+        )
+        .unwrap();
+        assert_eq!(ours, kafka);
+        // A static directory has no quorum; a torn snapshot is an error.
+        let static_dir = tempfile::tempdir().unwrap();
+        write_file(static_dir.path(), &unhex(KAFKA_4_1_IV1));
+        assert_eq!(
+            BootstrapMetadata::read_dir(static_dir.path())
+                .unwrap()
+                .quorum,
+            None
+        );
+        fs::write(&snapshot, &kafka[..kafka.len() - 3]).unwrap();
+        let err = BootstrapMetadata::read_dir(dir.path()).unwrap_err();
+        assert!(matches!(err, BootstrapError::Corrupt { .. }), "{err}");
     }
 
     #[test]
