@@ -26,6 +26,21 @@
 //! (`QuorumMetaLogListener.handleLoadBootstrap`), else from `bootstrap.checkpoint`, the legacy
 //! source ([`BootstrapMetadata::read_dir`] does the same). Which layout `format` writes
 //! follows the release of the chosen metadata.version ([`BootstrapLayout::for_release`]).
+//!
+//! A dynamic quorum (KIP-853, `format --standalone` / `--initial-controllers`) adds its quorum
+//! to the snapshot `0-0`'s first batch: after the SnapshotHeader, a KRaftVersionRecord(1) and
+//! the VotersRecord of the initial controllers ([`quorum`]). Kafka 4.0 to 4.3 write that
+//! snapshot with no data records (`Formatter.writeDynamicQuorumSnapshot`; the bootstrap
+//! records stay in `bootstrap.checkpoint`), and only for a dynamic voter set; Kafka 4.4 writes
+//! it for every controller, with the KRaftVersionRecord whenever kraft.version is 1 (also for
+//! `--no-initial-controllers`, then without a VotersRecord). [`BootstrapMetadata::quorum`]
+//! holds what a directory's snapshot says about the quorum:
+//!
+//! ```text
+//! offset 0      control batch  SnapshotHeader, [KRaftVersionRecord(1)], [VotersRecord]
+//! offset k..n   data batch(es) the bootstrap records (Kafka 4.4 only)
+//! offset n+1    control batch  SnapshotFooterRecord
+//! ```
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -42,6 +57,10 @@ use kraftwerk_records::metadata_version::{
     Feature, MetadataVersion, MetadataVersionError, METADATA_VERSION_FEATURE_NAME,
 };
 use thiserror::Error;
+
+pub mod quorum;
+
+use quorum::{BootstrapQuorum, QuorumRecordsError};
 
 /// Name of the file (`BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME`).
 pub const BOOTSTRAP_FILE: &str = "bootstrap.checkpoint";
@@ -123,6 +142,9 @@ pub enum BootstrapError {
     /// A record cannot be encoded at its version.
     #[error("cannot encode bootstrap record: {0}")]
     Encode(#[from] RecordError),
+    /// The quorum records cannot be written (kraft.version 0 with voters).
+    #[error("cannot write the bootstrap snapshot's quorum records: {0}")]
+    Quorum(#[from] QuorumRecordsError),
 }
 
 /// The bootstrap records and the metadata.version they set (`BootstrapMetadata`).
@@ -134,6 +156,10 @@ pub struct BootstrapMetadata {
     pub metadata_version: MetadataVersion,
     /// Human-readable origin, for error messages ("the binary bootstrap metadata file: …").
     pub source: String,
+    /// The KRaftVersion/Voters control records of the metadata directory's bootstrap snapshot
+    /// `0-0` (set by [`Self::read_dir`]; `None` when there is no such snapshot or it holds
+    /// neither, i.e. a static quorum). A dynamic quorum's Raft layer starts from it.
+    pub quorum: Option<BootstrapQuorum>,
 }
 
 fn feature_level_record(name: &str, level: i16) -> ApiMessageAndVersion {
@@ -178,6 +204,7 @@ impl BootstrapMetadata {
             records,
             metadata_version,
             source: source.to_owned(),
+            quorum: None,
         }
     }
 
@@ -218,6 +245,7 @@ impl BootstrapMetadata {
             records,
             metadata_version,
             source: source.to_owned(),
+            quorum: None,
         })
     }
 
@@ -238,10 +266,14 @@ impl BootstrapMetadata {
     /// `<dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint` if that file
     /// exists and holds any (Kafka 4.4, `handleLoadBootstrap`), else
     /// `<dir>/bootstrap.checkpoint` if present (`BootstrapMetadata.fromDirectory`), else
-    /// [`MetadataVersion::LATEST_PRODUCTION`] alone ("the default bootstrap").
+    /// [`MetadataVersion::LATEST_PRODUCTION`] alone ("the default bootstrap"). The
+    /// snapshot's quorum records, if any, become [`Self::quorum`] whichever file gave the
+    /// records (Kafka 4.0 to 4.3 put a dynamic quorum there and the records in
+    /// `bootstrap.checkpoint`).
     ///
     /// Errors: `dir` is missing or not a directory; any [`Self::read_file`] error of the file
-    /// used (a corrupt bootstrap snapshot is an error even if `bootstrap.checkpoint` exists).
+    /// used (a corrupt bootstrap snapshot is an error even if `bootstrap.checkpoint` exists);
+    /// quorum records [`BootstrapQuorum::from_control_records`] refuses.
     pub fn read_dir(dir: &Path) -> Result<BootstrapMetadata, BootstrapError> {
         if !dir.is_dir() {
             return Err(BootstrapError::NotADirectory {
@@ -251,23 +283,33 @@ impl BootstrapMetadata {
         let snapshot = dir
             .join(METADATA_PARTITION_DIR)
             .join(BOOTSTRAP_SNAPSHOT_FILE);
+        let mut quorum = None;
         if snapshot.exists() {
-            let records = read_records(&snapshot, true)?;
+            let (records, controls) = read_records(&snapshot, true)?;
+            quorum = BootstrapQuorum::from_control_records(&controls).map_err(|e| {
+                BootstrapError::Corrupt {
+                    path: snapshot.clone(),
+                    position: 0,
+                    reason: e.to_string(),
+                }
+            })?;
             if !records.is_empty() {
-                return Self::from_records(
+                let mut read = Self::from_records(
                     records,
                     &format!("the bootstrap snapshot {}", snapshot.display()),
-                );
+                )?;
+                read.quorum = quorum;
+                return Ok(read);
             }
         }
         let path = dir.join(BOOTSTRAP_FILE);
-        if !path.exists() {
-            return Ok(Self::from_version(
-                MetadataVersion::LATEST_PRODUCTION,
-                "the default bootstrap",
-            ));
-        }
-        Self::read_file(&path)
+        let mut read = if path.exists() {
+            Self::read_file(&path)?
+        } else {
+            Self::from_version(MetadataVersion::LATEST_PRODUCTION, "the default bootstrap")
+        };
+        read.quorum = quorum;
+        Ok(read)
     }
 
     /// Reads a bootstrap file (`BootstrapDirectory.readFromBinaryFile`): the records of every
@@ -277,7 +319,7 @@ impl BootstrapMetadata {
     /// of a valid batch is an error, since a torn bootstrap file could start a cluster with
     /// half its features.
     pub fn read_file(path: &Path) -> Result<BootstrapMetadata, BootstrapError> {
-        let records = read_records(path, false)?;
+        let (records, _) = read_records(path, false)?;
         Self::from_records(
             records,
             &format!("the binary bootstrap metadata file: {}", path.display()),
@@ -308,7 +350,7 @@ impl BootstrapMetadata {
     /// no KRaftVersion/Voters control records): the layout of [`Self::encode_checkpoint`] with
     /// the SnapshotHeader's `LastContainedLogTimestamp` set to `last_contained_timestamp_ms`
     /// (Java: the time the writer was built), `batch_timestamps_ms` the header, data and footer
-    /// batch timestamps.
+    /// batch timestamps. [`encode_bootstrap_snapshot`] adds a dynamic quorum.
     ///
     /// Errors: a record cannot be encoded at its version.
     pub fn encode_snapshot(
@@ -316,41 +358,12 @@ impl BootstrapMetadata {
         last_contained_timestamp_ms: i64,
         batch_timestamps_ms: [i64; 3],
     ) -> Result<Vec<u8>, BootstrapError> {
-        let [header_timestamp_ms, data_timestamp_ms, footer_timestamp_ms] = batch_timestamps_ms;
-        let mut out = Vec::new();
-        out.extend_from_slice(&control_batch(
-            0,
-            0,
-            header_timestamp_ms,
-            &[ControlRecord::snapshot_header(last_contained_timestamp_ms)],
-        ));
-        // Java's BatchAccumulator packs appends into one batch until it reaches 8 MiB.
-        let mut base_offset: i64 = 1;
-        let mut builder = BatchBuilder::new(base_offset, 0, data_timestamp_ms);
-        for record in &self.records {
-            let value: Bytes = record.encode()?;
-            if builder.try_append(None, &value).is_err() {
-                let next_base = base_offset + builder.len() as i64;
-                let full = std::mem::replace(
-                    &mut builder,
-                    BatchBuilder::new(next_base, 0, data_timestamp_ms),
-                );
-                out.extend_from_slice(&full.build());
-                base_offset = next_base;
-                builder.append(None, &value);
-            }
-        }
-        let next_offset = base_offset + builder.len() as i64;
-        if !builder.is_empty() {
-            out.extend_from_slice(&builder.build());
-        }
-        out.extend_from_slice(&control_batch(
-            next_offset,
-            0,
-            footer_timestamp_ms,
-            &[ControlRecord::snapshot_footer()],
-        ));
-        Ok(out)
+        encode_bootstrap_snapshot(
+            None,
+            &self.records,
+            last_contained_timestamp_ms,
+            batch_timestamps_ms,
+        )
     }
 
     /// Writes `<dir>/bootstrap.checkpoint` (`BootstrapDirectory.writeBinaryFile`): to
@@ -369,31 +382,101 @@ impl BootstrapMetadata {
     }
 
     /// Writes the bootstrap snapshot
-    /// `<metadata_dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint` (Kafka
-    /// 4.4 `Formatter.writeBoostrapSnapshot`, KIP-1170), creating the partition directory:
-    /// through a `.tmp` file, fsynced, renamed, then made read-only as Java's frozen snapshots
-    /// are (mode 0400). `metadata_dir` must exist.
-    pub fn write_snapshot(&self, metadata_dir: &Path) -> Result<(), BootstrapError> {
-        if !metadata_dir.is_dir() {
-            return Err(BootstrapError::NotADirectory {
-                path: metadata_dir.to_path_buf(),
-            });
-        }
-        let partition = metadata_dir.join(METADATA_PARTITION_DIR);
-        fs::create_dir_all(&partition).map_err(|source| BootstrapError::Io {
-            path: partition.clone(),
-            source,
-        })?;
-        let now = now_ms();
-        let bytes = self.encode_snapshot(now, [now, now, now])?;
-        write_atomically(&partition, BOOTSTRAP_SNAPSHOT_FILE, &bytes, true)?;
-        File::open(metadata_dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|source| BootstrapError::Io {
-                path: metadata_dir.to_path_buf(),
-                source,
-            })
+    /// `<metadata_dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint` with
+    /// these records and `quorum`'s control records (Kafka 4.4 `Formatter.writeBoostrapSnapshot`,
+    /// KIP-1170); see [`write_bootstrap_snapshot`].
+    pub fn write_snapshot(
+        &self,
+        metadata_dir: &Path,
+        quorum: Option<&BootstrapQuorum>,
+    ) -> Result<(), BootstrapError> {
+        write_bootstrap_snapshot(metadata_dir, quorum, &self.records)
     }
+}
+
+/// Writes the bootstrap snapshot
+/// `<metadata_dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`
+/// ([`encode_bootstrap_snapshot`], every timestamp the current time), creating the partition
+/// directory: through a `.tmp` file, fsynced, renamed, then made read-only as Java's frozen
+/// snapshots are (mode 0400). With no `records` it is what Kafka 4.0 to 4.3 write for a
+/// dynamic quorum (`Formatter.writeDynamicQuorumSnapshot`). `metadata_dir` must exist.
+///
+/// Errors: `metadata_dir` is not a directory, I/O, or [`encode_bootstrap_snapshot`]'s.
+pub fn write_bootstrap_snapshot(
+    metadata_dir: &Path,
+    quorum: Option<&BootstrapQuorum>,
+    records: &[ApiMessageAndVersion],
+) -> Result<(), BootstrapError> {
+    if !metadata_dir.is_dir() {
+        return Err(BootstrapError::NotADirectory {
+            path: metadata_dir.to_path_buf(),
+        });
+    }
+    let partition = metadata_dir.join(METADATA_PARTITION_DIR);
+    fs::create_dir_all(&partition).map_err(|source| BootstrapError::Io {
+        path: partition.clone(),
+        source,
+    })?;
+    let now = now_ms();
+    let bytes = encode_bootstrap_snapshot(quorum, records, now, [now, now, now])?;
+    write_atomically(&partition, BOOTSTRAP_SNAPSHOT_FILE, &bytes, true)?;
+    File::open(metadata_dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| BootstrapError::Io {
+            path: metadata_dir.to_path_buf(),
+            source,
+        })
+}
+
+/// The bytes of a bootstrap snapshot `0-0` as `RecordsSnapshotWriter` writes it for
+/// `Formatter`: one control batch at offset 0 stamped `batch_timestamps_ms[0]` holding the
+/// SnapshotHeader (`LastContainedLogTimestamp` = `last_contained_timestamp_ms`) and, for a
+/// dynamic quorum, its KRaftVersion and Voters records ([`BootstrapQuorum::control_records`]);
+/// the `records` in data batches stamped `batch_timestamps_ms[1]` (none when empty, as Kafka
+/// 4.0 to 4.3 write it); a SnapshotFooter control batch stamped `batch_timestamps_ms[2]`.
+/// Epoch 0, consecutive offsets from 0, uncompressed.
+///
+/// Errors: a record cannot be encoded; the quorum is kraft.version 0 with voters.
+pub fn encode_bootstrap_snapshot(
+    quorum: Option<&BootstrapQuorum>,
+    records: &[ApiMessageAndVersion],
+    last_contained_timestamp_ms: i64,
+    batch_timestamps_ms: [i64; 3],
+) -> Result<Vec<u8>, BootstrapError> {
+    let [header_timestamp_ms, data_timestamp_ms, footer_timestamp_ms] = batch_timestamps_ms;
+    let mut controls = vec![ControlRecord::snapshot_header(last_contained_timestamp_ms)];
+    if let Some(quorum) = quorum {
+        controls.extend(quorum.control_records()?);
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&control_batch(0, 0, header_timestamp_ms, &controls));
+    // Java's BatchAccumulator packs appends into one batch until it reaches 8 MiB.
+    let mut base_offset = controls.len() as i64;
+    let mut builder = BatchBuilder::new(base_offset, 0, data_timestamp_ms);
+    for record in records {
+        let value: Bytes = record.encode()?;
+        if builder.try_append(None, &value).is_err() {
+            let next_base = base_offset + builder.len() as i64;
+            let full = std::mem::replace(
+                &mut builder,
+                BatchBuilder::new(next_base, 0, data_timestamp_ms),
+            );
+            out.extend_from_slice(&full.build());
+            base_offset = next_base;
+            builder.append(None, &value);
+        }
+    }
+    let next_offset = base_offset + builder.len() as i64;
+    if !builder.is_empty() {
+        out.extend_from_slice(&builder.build());
+    }
+    out.extend_from_slice(&control_batch(
+        next_offset,
+        0,
+        footer_timestamp_ms,
+        &[ControlRecord::snapshot_footer()],
+    ));
+    Ok(out)
 }
 
 fn now_ms() -> i64 {
@@ -402,12 +485,13 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Reads and decodes one checkpoint-format file into its data records.
-/// `quorum_records`: KRaftVersion/Voters control records are allowed (the bootstrap snapshot).
-fn read_records(
-    path: &Path,
-    quorum_records: bool,
-) -> Result<Vec<ApiMessageAndVersion>, BootstrapError> {
+/// The data records of a checkpoint-format file and its KRaftVersion/Voters control records.
+type DecodedCheckpoint = (Vec<ApiMessageAndVersion>, Vec<ControlRecord>);
+
+/// Reads and decodes one checkpoint-format file into its data records and quorum control
+/// records. `quorum_records`: KRaftVersion/Voters control records are allowed (the bootstrap
+/// snapshot).
+fn read_records(path: &Path, quorum_records: bool) -> Result<DecodedCheckpoint, BootstrapError> {
     let bytes = fs::read(path).map_err(|source| BootstrapError::Io {
         path: path.to_path_buf(),
         source,
@@ -462,12 +546,14 @@ fn write_atomically(
         .map_err(io_err(dir))
 }
 
-/// Decodes a checkpoint file into its data records; `Err((byte position, reason))`.
+/// Decodes a checkpoint file into its data records and quorum control records;
+/// `Err((byte position, reason))`.
 fn decode_checkpoint(
     bytes: &[u8],
     quorum_records: bool,
-) -> Result<Vec<ApiMessageAndVersion>, (usize, String)> {
+) -> Result<DecodedCheckpoint, (usize, String)> {
     let mut records = Vec::new();
+    let mut controls = Vec::new();
     let mut iter = batches(bytes);
     let mut position = 0;
     while let Some(batch) = iter.next() {
@@ -483,7 +569,10 @@ fn decode_checkpoint(
                     | ControlRecord::LeaderChange(_) => {}
                     // A dynamic quorum's bootstrap snapshot (0-0) also holds the quorum's
                     // KRaftVersion and Voters records; `bootstrap.checkpoint` never does.
-                    ControlRecord::KRaftVersion(_) | ControlRecord::Voters(_) if quorum_records => {
+                    quorum @ (ControlRecord::KRaftVersion(_) | ControlRecord::Voters(_))
+                        if quorum_records =>
+                    {
+                        controls.push(quorum)
                     }
                     other => {
                         return Err((
@@ -520,7 +609,7 @@ fn decode_checkpoint(
             ),
         ));
     }
-    Ok(records)
+    Ok((records, controls))
 }
 
 #[cfg(test)]
@@ -550,6 +639,18 @@ mod tests {
         3a000000012e010c00116d657461646174612e76657273696f6e0007000000000000000000020000003f00000000021c\
         00731f002000000000000001a226687438000001a226687438ffffffffffffffffffffffffffff000000011a00000008\
         000000040600000000";
+
+    /// The bootstrap snapshot Kafka 4.1.2 `kafka-storage format --initial-controllers
+    /// 1@h1:9093:xkFWfagsSa2W4IuY_DK9zQ,2@h2:9093:a6QGf_OEQcCBdH8kVSHIFg,9@[::1]:9093:MvDxzVmcRsaTz33bUuRU6A`
+    /// writes next to `bootstrap.checkpoint`: SnapshotHeader, KRaftVersion(1), Voters, footer.
+    const KAFKA_4_1_DYNAMIC_SNAPSHOT: &str = "\
+        0000000000000000000000f90000000002264da021002000000002000001a23340517d000001a23340517dffffffffff\
+        ffffffffffffffffff000000032a0000000800000003160000000001a23340515500001e00000208000000050a000000\
+        010000c0020000040800000006aa0200000400000001c641567da82c49ad96e08b98fc32bdcd020b434f4e54524f4c4c\
+        45520368312385000000000100000000000932f0f1cd599c46c693cf7ddb52e454e8020b434f4e54524f4c4c45521030\
+        3a303a303a303a303a303a303a31238500000000010000000000026ba4067ff38441c081747f245521c816020b434f4e\
+        54524f4c4c4552036832238500000000010000000000000000000000030000003f0000000002dd89c273002000000000\
+        000001a23340518d000001a23340518dffffffffffffffffffffffffffff000000011a00000008000000040600000000";
 
     fn unhex(text: &str) -> Vec<u8> {
         (0..text.len())
@@ -613,6 +714,78 @@ mod tests {
         assert_eq!(bootstrap.feature_level("group.version"), 1);
         assert_eq!(bootstrap.feature_level("share.version"), 0);
         assert!(bootstrap.source.contains("bootstrap.checkpoint"));
+    }
+
+    #[test]
+    fn reads_the_quorum_of_a_kafka_dynamic_bootstrap_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        write_file(dir.path(), &unhex(KAFKA_4_1_IV1));
+        let partition = dir.path().join(METADATA_PARTITION_DIR);
+        fs::create_dir(&partition).unwrap();
+        let snapshot = partition.join(BOOTSTRAP_SNAPSHOT_FILE);
+        fs::write(&snapshot, unhex(KAFKA_4_1_DYNAMIC_SNAPSHOT)).unwrap();
+        // Kafka 4.1's layout: the records from bootstrap.checkpoint, the quorum from 0-0.
+        let read = BootstrapMetadata::read_dir(dir.path()).unwrap();
+        assert_eq!(read.metadata_version, MetadataVersion::V4_1_IV1);
+        assert!(read.source.contains(BOOTSTRAP_FILE));
+        let quorum = read.quorum.unwrap();
+        assert_eq!(quorum.kraft_version, 1);
+        let voters = quorum.voters.as_ref().unwrap();
+        // Java's HashMap order, not id order.
+        assert_eq!(voters.iter().map(|v| v.id).collect::<Vec<_>>(), [1, 9, 2]);
+        let nine = quorum.voter(9).unwrap();
+        assert_eq!(
+            kraftwerk_protocol::kafka_uuid::kafka_uuid_to_string(nine.directory_id),
+            "MvDxzVmcRsaTz33bUuRU6A"
+        );
+        assert_eq!(
+            nine.endpoints,
+            [quorum::VoterEndpoint {
+                listener_name: "CONTROLLER".into(),
+                host: "0:0:0:0:0:0:0:1".into(),
+                port: 9093
+            }]
+        );
+        assert_eq!(
+            nine.kraft_version,
+            quorum::KRaftVersionRange { min: 0, max: 1 }
+        );
+        // Re-encoded with Kafka's timestamps: Kafka's bytes.
+        let kafka = unhex(KAFKA_4_1_DYNAMIC_SNAPSHOT);
+        let h = headers(&kafka);
+        let (_, first) = decode_batch(batches(&kafka).next().unwrap().unwrap().1).unwrap();
+        let ControlRecord::SnapshotHeader(header) = ControlRecord::decode(
+            first[0].key.as_deref().unwrap(),
+            first[0].value.as_deref().unwrap(),
+        )
+        .unwrap() else {
+            panic!("no SnapshotHeader first");
+        };
+        assert_eq!(h.len(), 2, "no data batch before 4.4");
+        let ours = encode_bootstrap_snapshot(
+            Some(&quorum),
+            &[],
+            header.last_contained_log_timestamp,
+            [
+                h[0].base_timestamp,
+                h[0].base_timestamp,
+                h[1].base_timestamp,
+            ],
+        )
+        .unwrap();
+        assert_eq!(ours, kafka);
+        // A static directory has no quorum; a torn snapshot is an error.
+        let static_dir = tempfile::tempdir().unwrap();
+        write_file(static_dir.path(), &unhex(KAFKA_4_1_IV1));
+        assert_eq!(
+            BootstrapMetadata::read_dir(static_dir.path())
+                .unwrap()
+                .quorum,
+            None
+        );
+        fs::write(&snapshot, &kafka[..kafka.len() - 3]).unwrap();
+        let err = BootstrapMetadata::read_dir(dir.path()).unwrap_err();
+        assert!(matches!(err, BootstrapError::Corrupt { .. }), "{err}");
     }
 
     #[test]

@@ -105,8 +105,11 @@ pub struct FormattedDir {
     pub node_id: i32,
     /// The metadata directory's `directory.id`: the node's Raft `ReplicaDirectoryId`.
     pub directory_id: Uuid,
-    /// The bootstrap records of the metadata directory (`bootstrap.checkpoint`, or the latest
-    /// production metadata.version when the file is absent).
+    /// The bootstrap records of the metadata directory (the bootstrap snapshot `0-0` or
+    /// `bootstrap.checkpoint`, or the latest production metadata.version when neither has
+    /// them), and in `bootstrap.quorum` the dynamic quorum (KIP-853) that snapshot holds:
+    /// kraft.version and the initial voter set (`None` for a static quorum, and for a Kafka
+    /// 4.0 to 4.3 `--no-initial-controllers` directory, which has no snapshot).
     pub bootstrap: BootstrapMetadata,
 }
 

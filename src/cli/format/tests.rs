@@ -277,7 +277,10 @@ fn release_version_and_features_follow_kafka_storage() {
             &["-r", "4.1", "-f", "metadata.version=27"],
             "avoid ambiguity",
         ),
-        (&["-f", "kraft.version=1"], "KIP-853"),
+        (
+            &["-f", "kraft.version=1"],
+            "Cannot set kraft.version to 1 unless controller.quorum.voters is empty",
+        ),
         (
             &["-f", "bogus.version=1"],
             "Unsupported feature: bogus.version",
@@ -309,33 +312,6 @@ fn unstable_versions_need_the_config_switch() {
     assert_eq!(b.metadata_version, MetadataVersion::V4_5_IV0);
     assert_eq!(b.feature_level("share.version"), 2);
     assert_eq!(b.feature_level("streams.version"), 1);
-}
-
-#[test]
-fn dynamic_quorum_configs_are_refused() {
-    let root = tempfile::tempdir().unwrap();
-    let path = root.path().join("c.properties");
-    fs::write(
-        &path,
-        format!(
-            "process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=localhost:9093\n\
-             listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\nlog.dirs={}\n",
-            root.path().join("d").display()
-        ),
-    )
-    .unwrap();
-    let a = FormatArgs {
-        config: path,
-        cluster_id: CLUSTER_ID.into(),
-        release_version: None,
-        features: vec![],
-        ignore_formatted: false,
-    };
-    let err = format(&a.to_options().unwrap()).unwrap_err();
-    assert!(
-        matches!(err, FormatError::DynamicQuorumUnsupported),
-        "{err}"
-    );
 }
 
 #[test]
@@ -597,8 +573,10 @@ fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
             release_version: Some(release.into()),
             features: vec![],
             ignore_formatted: false,
+            quorum: QuorumOption::None,
+            advertised_listeners: None,
         };
-        let (mv, levels) = effective_levels(&opts).unwrap();
+        let (mv, levels) = effective_levels(&opts, false).unwrap();
         let ours = BootstrapMetadata::from_versions(mv, &levels, "format command")
             .encode_checkpoint(stamps[0], stamps[1], stamps[2])
             .unwrap();

@@ -1,8 +1,15 @@
 package dev.kraftwerk.compat;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import org.apache.kafka.metadata.bootstrap.BootstrapDirectory;
 import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.raft.DynamicVoters;
+import org.apache.kafka.server.common.MetadataVersion;
 
 /**
  * {@code bootstrap.checkpoint} read and written by Kafka 4.0 to 4.3's {@code BootstrapDirectory}
@@ -22,5 +29,25 @@ final class Bootstraps {
     /** Writes {@code dir/bootstrap.checkpoint}. */
     static void write(Path dir, BootstrapMetadata metadata) throws Exception {
         new BootstrapDirectory(dir.toString()).writeBinaryFile(metadata);
+    }
+
+    /**
+     * Formats {@code dirs} for a controller of a dynamic quorum with Kafka's own {@code Formatter},
+     * as {@code kafka-storage format --initial-controllers} (or {@code --no-initial-controllers}
+     * when {@code voters} is empty) sets it up.
+     */
+    static void formatDynamic(int nodeId, String clusterId, List<String> dirs, String metadataDir, String listener,
+            MetadataVersion mv, Optional<DynamicVoters> voters) throws Exception {
+        Formatter formatter = new Formatter()
+            .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+            .setNodeId(nodeId)
+            .setClusterId(clusterId)
+            .setDirectories(dirs)
+            .setMetadataLogDirectory(metadataDir)
+            .setControllerListenerName(listener)
+            .setReleaseVersion(mv)
+            .setHasDynamicQuorum(true);
+        voters.ifPresent(formatter::setInitialControllers);
+        formatter.run();
     }
 }

@@ -1,9 +1,16 @@
 package dev.kraftwerk.compat;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.raft.DynamicVoters;
 import org.apache.kafka.metadata.util.BatchFileWriter;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
 
 /**
  * {@code bootstrap.checkpoint} from Kafka 4.4 on: {@code BootstrapDirectory} is gone (KIP-1170
@@ -31,5 +38,26 @@ final class Bootstraps {
                 w.append(r);
             }
         }
+    }
+
+    /**
+     * Formats {@code dirs} for a controller of a dynamic quorum with Kafka's own {@code Formatter},
+     * as {@code kafka-storage format --initial-controllers} (or {@code --no-initial-controllers}
+     * when {@code voters} is empty) sets it up; 4.4 writes the bootstrap snapshot for every controller.
+     */
+    static void formatDynamic(int nodeId, String clusterId, List<String> dirs, String metadataDir, String listener,
+            MetadataVersion mv, Optional<DynamicVoters> voters) throws Exception {
+        Formatter formatter = new Formatter()
+            .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+            .setNodeId(nodeId)
+            .setClusterId(clusterId)
+            .setDirectories(dirs)
+            .setMetadataLogDirectory(metadataDir)
+            .setControllerListenerName(listener)
+            .setReleaseVersion(mv)
+            .setHasDynamicQuorum(true)
+            .setWriteBootstrapSnapshot(true);
+        voters.ifPresent(formatter::setInitialControllers);
+        formatter.run();
     }
 }
