@@ -834,8 +834,8 @@ pub fn run_mixed(env: &Env) -> Result<()> {
 
 /// One mix: a dynamic quorum of `mix`; leadership onto each voter (SIGTERM hand-offs); one
 /// controller of each kind in the mix added, one original voter of each kind removed (the
-/// active one too, if it is the one), leadership onto each of the final three; logs
-/// byte-identical after every change.
+/// active controller whenever it is an original of that kind), leadership onto each of the
+/// final three; logs byte-identical after every change.
 fn run_one_mix(env: &Env, mix: &[ControllerKind]) -> Result<()> {
     let names = mix.iter().map(|k| k.label()).collect::<Vec<_>>().join(",");
     env.step(&format!("mix [{names}]"));
@@ -879,10 +879,17 @@ fn run_one_mix(env: &Env, mix: &[ControllerKind]) -> Result<()> {
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
     checks::assert_logs_agree(env, &c, hw)?;
     for k in &seen {
+        // The active controller when it is an original of this kind (it must resign once its
+        // removal is committed, scenario C11), else the first original of this kind.
+        let leader = mixed::leader_status(&c)?.leader_id;
         let (id, _) = *originals
             .iter()
-            .find(|(_, kind)| kind == k)
+            .find(|(id, kind)| kind == k && *id == leader)
+            .or_else(|| originals.iter().find(|(_, kind)| kind == k))
             .expect("every kind in seen is in the mix");
+        if id == leader {
+            env.step(&format!("removing the active controller {id}"));
+        }
         remove_and_retire(env, &mut c, id)?;
         traffic.round(env, &c, &format!("removed {} controller {id}", k.label()))?;
     }
