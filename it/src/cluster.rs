@@ -150,6 +150,52 @@ pub struct Cluster<'e> {
     pub controllers: Vec<Node>,
     /// Brokers, ids 101...
     pub brokers: Vec<Node>,
+    /// Controllers taken out of the quorum (`remove-controller`) and out of
+    /// [`Cluster::controllers`]; kept so that their logs stay reachable and dropping the
+    /// cluster still kills them.
+    pub retired: Vec<Node>,
+    /// How the nodes find the controller quorum.
+    pub quorum: QuorumConfig,
+    spec: ClusterSpec,
+}
+
+/// How the nodes' properties name the controller quorum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuorumConfig {
+    /// `controller.quorum.voters=id@host:port,...` (a static quorum, kraft.version 0).
+    Static,
+    /// `controller.quorum.bootstrap.servers=host:port,...` only (KIP-853 dynamic quorum, as in
+    /// Kafka 4.x's own `config/controller.properties` and `config/broker.properties`): the
+    /// voter set comes from the log, which `kafka-storage format --standalone` /
+    /// `--initial-controllers` seeds.
+    Dynamic,
+}
+
+/// How one controller's storage is formatted (the flags are the same for `kafka-storage
+/// format` and `kraftwerk format`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// No quorum flag: a static quorum from `controller.quorum.voters`, or a broker.
+    Plain,
+    /// `--standalone`: the bootstrap checkpoint names this controller as the only voter.
+    Standalone,
+    /// `--no-initial-controllers`: no voter set; the node joins as an observer and waits to
+    /// be added with `kafka-metadata-quorum add-controller`.
+    NoInitialControllers,
+    /// `--initial-controllers id@host:port:directoryId,...`.
+    InitialControllers(String),
+}
+
+impl Format {
+    /// The extra `format` arguments.
+    pub fn flags(&self) -> Vec<String> {
+        match self {
+            Format::Plain => Vec::new(),
+            Format::Standalone => vec!["--standalone".into()],
+            Format::NoInitialControllers => vec!["--no-initial-controllers".into()],
+            Format::InitialControllers(v) => vec!["--initial-controllers".into(), v.clone()],
+        }
+    }
 }
 
 impl<'e> Cluster<'e> {
@@ -161,6 +207,23 @@ impl<'e> Cluster<'e> {
     /// Like [`Cluster::new`], with controller `i` (0-based) listening on `places[i]`'s address
     /// and running in its namespace (controllers beyond `places` stay on loopback).
     pub fn new_placed(env: &'e Env, spec: &ClusterSpec, places: &[Place]) -> Result<Cluster<'e>> {
+        Cluster::build(env, spec, places, QuorumConfig::Static)
+    }
+
+    /// Like [`Cluster::new`], with every node configured by `controller.quorum.bootstrap.servers`
+    /// (all of `spec`'s controllers) instead of `controller.quorum.voters`. Nothing is
+    /// formatted: format each controller with [`Cluster::format_node`] (`--standalone` for the
+    /// first, `--no-initial-controllers` for the others, as Kafka's operations guide does).
+    pub fn new_dynamic(env: &'e Env, spec: &ClusterSpec) -> Result<Cluster<'e>> {
+        Cluster::build(env, spec, &[], QuorumConfig::Dynamic)
+    }
+
+    fn build(
+        env: &'e Env,
+        spec: &ClusterSpec,
+        places: &[Place],
+        quorum: QuorumConfig,
+    ) -> Result<Cluster<'e>> {
         let cluster_id = util::new_cluster_id()?;
         let mut controllers = Vec::new();
         for (i, kind) in spec.controllers.iter().enumerate() {
@@ -175,20 +238,113 @@ impl<'e> Cluster<'e> {
         for i in 0..spec.brokers {
             brokers.push(new_node(env, FIRST_BROKER_ID + i as i32, Role::Broker)?);
         }
-        let voters = controllers
-            .iter()
-            .map(|c| format!("{}@{}", c.id, c.addr()))
-            .collect::<Vec<_>>()
-            .join(",");
+        let quorum_line = match quorum {
+            QuorumConfig::Static => format!(
+                "controller.quorum.voters={}",
+                controllers
+                    .iter()
+                    .map(|c| format!("{}@{}", c.id, c.addr()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            QuorumConfig::Dynamic => format!(
+                "controller.quorum.bootstrap.servers={}",
+                controllers
+                    .iter()
+                    .map(Node::addr)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        };
         for n in controllers.iter().chain(brokers.iter()) {
-            std::fs::write(&n.props, render_props(n, &voters, spec))?;
+            std::fs::write(&n.props, render_props(n, &quorum_line, spec))?;
         }
         Ok(Cluster {
             env,
             cluster_id,
             controllers,
             brokers,
+            retired: Vec::new(),
+            quorum,
+            spec: spec.clone(),
         })
+    }
+
+    /// A new controller of `kind` (id one above every controller id used so far), configured
+    /// with `controller.quorum.bootstrap.servers` = the current controllers, whatever the
+    /// others' configuration: a controller that joins later finds the quorum that way (Kafka's
+    /// operations guide, "Add New Controller"). Its properties are written; it is neither
+    /// formatted nor started.
+    pub fn add_controller_node(&mut self, kind: ControllerKind) -> Result<i32> {
+        let id = self
+            .controllers
+            .iter()
+            .chain(self.retired.iter())
+            .map(|n| n.id)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let n = new_node(self.env, id, Role::Controller(kind))?;
+        let line = format!(
+            "controller.quorum.bootstrap.servers={}",
+            self.controller_bootstrap()
+        );
+        std::fs::write(&n.props, render_props(&n, &line, &self.spec))?;
+        self.env.step(&format!(
+            "new node {} on {} ({})",
+            n.label(),
+            n.addr(),
+            n.props.display()
+        ));
+        self.controllers.push(n);
+        Ok(id)
+    }
+
+    /// Moves stopped controller `id` from [`Cluster::controllers`] to [`Cluster::retired`]
+    /// (after `remove-controller`): the checks that walk the controllers no longer expect it.
+    pub fn retire_controller(&mut self, id: i32) -> Result<()> {
+        let i = self
+            .controllers
+            .iter()
+            .position(|n| n.id == id)
+            .with_context(|| format!("no controller {id}"))?;
+        if self.controllers[i].is_running() {
+            bail!(
+                "{} must be stopped before it is retired",
+                self.controllers[i].label()
+            );
+        }
+        let n = self.controllers.remove(i);
+        self.retired.push(n);
+        Ok(())
+    }
+
+    /// Deletes stopped node `id`'s data directory (a failed disk replaced by an empty one).
+    pub fn wipe(&mut self, id: i32) -> Result<()> {
+        let n = self.node(id)?;
+        if n.is_running() {
+            bail!("{} must be stopped before its disk is wiped", n.label());
+        }
+        let d = n.data_dir();
+        if d.exists() {
+            std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
+        }
+        let label = n.label();
+        self.env
+            .step(&format!("wiped {label}'s disk ({} removed)", d.display()));
+        Ok(())
+    }
+
+    /// `directory.id` of node `id`'s `meta.properties` (what `add-controller` sends as the
+    /// voter's directory id).
+    pub fn directory_id(&mut self, id: i32) -> Result<String> {
+        let p = self.node(id)?.data_dir().join("meta.properties");
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("directory.id="))
+            .map(|v| v.trim().to_string())
+            .with_context(|| format!("no directory.id in {}", p.display()))
     }
 
     /// `host:port,...` of every controller (for `--bootstrap-controller`).
@@ -234,6 +390,7 @@ impl<'e> Cluster<'e> {
         self.controllers
             .iter_mut()
             .chain(self.brokers.iter_mut())
+            .chain(self.retired.iter_mut())
             .find(|n| n.id == id)
             .with_context(|| format!("no node {id}"))
     }
@@ -250,8 +407,11 @@ impl<'e> Cluster<'e> {
             self.env.release_version
         ));
         let nodes: Vec<&Node> = self.controllers.iter().chain(self.brokers.iter()).collect();
-        let results: Vec<Result<()>> = std::thread::scope(|s| {
-            let handles: Vec<_> = nodes.iter().map(|n| s.spawn(|| self.format(n))).collect();
+        let results: Vec<Result<String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = nodes
+                .iter()
+                .map(|n| s.spawn(|| self.format(n, &Format::Plain)))
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| bail!("format thread panicked")))
@@ -263,14 +423,39 @@ impl<'e> Cluster<'e> {
         Ok(())
     }
 
-    fn format(&self, n: &Node) -> Result<()> {
+    /// Formats node `id` with `how` (kraftwerk slots with `kraftwerk format`, the others with
+    /// `kafka-storage format`; the cluster's id and `--release-version`). Returns what the tool
+    /// printed.
+    pub fn format_node(&mut self, id: i32, how: &Format) -> Result<String> {
+        let n = self
+            .controllers
+            .iter()
+            .chain(self.brokers.iter())
+            .find(|n| n.id == id)
+            .with_context(|| format!("no node {id}"))?;
+        let out = self.format(n, how)?;
+        self.env.step(&format!(
+            "formatted {} ({}): {}",
+            n.label(),
+            if how.flags().is_empty() {
+                "no quorum flag".to_string()
+            } else {
+                how.flags().join(" ")
+            },
+            util::one_line(&out, 300)
+        ));
+        Ok(out)
+    }
+
+    fn format(&self, n: &Node, how: &Format) -> Result<String> {
         let rv = &self.env.release_version;
-        match n.role {
+        let out = match n.role {
             Role::Controller(ControllerKind::Kraftwerk) => {
                 let mut cmd = Command::new(&self.env.kraftwerk_bin);
                 cmd.args(["format", "--cluster-id", &self.cluster_id, "--config"])
                     .arg(&n.props)
-                    .args(["--release-version", rv]);
+                    .args(["--release-version", rv])
+                    .args(how.flags());
                 let r = procs::run_captured(
                     &format!("format {}", n.name()),
                     cmd,
@@ -281,15 +466,17 @@ impl<'e> Cluster<'e> {
                 )?;
                 if !r.ok() {
                     bail!(
-                        "`kraftwerk format` failed for {} ({:?}): {}",
+                        "`kraftwerk format {}` failed for {} ({:?}): {}",
+                        how.flags().join(" "),
                         n.label(),
                         r.code,
                         util::one_line(&format!("{}\n{}", r.stderr, r.stdout), 600)
                     );
                 }
+                r.stdout
             }
             _ => {
-                let a = args(&[
+                let mut a = args(&[
                     "format",
                     "--config",
                     &n.props.to_string_lossy(),
@@ -298,11 +485,13 @@ impl<'e> Cluster<'e> {
                     "--release-version",
                     rv,
                 ]);
+                a.extend(how.flags());
                 self.env
                     .tool_ok("kafka-storage", &a, None, Duration::from_secs(90))
-                    .with_context(|| format!("formatting {}", n.label()))?;
+                    .with_context(|| format!("formatting {}", n.label()))?
+                    .stdout
             }
-        }
+        };
         if !n.data_dir().join("meta.properties").exists() {
             bail!(
                 "formatting {} left no {}",
@@ -310,7 +499,7 @@ impl<'e> Cluster<'e> {
                 n.data_dir().join("meta.properties").display()
             );
         }
-        Ok(())
+        Ok(out)
     }
 
     /// Starts node `id` (its log is appended to, with a marker line per start).
@@ -722,13 +911,14 @@ fn new_node(env: &Env, id: i32, role: Role) -> Result<Node> {
     Ok(n)
 }
 
-fn render_props(n: &Node, voters: &str, spec: &ClusterSpec) -> String {
+/// `quorum_line` is `controller.quorum.voters=...` or `controller.quorum.bootstrap.servers=...`.
+fn render_props(n: &Node, quorum_line: &str, spec: &ClusterSpec) -> String {
     let mut s = String::new();
     let data = n.data_dir();
     let data = data.to_string_lossy();
     let _ = writeln!(s, "# written by kraftwerk-it for {}", n.label());
     let _ = writeln!(s, "node.id={}", n.id);
-    let _ = writeln!(s, "controller.quorum.voters={voters}");
+    let _ = writeln!(s, "{quorum_line}");
     let _ = writeln!(s, "controller.listener.names=CONTROLLER");
     match n.role {
         Role::Controller(_) => {

@@ -102,6 +102,11 @@ fn run(name: &str, cli: &Cli) -> Result<()> {
         opts.release_version = Some(r.clone());
     }
     opts.long = cli.long;
+    // dynamic-mixed picks its controllers from IT_DYNAMIC_MIXES, not IT_CONTROLLERS: the run's
+    // header and the kraftwerk-binary check follow its mixes.
+    if name == "dynamic-mixed" {
+        opts.controllers = scenarios::dynamic::mixes()?.concat();
+    }
     let deadline = cli
         .deadline_s
         .or_else(|| {

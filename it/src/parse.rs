@@ -18,6 +18,36 @@ pub struct QuorumStatus {
     pub voters: Vec<i32>,
     /// Node ids in `CurrentObservers:` (brokers fetching the metadata log).
     pub observers: Vec<i32>,
+    /// `CurrentVoters:` as `(id, directoryId)`; `None` where the tool prints `null` or nothing
+    /// (a static quorum's voters have no directory id, `Uuid.ZERO_UUID`).
+    pub voter_keys: Vec<(i32, Option<String>)>,
+    /// `CurrentObservers:` as `(id, directoryId)`.
+    pub observer_keys: Vec<(i32, Option<String>)>,
+}
+
+/// `(id, directoryId)` of every entry of a `CurrentVoters:` / `CurrentObservers:` JSON array
+/// (`[{"id": 1, "directoryId": "...", "endpoints": [...]}]`; `directoryId` may be `null` or
+/// absent).
+fn node_keys(json: &str) -> Result<Vec<(i32, Option<String>)>> {
+    let v: serde_json::Value =
+        serde_json::from_str(json.trim()).with_context(|| format!("not JSON: {json}"))?;
+    let arr = v
+        .as_array()
+        .with_context(|| format!("not a JSON array: {json}"))?;
+    arr.iter()
+        .map(|e| {
+            let id = e
+                .as_i64()
+                .or_else(|| e.get("id").and_then(|i| i.as_i64()))
+                .map(|i| i as i32)
+                .with_context(|| format!("no node id in {e}"))?;
+            let dir = e
+                .get("directoryId")
+                .and_then(|d| d.as_str())
+                .map(str::to_string);
+            Ok((id, dir))
+        })
+        .collect()
 }
 
 fn node_ids(json: &str) -> Result<Vec<i32>> {
@@ -66,6 +96,8 @@ pub fn parse_status(text: &str) -> Result<QuorumStatus> {
         high_watermark: num("HighWatermark")?,
         voters: node_ids(&field("CurrentVoters")?)?,
         observers: node_ids(&field("CurrentObservers")?)?,
+        voter_keys: node_keys(&field("CurrentVoters")?)?,
+        observer_keys: node_keys(&field("CurrentObservers")?)?,
     })
 }
 
@@ -80,7 +112,13 @@ pub struct ReplicaRow {
     pub lag: i64,
     /// `Status`: `Leader`, `Follower` or `Observer`.
     pub status: String,
+    /// `DirectoryId` (3.9+; `None` without the column, or for the all-zero id
+    /// `AAAAAAAAAAAAAAAAAAAAAA` of a static voter).
+    pub directory_id: Option<String>,
 }
+
+/// `Uuid.ZERO_UUID` as Kafka prints it.
+pub const ZERO_UUID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
 
 /// Parses `describe --replication` output (tab-separated table; columns found by header name,
 /// so releases that add columns, e.g. `DirectoryId`, still parse).
@@ -100,6 +138,7 @@ pub fn parse_replication(text: &str) -> Result<Vec<ReplicaRow>> {
             .position(|c| *c == name)
             .with_context(|| format!("no {name} column in {header:?}"))
     };
+    let i_dir = cols.iter().position(|c| *c == "DirectoryId");
     let (i_node, i_leo, i_lag, i_status) = (
         idx("NodeId")?,
         idx("LogEndOffset")?,
@@ -126,6 +165,10 @@ pub fn parse_replication(text: &str) -> Result<Vec<ReplicaRow>> {
                 .parse()
                 .with_context(|| format!("bad Lag in {l:?}"))?,
             status: get(i_status)?.to_string(),
+            directory_id: i_dir
+                .and_then(|i| cells.get(i))
+                .map(|d| d.to_string())
+                .filter(|d| !d.is_empty() && d != ZERO_UUID),
         });
     }
     if rows.is_empty() {
@@ -222,6 +265,26 @@ CurrentObservers:       [{\"id\": 101, \"directoryId\": \"Tga-4TPcMQaZ6boQIBlH2w
         assert_eq!((s.leader_id, s.leader_epoch, s.high_watermark), (1, 3, 36));
         assert_eq!(s.voters, vec![1, 2, 3]);
         assert_eq!(s.observers, vec![101]);
+        assert_eq!(s.voter_keys[0], (1, None));
+        assert_eq!(
+            s.observer_keys,
+            vec![(101, Some("Tga-4TPcMQaZ6boQIBlH2w".to_string()))]
+        );
+    }
+
+    #[test]
+    fn dynamic_voters_carry_directory_ids() {
+        let dynamic = STATUS.replace(
+            "[{\"id\": 1, \"endpoints\"",
+            "[{\"id\": 1, \"directoryId\": \"3Db5QLSqSZieL3rJBUUegA\", \"endpoints\"",
+        );
+        let s = parse_status(&dynamic).unwrap();
+        assert_eq!(
+            s.voter_keys[0],
+            (1, Some("3Db5QLSqSZieL3rJBUUegA".to_string()))
+        );
+        let nulls = STATUS.replace("\"id\": 2,", "\"id\": 2, \"directoryId\": null,");
+        assert_eq!(parse_status(&nulls).unwrap().voter_keys[1], (2, None));
     }
 
     #[test]
@@ -259,11 +322,17 @@ CurrentObservers:       [{\"id\": 101, \"directoryId\": \"Tga-4TPcMQaZ6boQIBlH2w
                 node_id: 1,
                 log_end_offset: 43,
                 lag: 0,
-                status: "Leader".into()
+                status: "Leader".into(),
+                directory_id: None,
             }
         );
         assert_eq!(rows[1].lag, 3);
         assert_eq!(rows[2].status, "Observer");
+        assert_eq!(rows[1].directory_id, None);
+        assert_eq!(
+            rows[2].directory_id.as_deref(),
+            Some("Tga-4TPcMQaZ6boQIBlH2w")
+        );
         assert!(parse_replication("nothing").is_err());
     }
 

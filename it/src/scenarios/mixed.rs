@@ -152,45 +152,9 @@ fn run(env: &Env, kinds: &[ControllerKind]) -> Result<()> {
     let mut traffic = Traffic::default();
     traffic.round(env, &c, "before any hand-off")?;
 
-    let ids: Vec<i32> = c.controllers.iter().map(|n| n.id).collect();
     let mut history: Vec<HandOff> = Vec::new();
     for stop in [Stop::Term, Stop::Kill] {
-        let mut led: BTreeSet<i32> = BTreeSet::new();
-        let mut tried: BTreeSet<i32> = BTreeSet::new();
-        let mut rounds = 0;
-        while led.len() < ids.len() {
-            rounds += 1;
-            if rounds > 3 * ids.len() {
-                bail!(
-                    "{}: leadership did not reach every node in {} hand-offs (reached {led:?})",
-                    stop.label(),
-                    rounds - 1
-                );
-            }
-            let leader = leader_status(&c)?.leader_id;
-            let target = ids
-                .iter()
-                .copied()
-                .find(|id| !led.contains(id) && *id != leader);
-            // A node that did not win a plain hand-off gets a steered one.
-            let steer = target.filter(|t| tried.contains(t));
-            if let Some(t) = target {
-                tried.insert(t);
-            }
-            let h = hand_off(env, &mut c, stop, steer)?;
-            led.insert(h.to);
-            history.push(h);
-            traffic.round(env, &c, &format!("after hand-off #{}", history.len()))?;
-            let from = history.last().expect("just pushed").from;
-            restart_and_catch_up(env, &mut c, from)?;
-            checks::assert_healthy(&mut c)?;
-            let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
-            checks::assert_logs_agree(env, &c, hw)?;
-        }
-        env.step(&format!(
-            "{}: every controller led after a hand-off: {led:?}",
-            stop.label()
-        ));
+        lead_everywhere(env, &mut c, stop, &mut traffic, &mut history)?;
     }
 
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
@@ -201,6 +165,64 @@ fn run(env: &Env, kinds: &[ControllerKind]) -> Result<()> {
     report_kraftwerk_errors(env, &c);
     c.stop_all(Duration::from_secs(60), Duration::from_secs(40))?;
     Ok(())
+}
+
+/// Hands leadership off by `stop` until every controller of `c` has led once (steering the
+/// election where a plain hand-off missed a node, see the module docs), with a traffic round
+/// after each hand-off and the stopped node restarted and caught up; the logs are compared
+/// after each. Needs exactly three controllers (the steering freezes "the third"). Appends to
+/// `history`; returns the controllers that led.
+pub fn lead_everywhere(
+    env: &Env,
+    c: &mut Cluster,
+    stop: Stop,
+    traffic: &mut Traffic,
+    history: &mut Vec<HandOff>,
+) -> Result<BTreeSet<i32>> {
+    let ids: Vec<i32> = c.controllers.iter().map(|n| n.id).collect();
+    if ids.len() != 3 {
+        bail!(
+            "leadership is steered among exactly 3 controllers, this cluster has {:?}",
+            ids
+        );
+    }
+    let mut led: BTreeSet<i32> = BTreeSet::new();
+    let mut tried: BTreeSet<i32> = BTreeSet::new();
+    let mut rounds = 0;
+    while led.len() < ids.len() {
+        rounds += 1;
+        if rounds > 3 * ids.len() {
+            bail!(
+                "{}: leadership did not reach every node in {} hand-offs (reached {led:?})",
+                stop.label(),
+                rounds - 1
+            );
+        }
+        let leader = leader_status(c)?.leader_id;
+        let target = ids
+            .iter()
+            .copied()
+            .find(|id| !led.contains(id) && *id != leader);
+        // A node that did not win a plain hand-off gets a steered one.
+        let steer = target.filter(|t| tried.contains(t));
+        if let Some(t) = target {
+            tried.insert(t);
+        }
+        let h = hand_off(env, c, stop, steer)?;
+        led.insert(h.to);
+        history.push(h);
+        traffic.round(env, c, &format!("after hand-off #{}", history.len()))?;
+        let from = history.last().expect("just pushed").from;
+        restart_and_catch_up(env, c, from)?;
+        checks::assert_healthy(c)?;
+        let hw = checks::wait_converged(env, c, Duration::from_secs(90))?;
+        checks::assert_logs_agree(env, c, hw)?;
+    }
+    env.step(&format!(
+        "{}: every controller led after a hand-off: {led:?}",
+        stop.label()
+    ));
+    Ok(led)
 }
 
 /// `controller-2 (java)` for an id.

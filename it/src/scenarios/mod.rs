@@ -15,6 +15,7 @@ pub mod admin;
 pub mod chaos;
 pub mod checks;
 pub mod demo;
+pub mod dynamic;
 pub mod e2e;
 pub mod failover;
 pub mod hostile;
@@ -126,6 +127,40 @@ pub const SCENARIOS: &[Scenario] = &[
                 the second broker (same node.id and directories)",
         deadline: Duration::from_secs(1800),
         run: upgrade::run_java,
+    },
+    Scenario {
+        name: "dynamic-quickstart",
+        about: "Kafka's documented dynamic quorum (KIP-853): controller 1 formatted --standalone, 2 and 3 \
+                --no-initial-controllers and added with kafka-metadata-quorum add-controller; describe --status / \
+                --replication show 3 voters with their directory ids; a broker with only \
+                controller.quorum.bootstrap.servers; SIGKILL the active controller, the broker follows the new \
+                leader; remove-controller; every ack read back (IT_CONTROLLERS: the three kinds)",
+        deadline: Duration::from_secs(900),
+        run: dynamic::run_quickstart,
+    },
+    Scenario {
+        name: "static-to-dynamic",
+        about: "a static quorum (controller.quorum.voters, kraft.version 0) upgraded with kafka-features \
+                --bootstrap-controller upgrade --feature kraft.version=1, a fourth controller added and one removed, \
+                then the active controller SIGKILLed; every ack read back (IT_CONTROLLERS: up to four kinds)",
+        deadline: Duration::from_secs(900),
+        run: dynamic::run_static_to_dynamic,
+    },
+    Scenario {
+        name: "disk-replace",
+        about: "a dynamic quorum voter's disk wiped and formatted again with --no-initial-controllers (new \
+                directory id): it fetches as an observer, is removed by its old directory id and added with the \
+                new one; the high watermark never goes back, every ack read back, logs identical",
+        deadline: Duration::from_secs(900),
+        run: dynamic::run_disk_replace,
+    },
+    Scenario {
+        name: "dynamic-mixed",
+        about: "dynamic quorums of each IT_DYNAMIC_MIXES mix (default kraftwerk,kraftwerk,java;kraftwerk,java,java): \
+                leadership onto every voter, one controller of each kind added and one original of each kind \
+                removed, leadership onto every final voter; traffic after each change, logs byte-identical",
+        deadline: Duration::from_secs(3000),
+        run: dynamic::run_mixed,
     },
     Scenario {
         name: "chaos",

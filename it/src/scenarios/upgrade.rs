@@ -298,7 +298,7 @@ fn mv_level(mapping: &[(String, String)]) -> Option<String> {
 /// `Feature: X  SupportedMinVersion: a  SupportedMaxVersion: b  FinalizedVersionLevel: c
 /// Epoch: e`, separated by tabs up to 4.3 and padded into columns with spaces by 4.4, so the
 /// value is the whitespace-delimited word after its label.
-fn parse_finalized(out: &str, feature: &str) -> Option<String> {
+pub(super) fn parse_finalized(out: &str, feature: &str) -> Option<String> {
     out.lines().find_map(|l| {
         let words: Vec<&str> = l.split_whitespace().collect();
         let value = |label: &str| {
