@@ -72,6 +72,10 @@ pub struct RaftConfig {
     pub voters: BTreeMap<i32, Endpoint>,
     /// Name of the controller listener (first of `controller.listener.names`).
     pub listener_name: String,
+    /// This node's controller listeners by name, as it advertises them (kraft.version 1: its
+    /// `VotersRecord` entry and BeginQuorumEpoch `LeaderEndpoints`). Empty: use the entry the
+    /// voter set has for this node.
+    pub local_endpoints: BTreeMap<String, Endpoint>,
     /// `controller.quorum.election.timeout.ms` ([`DEFAULT_ELECTION_TIMEOUT_MS`]): timers are
     /// drawn from `[T, 2T)`.
     pub election_timeout_ms: u64,
@@ -120,6 +124,7 @@ impl RaftConfig {
             directory_id,
             voters,
             listener_name: listener_name.into(),
+            local_endpoints: BTreeMap::new(),
             election_timeout_ms: DEFAULT_ELECTION_TIMEOUT_MS,
             election_backoff_max_ms: DEFAULT_ELECTION_BACKOFF_MAX_MS,
             fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
@@ -141,12 +146,13 @@ impl RaftConfig {
         self.fetch_timeout_ms * 3 / 2
     }
 
-    /// True if this node is one of the voters.
+    /// True if this node is one of the static voters (kraft.version 0; the voter set in force
+    /// is [`RaftCore::is_voter`](crate::RaftCore::is_voter)).
     pub fn is_voter(&self) -> bool {
         self.voters.contains_key(&self.node_id)
     }
 
-    /// Size of a majority of the voters.
+    /// Size of a majority of the static voters (kraft.version 0).
     pub fn majority(&self) -> usize {
         self.voters.len() / 2 + 1
     }

@@ -6,6 +6,7 @@
 //! deterministically. Start at [`RaftCore`].
 
 pub mod config;
+pub mod control_state;
 mod core;
 pub mod errors;
 pub mod io;
@@ -15,6 +16,7 @@ mod requests;
 pub mod role;
 pub mod storage;
 pub mod testing;
+pub mod voters;
 
 pub use crate::core::{batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics};
 pub use config::{Endpoint, RaftConfig};
@@ -27,3 +29,4 @@ pub use storage::{
     ElectionState, LogAppendInfo, LogError, OffsetAndEpoch, QuorumStateStore, ReplicatedLog,
     SnapshotSink,
 };
+pub use voters::{ReplicaKey, VoterNode, VoterSet};

@@ -44,10 +44,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         if now_ms >= l.begin_quorum_epoch_deadline_ms {
             let targets: Vec<i32> = self
-                .config
-                .voters
-                .keys()
-                .copied()
+                .voter_set()
+                .ids()
                 .filter(|&v| v != self.config.node_id)
                 .collect();
             for voter in targets {
@@ -95,7 +93,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             self.config.fast_failure_detection_ms,
             f.leader_unreachable_since_ms,
         ) {
-            (Some(after), Some(since)) if self.config.is_voter() => {
+            (Some(after), Some(since)) if self.is_voter() => {
                 since + after + self.fast_failure_jitter_ms
             }
             _ => u64::MAX,
@@ -153,7 +151,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             if self.shutting_down {
                 return Ok(());
             }
-            if self.config.is_voter() {
+            if self.is_voter() {
                 if now_ms >= f.fetch_deadline_ms {
                     info!(
                         epoch = self.epoch,
@@ -199,7 +197,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             unreachable!()
         };
         if !self.shutting_down && now_ms >= r.election_deadline_ms {
-            return if self.config.is_voter() {
+            return if self.is_voter() {
                 self.start_election(now_ms)
             } else {
                 let epoch = self.epoch.checked_add(1).ok_or(RaftError::EpochExhausted)?;

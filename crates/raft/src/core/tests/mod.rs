@@ -565,6 +565,7 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
 }
 
 mod disk_faults;
+mod dynamic;
 mod fetch_sizes;
 mod follower;
 mod hostile;
