@@ -184,6 +184,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 self.load_snapshot(id, now_ms)?;
             }
             self.replay_committed()?;
+            // The finalized kraft.version and the controller ids come from the Raft layer.
+            let voter_ids: Vec<i32> = self.raft.voter_set().ids().collect();
+            self.controller
+                .set_quorum(self.raft.kraft_version(), voter_ids);
             self.maybe_snapshot(now_ms)?;
             if now_ms >= self.next_clean_ms {
                 self.next_clean_ms = now_ms + self.snapshot_policy.clean_interval_ms;

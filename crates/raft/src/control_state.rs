@@ -104,6 +104,23 @@ impl ControlState {
             .map_or(0, |(_, v)| *v)
     }
 
+    /// The control records Kafka's `RecordsSnapshotWriter` puts right after the SnapshotHeader
+    /// of a snapshot ending at `end_offset` (exclusive): at kraft.version ≥ 1 the
+    /// `KRaftVersionRecord` in force at `end_offset - 1` and, when a voter set was read from
+    /// the log or a snapshot, its `VotersRecord`; nothing at kraft.version 0.
+    pub fn snapshot_control_records(&self, end_offset: i64) -> Vec<ControlRecord> {
+        let at = end_offset - 1;
+        let version = self.kraft_version_at(at);
+        if version < 1 {
+            return Vec::new();
+        }
+        let mut records = vec![ControlRecord::kraft_version(version)];
+        if let Some((_, set)) = self.voters.iter().rev().find(|(o, _)| *o <= at) {
+            records.push(ControlRecord::Voters(set.to_record()));
+        }
+        records
+    }
+
     /// True if some entry is at an offset `>= offset`: an uncommitted voter change when
     /// `offset` is the high watermark.
     pub fn has_voters_at_or_after(&self, offset: i64) -> bool {
@@ -293,6 +310,30 @@ mod tests {
         s.truncate_new_entries(0);
         assert!(s.voters().is_empty(), "back to the static set");
         assert_eq!(s.kraft_version(), 0);
+    }
+
+    #[test]
+    fn snapshots_carry_the_records_in_force_at_their_end() {
+        let mut s = state();
+        assert!(s.snapshot_control_records(10).is_empty(), "kraft.version 0");
+        s.apply(-1, &ControlRecord::kraft_version(1)).unwrap();
+        s.apply(-1, &ControlRecord::Voters(set(&[1]).to_record()))
+            .unwrap();
+        s.apply(7, &ControlRecord::Voters(set(&[1, 2]).to_record()))
+            .unwrap();
+        let at = |end| match s.snapshot_control_records(end).as_slice() {
+            [ControlRecord::KRaftVersion(k), ControlRecord::Voters(v)] => {
+                assert_eq!(k.k_raft_version, 1);
+                VoterSet::from_record(v).unwrap()
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            at(7),
+            set(&[1]),
+            "offset 7 is not in a snapshot ending at 7"
+        );
+        assert_eq!(at(8), set(&[1, 2]));
     }
 
     #[test]
