@@ -21,7 +21,8 @@ pub mod voters;
 pub use crate::core::{batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics};
 pub use config::{Endpoint, RaftConfig};
 pub use io::{
-    InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure, RAFT_APIS,
+    Destination, InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,
+    RAFT_APIS,
 };
 pub use leader::ReplicaProgress;
 pub use role::RoleKind;

@@ -50,7 +50,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         // naming us is only reporting the epoch we led and resigned (we are Resigned, or a
         // Prospective that was): nothing to follow.
         let leader_id =
-            leader_id.filter(|l| self.voter_set().contains(*l) && *l != self.config.node_id);
+            leader_id.filter(|l| *l != self.config.node_id && self.resolve(*l).is_some());
         if epoch < self.epoch || error == errors::UNKNOWN_LEADER_EPOCH {
             return Ok(Some(true));
         }
@@ -157,6 +157,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         if let Some(error) = self.voter_only_request_error(p.leader_id.0, p.leader_epoch) {
             return Ok(self.begin_response(error));
+        }
+        // The leader's address on our listener (BeginQuorumEpoch v1 `LeaderEndpoints`).
+        let listener = self.config.listener_name.clone();
+        for e in &request.leader_endpoints {
+            if e.name.as_str().eq_ignore_ascii_case(&listener) {
+                self.learn_endpoint(p.leader_id.0, e.host.as_str(), i64::from(e.port));
+            }
         }
         if self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?
             == Transition::Refused

@@ -52,16 +52,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         )
     }
 
-    /// Observers (and voters that lost the leader) discover the leader by fetching from any
-    /// voter; the answer names the current leader.
+    /// Observers (and voters that lost the leader) discover the leader by fetching from a
+    /// random bootstrap server (`controller.quorum.bootstrap.servers`, Kafka
+    /// `maybeSendFetchToAnyBootstrap`) or, without any, from a random voter; the answer names
+    /// the current leader and its endpoint.
     pub(crate) fn send_fetch_to_any_voter(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let me = self.config.node_id;
-        let ready: Vec<i32> = self
-            .voter_set()
-            .ids()
-            .filter(|&v| v != me && self.requests.is_ready(v, now_ms))
+        let targets: Vec<i32> = if self.config.bootstrap_servers.is_empty() {
+            self.voter_set().ids().filter(|&v| v != me).collect()
+        } else {
+            (0..self.config.bootstrap_servers.len())
+                .map(crate::config::bootstrap_server_id)
+                .collect()
+        };
+        let ready: Vec<i32> = targets
+            .iter()
+            .copied()
+            .filter(|&v| self.requests.is_ready(v, now_ms))
             .collect();
-        if ready.len() + 1 < self.voter_set().len() {
+        if ready.len() < targets.len() {
             return Ok(()); // one discovery fetch at a time
         }
         if let Some(target) = ready.into_iter().choose(&mut self.rng) {
@@ -94,6 +103,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         let leader = (partition.current_leader.leader_id.0 >= 0)
             .then_some(partition.current_leader.leader_id.0);
+        // Fetch v17 `NodeEndpoints`: how an observer that knows only bootstrap servers finds
+        // the leader, and follows it across failovers (issue 10 item 5).
+        for e in &response.node_endpoints {
+            if Some(e.node_id.0) == leader {
+                self.learn_endpoint(e.node_id.0, e.host.as_str(), i64::from(e.port));
+            }
+        }
         let response_epoch = partition.current_leader.leader_epoch;
         if let Some(handled) =
             self.handle_common_response(now_ms, partition.error_code, leader, response_epoch)?
@@ -319,6 +335,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(false);
         };
         let leader = (p.current_leader.leader_id.0 >= 0).then_some(p.current_leader.leader_id.0);
+        for e in &response.node_endpoints {
+            if Some(e.node_id.0) == leader {
+                self.learn_endpoint(e.node_id.0, e.host.as_str(), i64::from(e.port));
+            }
+        }
         if let Some(handled) = self.handle_common_response(
             now_ms,
             p.error_code,

@@ -155,6 +155,11 @@ pub struct RaftCore<L, Q> {
     /// Directory id of the candidate voted for in this epoch, `(candidate id, directory id)`
     /// (kept in `quorum-state` data_version 1 as `votedDirectoryId`).
     pub(crate) voted_directory: Option<(i32, uuid::Uuid)>,
+    /// Leader endpoints on our listener learned from peers (`NodeEndpoints` in responses,
+    /// `LeaderEndpoints` in BeginQuorumEpoch), for leaders outside the voter set in force (an
+    /// observer that only knows bootstrap servers; a leader that removed itself). At most
+    /// [`crate::config::MAX_LEARNED_ENDPOINTS`], the oldest learned going first.
+    pub(crate) learned_endpoints: std::collections::VecDeque<(i32, crate::config::Endpoint)>,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
@@ -195,6 +200,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             leader_since_ms: None,
             fast_failure_jitter_ms: 0,
             control: crate::control_state::ControlState::new(static_voters),
+            learned_endpoints: std::collections::VecDeque::new(),
             voted_directory: stored
                 .voted_id
                 .zip(stored.voted_directory_id)
@@ -306,6 +312,65 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// disk was wiped (new directory id) is an observer (KIP-853, case C02 (b)).
     pub fn is_voter(&self) -> bool {
         self.voter_set().is_voter(self.local_key())
+    }
+
+    /// Where node `id` is reached on our controller listener: a bootstrap server for a
+    /// negative id, else the voter set in force, else an endpoint learned from a peer.
+    pub(crate) fn resolve(&self, id: i32) -> Option<crate::config::Endpoint> {
+        if id < 0 {
+            let index = usize::try_from(-2 - i64::from(id)).ok()?;
+            return self.config.bootstrap_servers.get(index).cloned();
+        }
+        if id == self.config.node_id {
+            if let Some(e) = self
+                .local_voter_node()
+                .and_then(|n| n.endpoint(&self.config.listener_name).cloned())
+            {
+                return Some(e);
+            }
+        }
+        self.voter_set()
+            .endpoint(id, &self.config.listener_name)
+            .cloned()
+            .or_else(|| {
+                self.learned_endpoints
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == id)
+                    .map(|(_, e)| e.clone())
+            })
+    }
+
+    /// Remembers the endpoint a peer gave for leader `id` (ids < 0, empty hosts and port 0 are
+    /// ignored: Kafka sends no endpoint when the leader is unknown).
+    /// A static quorum without bootstrap servers only ever follows its configured voters, as
+    /// before KIP-853.
+    pub(crate) fn learn_endpoint(&mut self, id: i32, host: &str, port: i64) {
+        if self.kraft_version() == 0 && self.config.bootstrap_servers.is_empty() {
+            return;
+        }
+        let Ok(port) = u16::try_from(port) else {
+            return;
+        };
+        if id < 0 || host.is_empty() || port == 0 {
+            return;
+        }
+        let endpoint = crate::config::Endpoint {
+            host: host.to_owned(),
+            port,
+        };
+        if self
+            .learned_endpoints
+            .back()
+            .is_some_and(|(n, e)| *n == id && *e == endpoint)
+        {
+            return;
+        }
+        self.learned_endpoints.retain(|(n, _)| *n != id);
+        if self.learned_endpoints.len() >= crate::config::MAX_LEARNED_ENDPOINTS {
+            self.learned_endpoints.pop_front();
+        }
+        self.learned_endpoints.push_back((id, endpoint));
     }
 
     /// Size of a majority of the voter set in force.

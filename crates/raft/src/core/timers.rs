@@ -214,13 +214,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
+    /// Sends `request` to node `destination` (negative: a bootstrap server) at the endpoint
+    /// [`Self::resolve`] gives; nothing is sent to a node whose endpoint is unknown.
     pub(crate) fn send(&mut self, destination: i32, now_ms: u64, request: RaftRequest) {
+        let Some(endpoint) = self.resolve(destination) else {
+            tracing::debug!(
+                destination,
+                "no endpoint known for the destination; not sent"
+            );
+            return;
+        };
         let id = self
             .requests
             .on_send(destination, now_ms, self.config.request_timeout_ms);
         self.emit(Output::Send {
             id,
-            destination,
+            destination: crate::io::Destination {
+                node_id: destination,
+                endpoint,
+            },
             request,
         });
     }

@@ -53,11 +53,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     /// The leader's endpoint on the controller listener, if the leader is known and resolvable.
-    pub(crate) fn leader_endpoint(&self) -> Option<(i32, &crate::config::Endpoint)> {
+    pub(crate) fn leader_endpoint(&self) -> Option<(i32, crate::config::Endpoint)> {
         let leader = self.leader_id()?;
-        self.voter_set()
-            .endpoint(leader, &self.config.listener_name)
-            .map(|e| (leader, e))
+        self.resolve(leader).map(|e| (leader, e))
     }
 
     fn vote_response(&self, error: i16, granted: bool) -> VoteResponse {
@@ -199,6 +197,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(false);
         };
         let leader = (p.leader_id.0 >= 0).then_some(p.leader_id.0);
+        for e in &response.node_endpoints {
+            if Some(e.node_id.0) == leader {
+                self.learn_endpoint(e.node_id.0, e.host.as_str(), i64::from(e.port));
+            }
+        }
         if let Some(handled) =
             self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)?
         {

@@ -498,3 +498,111 @@ fn a_voters_record_with_two_changes_at_once_is_fatal() {
         .unwrap_err();
     assert!(matches!(err, RaftError::ControlRecords(_)), "{err}");
 }
+
+fn not_leader_response(leader: i32, epoch: i32, host: &str, port: i32) -> FetchResponse {
+    use kafka_protocol::messages::fetch_response::NodeEndpoint;
+    let mut r = fetch_response(epoch, Bytes::new(), -1);
+    let p = &mut r.responses[0].partitions[0];
+    p.records = None;
+    p.error_code = errors::NOT_LEADER_OR_FOLLOWER;
+    p.current_leader = LeaderIdAndEpoch::default()
+        .with_leader_id(leader.into())
+        .with_leader_epoch(epoch);
+    r.node_endpoints = vec![NodeEndpoint::default()
+        .with_node_id(leader.into())
+        .with_host(StrBytes::from_string(host.to_owned()))
+        .with_port(port)];
+    r
+}
+
+fn sent_fetches(c: &mut Core) -> Vec<(OutboundId, crate::io::Destination)> {
+    c.take_outputs()
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Send {
+                id,
+                destination,
+                request: RaftRequest::Fetch(_),
+            } => Some((id, destination)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn item_5_an_observer_finds_the_leader_through_bootstrap_servers_and_follows_it_across_failovers() {
+    let mut config = dynamic_config(7, Uuid::from_u64_pair(7, 7));
+    config.bootstrap_servers = vec![
+        Endpoint {
+            host: "boot-a".into(),
+            port: 9001,
+        },
+        Endpoint {
+            host: "boot-b".into(),
+            port: 9002,
+        },
+    ];
+    let mut c = RaftCore::new(config, MemLog::new(), MemQuorumStateStore::new(), 3, 0).unwrap();
+    c.poll(10).unwrap();
+    let out = sent_fetches(&mut c);
+    assert_eq!(out.len(), 1, "one discovery fetch at a time");
+    let (id, dest) = out[0].clone();
+    assert!(
+        [(-2, "boot-a", 9001), (-3, "boot-b", 9002)].contains(&(
+            dest.node_id,
+            dest.endpoint.host.as_str(),
+            dest.endpoint.port
+        )),
+        "bootstrap servers get negative ids: {dest:?}"
+    );
+    // The bootstrap server is not the leader; it names leader 1 of epoch 3 and its endpoint.
+    c.handle(
+        20,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(not_leader_response(1, 3, "c1", 9091)),
+        },
+    )
+    .unwrap();
+    assert_eq!(c.role(), RoleKind::Follower);
+    assert_eq!(c.leader_and_epoch().leader_id, Some(1));
+    let out = sent_fetches(&mut c);
+    let (id, dest) = out.last().cloned().expect("fetch to the leader");
+    assert_eq!(
+        (dest.node_id, dest.endpoint.host.as_str(), dest.endpoint.port),
+        (1, "c1", 9091)
+    );
+    // Failover: the old leader answers that 2 leads epoch 4.
+    c.handle(
+        30,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(not_leader_response(2, 4, "c2", 9092)),
+        },
+    )
+    .unwrap();
+    assert_eq!(c.leader_and_epoch().leader_id, Some(2));
+    assert_eq!(c.epoch(), 4);
+    let (_, dest) = sent_fetches(&mut c).last().cloned().expect("fetch to 2");
+    assert_eq!(
+        (dest.node_id, dest.endpoint.host.as_str(), dest.endpoint.port),
+        (2, "c2", 9092)
+    );
+}
+
+#[test]
+fn a_static_quorum_without_bootstrap_servers_follows_no_leader_outside_its_voters() {
+    let (mut c, fetch) = follower_of_2_in_epoch_5();
+    c.handle(
+        10,
+        Input::Response {
+            id: fetch,
+            response: RaftResponse::Fetch(not_leader_response(9, 6, "evil", 1)),
+        },
+    )
+    .unwrap();
+    assert_ne!(c.leader_and_epoch().leader_id, Some(9));
+    assert!(sent_fetches(&mut c)
+        .iter()
+        .all(|(_, d)| d.endpoint.host != "evil"));
+}

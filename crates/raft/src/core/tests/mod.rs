@@ -127,7 +127,7 @@ fn sends(core: &mut Core) -> Vec<(OutboundId, i32, RaftRequest)> {
                 id,
                 destination,
                 request,
-            } => Some((id, destination, request)),
+            } => Some((id, destination.node_id, request)),
             _ => None,
         })
         .collect()
