@@ -18,7 +18,10 @@ pub mod storage;
 pub mod testing;
 pub mod voters;
 
-pub use crate::core::{batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics};
+pub use crate::core::{
+    batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics, VoterChangeAnswer,
+    CAUGHT_UP_WINDOW_MS,
+};
 pub use config::{Endpoint, RaftConfig};
 pub use io::{
     Destination, InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,

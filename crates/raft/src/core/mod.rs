@@ -21,6 +21,9 @@ mod timers;
 mod transitions;
 mod update_voter;
 mod vote;
+mod voter_change;
+
+pub use voter_change::{VoterChangeAnswer, CAUGHT_UP_WINDOW_MS};
 
 use std::collections::BTreeSet;
 
@@ -160,6 +163,12 @@ pub struct RaftCore<L, Q> {
     /// observer that only knows bootstrap servers; a leader that removed itself). At most
     /// [`crate::config::MAX_LEARNED_ENDPOINTS`], the oldest learned going first.
     pub(crate) learned_endpoints: std::collections::VecDeque<(i32, crate::config::Endpoint)>,
+    /// The leader's voter change appended and not yet answered (one at a time, KIP-853).
+    pub(crate) pending_voter_change: Option<voter_change::PendingVoterChange>,
+    /// Answers to voter changes, for [`RaftCore::take_voter_change_answers`].
+    pub(crate) voter_change_answers: Vec<VoterChangeAnswer>,
+    /// The leader removed itself and the removal committed: resign at the next poll (C11).
+    pub(crate) resign_requested: bool,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
@@ -201,6 +210,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             fast_failure_jitter_ms: 0,
             control: crate::control_state::ControlState::new(static_voters),
             learned_endpoints: std::collections::VecDeque::new(),
+            pending_voter_change: None,
+            voter_change_answers: Vec::new(),
+            resign_requested: false,
             voted_directory: stored
                 .voted_id
                 .zip(stored.voted_directory_id)
@@ -546,6 +558,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 if !l.accumulator.closed.is_empty() {
                     d = 0;
                 }
+                if let Some(p) = &self.pending_voter_change {
+                    d = d.min(p.deadline_ms);
+                }
+                if self.resign_requested {
+                    d = 0;
+                }
                 l.parked.iter().map(|p| p.deadline_ms).fold(d, u64::min)
             }
         };
@@ -599,7 +617,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     });
                 }
                 RaftRequest::UpdateRaftVoter(r) => {
-                    let resp = self.handle_update_raft_voter_request(&r);
+                    let resp = self.handle_update_raft_voter_request(now_ms, &r)?;
                     self.emit(Output::Respond {
                         id,
                         response: RaftResponse::UpdateRaftVoter(resp),
@@ -788,6 +806,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if let Role::Leader(l) = &self.role {
             if let Some(hw) = l.high_watermark {
                 self.advance_high_watermark(hw);
+                self.maybe_complete_voter_change(now_ms);
                 if let Some(since) = self.leader_since_ms.take() {
                     let ms = now_ms.saturating_sub(since);
                     self.metrics.last_time_to_first_commit_ms = Some(ms);

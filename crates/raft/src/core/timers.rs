@@ -14,13 +14,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     pub(super) fn poll_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let check_quorum_ms = self.config.check_quorum_timeout_ms();
+        self.maybe_complete_voter_change(now_ms);
         let Role::Leader(l) = &self.role else {
             unreachable!()
         };
         if self.shutting_down
+            || self.resign_requested
             || (!l.check_quorum_disabled() && now_ms >= l.check_quorum_deadline_ms)
         {
-            if !self.shutting_down {
+            if !self.shutting_down && !self.resign_requested {
                 info!(
                     epoch = self.epoch,
                     timeout_ms = check_quorum_ms,

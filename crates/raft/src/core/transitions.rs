@@ -51,6 +51,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Leaves the current role; answers parked fetches so no request is left hanging.
     pub(super) fn leave_role(&mut self, now_ms: u64) -> Result<(), RaftError> {
         self.requests.reset();
+        self.abort_voter_change();
         if let Role::Leader(l) = &mut self.role {
             let parked = std::mem::take(&mut l.parked);
             // Re-evaluated after the transition they get the new epoch/leader in an error.

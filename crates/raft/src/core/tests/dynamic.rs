@@ -569,7 +569,11 @@ fn item_5_an_observer_finds_the_leader_through_bootstrap_servers_and_follows_it_
     let out = sent_fetches(&mut c);
     let (id, dest) = out.last().cloned().expect("fetch to the leader");
     assert_eq!(
-        (dest.node_id, dest.endpoint.host.as_str(), dest.endpoint.port),
+        (
+            dest.node_id,
+            dest.endpoint.host.as_str(),
+            dest.endpoint.port
+        ),
         (1, "c1", 9091)
     );
     // Failover: the old leader answers that 2 leads epoch 4.
@@ -585,7 +589,11 @@ fn item_5_an_observer_finds_the_leader_through_bootstrap_servers_and_follows_it_
     assert_eq!(c.epoch(), 4);
     let (_, dest) = sent_fetches(&mut c).last().cloned().expect("fetch to 2");
     assert_eq!(
-        (dest.node_id, dest.endpoint.host.as_str(), dest.endpoint.port),
+        (
+            dest.node_id,
+            dest.endpoint.host.as_str(),
+            dest.endpoint.port
+        ),
         (2, "c2", 9092)
     );
 }

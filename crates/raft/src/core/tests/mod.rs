@@ -572,3 +572,4 @@ mod hostile;
 mod pre_vote;
 mod unreachable;
 mod update_voter;
+mod voter_change;
