@@ -196,6 +196,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             self.follow_leadership(now_ms);
             let wrote = self.run_internal_writes(now_ms)?;
             self.release_pending();
+            self.release_voter_changes();
             // A write with linger 0 may have committed at once (single voter): go around again.
             if !wrote || self.raft.high_watermark().unwrap_or(0) <= self.replayed_end_offset {
                 return Ok(());

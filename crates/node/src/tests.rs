@@ -45,6 +45,52 @@ impl Harness {
         harness
     }
 
+    /// The single voter of a dynamic quorum (kraft.version 1, `format --standalone`'s bootstrap
+    /// checkpoint) that has activated its controller.
+    fn dynamic_leader() -> Self {
+        use kraftwerk_raft::{OffsetAndEpoch, VoterNode, VoterSet};
+        use kraftwerk_records::control::{control_batch, ControlRecord};
+        let dir = Uuid::from_u64_pair(1, 1);
+        let set = VoterSet::from_nodes([VoterNode {
+            key: kraftwerk_raft::ReplicaKey::new(1, dir),
+            endpoints: BTreeMap::from([(
+                "CONTROLLER".to_owned(),
+                Endpoint {
+                    host: "127.0.0.1".into(),
+                    port: 9093,
+                },
+            )]),
+            supported_kraft_versions: (0, 1),
+        }])
+        .unwrap();
+        let mut log = MemLog::new();
+        let mut sink = log.create_snapshot(OffsetAndEpoch::new(0, 0)).unwrap();
+        sink.append(&control_batch(
+            0,
+            0,
+            0,
+            &[
+                ControlRecord::snapshot_header(0),
+                ControlRecord::kraft_version(1),
+                ControlRecord::Voters(set.to_record()),
+            ],
+        ))
+        .unwrap();
+        sink.append(&control_batch(3, 0, 0, &[ControlRecord::snapshot_footer()]))
+            .unwrap();
+        sink.finish().unwrap();
+        log.register_snapshot(OffsetAndEpoch::new(0, 0)).unwrap();
+        let mut raft = RaftConfig::new(1, CLUSTER_ID, dir, BTreeMap::new(), "CONTROLLER");
+        raft.append_linger_ms = 0;
+        let core = RaftCore::new(raft, log, MemQuorumStateStore::new(), 7, 0).unwrap();
+        let mut harness = Self::with_core(core);
+        while !harness.node.controller().is_active() {
+            harness.advance(100);
+            assert!(harness.now_ms < 60_000, "never active");
+        }
+        harness
+    }
+
     /// The single voter, started but not polled yet (no high watermark known).
     fn started() -> Self {
         let voters = BTreeMap::from([(
@@ -57,6 +103,10 @@ impl Harness {
         let mut raft = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), voters, "CONTROLLER");
         raft.append_linger_ms = 0;
         let core = RaftCore::new(raft, MemLog::new(), MemQuorumStateStore::new(), 7, 0).unwrap();
+        Self::with_core(core)
+    }
+
+    fn with_core(core: RaftCore<MemLog, MemQuorumStateStore>) -> Self {
         let mv = MetadataVersion::V4_1_IV1;
         let bootstrap = vec![ApiMessageAndVersion::new(
             FeatureLevelRecord {
@@ -199,4 +249,36 @@ fn a_panicking_handler_leaves_the_node_serving() {
     assert_eq!(h.register(1, "localhost"), 0);
     assert!(h.node.controller().image().cluster.broker(1).is_some());
     assert!(h.node.controller().is_active());
+}
+
+fn remove_voter(h: &mut Harness, cluster_id: &str, id: i32, dir: Uuid) -> (i16, Option<String>) {
+    let request = kafka_protocol::messages::RemoveRaftVoterRequest::default()
+        .with_cluster_id(Some(StrBytes::from_string(cluster_id.to_owned())))
+        .with_voter_id(id)
+        .with_voter_directory_id(dir);
+    let ControllerResponse::RemoveRaftVoter(r) =
+        h.request(ControllerRequest::RemoveRaftVoter(request))
+    else {
+        panic!("wrong response")
+    };
+    (r.error_code, r.error_message.map(|m| m.to_string()))
+}
+
+#[test]
+fn the_finalized_kraft_version_and_remove_raft_voter_follow_the_raft_layer() {
+    // Static quorum: kraft.version 0, the controller answers UNSUPPORTED_VERSION as Kafka.
+    let mut h = Harness::leader();
+    assert_eq!(h.node.controller().config().kraft_version, 0);
+    let (code, _) = remove_voter(&mut h, CLUSTER_ID, 1, Uuid::from_u64_pair(1, 1));
+    assert_eq!(code, 35, "UNSUPPORTED_VERSION");
+    // Dynamic quorum: kraft.version 1 from the bootstrap checkpoint reaches the controller, and
+    // RemoveRaftVoter is the Raft layer's: the last voter cannot be removed.
+    let mut h = Harness::dynamic_leader();
+    assert_eq!(h.node.controller().config().kraft_version, 1);
+    assert_eq!(h.node.controller().config().quorum_node_ids, vec![1]);
+    let (code, _) = remove_voter(&mut h, "other-cluster", 1, Uuid::from_u64_pair(1, 1));
+    assert_eq!(code, 104, "INCONSISTENT_CLUSTER_ID");
+    let (code, message) = remove_voter(&mut h, CLUSTER_ID, 1, Uuid::from_u64_pair(1, 1));
+    assert_eq!(code, 127, "VOTER_NOT_FOUND: {message:?}");
+    assert!(h.node.controller().is_active(), "still serving");
 }
