@@ -43,6 +43,9 @@ pub struct Node<L, Q> {
     pub(crate) latest_snapshot: Option<OffsetAndEpoch>,
     /// Counters for metrics.
     pub(crate) stats: NodeStats,
+    /// AddRaftVoter / RemoveRaftVoter requests the Raft layer answers later, by token.
+    pub(crate) voter_change_apis:
+        std::collections::BTreeMap<u64, crate::voter_changes::VoterChangeApi>,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
@@ -66,6 +69,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             replayed_end_offset,
             caught_up: false,
             pending: VecDeque::new(),
+            voter_change_apis: std::collections::BTreeMap::new(),
             outputs: Vec::new(),
             active_epoch: None,
             snapshot_policy,

@@ -46,7 +46,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         ctx: RequestContext,
         request: ControllerRequest,
     ) -> Result<(), NodeError> {
-        if self.maybe_handle_voter_change(now_ms, token, &request)? {
+        if self.maybe_handle_voter_change(now_ms, token, &ctx, &request)? {
             return Ok(());
         }
         let ctx = self.fill_context(now_ms, ctx);

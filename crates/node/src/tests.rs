@@ -132,13 +132,21 @@ impl Harness {
 
     /// Sends a request and runs the node until its answer comes out.
     fn request(&mut self, request: ControllerRequest) -> ControllerResponse {
-        let token = RequestToken(self.next_token);
-        self.next_token += 1;
         let ctx = RequestContext {
             api_version: 4,
             listener_name: "CONTROLLER".to_owned(),
             ..Default::default()
         };
+        self.request_with(ctx, request)
+    }
+
+    fn request_with(
+        &mut self,
+        ctx: RequestContext,
+        request: ControllerRequest,
+    ) -> ControllerResponse {
+        let token = RequestToken(self.next_token);
+        self.next_token += 1;
         let input = NodeInput::Controller {
             token,
             ctx,
@@ -281,4 +289,44 @@ fn the_finalized_kraft_version_and_remove_raft_voter_follow_the_raft_layer() {
     let (code, message) = remove_voter(&mut h, CLUSTER_ID, 1, Uuid::from_u64_pair(1, 1));
     assert_eq!(code, 127, "VOTER_NOT_FOUND: {message:?}");
     assert!(h.node.controller().is_active(), "still serving");
+}
+
+#[test]
+fn add_raft_voter_at_kraft_version_1_is_checked_by_the_raft_layer() {
+    use kafka_protocol::messages::add_raft_voter_request::Listener as VoterListener;
+    let mut h = Harness::dynamic_leader();
+    let add = |kraft_versions| {
+        (
+            RequestContext {
+                api_version: 1,
+                listener_name: "CONTROLLER".to_owned(),
+                new_voter_kraft_versions: kraft_versions,
+                ..Default::default()
+            },
+            ControllerRequest::AddRaftVoter(
+                kafka_protocol::messages::AddRaftVoterRequest::default()
+                    .with_cluster_id(Some(StrBytes::from_static_str(CLUSTER_ID)))
+                    .with_voter_id(2)
+                    .with_voter_directory_id(Uuid::from_u64_pair(2, 2))
+                    .with_listeners(vec![VoterListener::default()
+                        .with_name(StrBytes::from_static_str("CONTROLLER"))
+                        .with_host(StrBytes::from_static_str("127.0.0.2"))
+                        .with_port(9093)])
+                    .with_ack_when_committed(true),
+            ),
+        )
+    };
+    let code = |h: &mut Harness, versions| {
+        let (ctx, request) = add(versions);
+        let ControllerResponse::AddRaftVoter(r) = h.request_with(ctx, request) else {
+            panic!("wrong response")
+        };
+        r.error_code
+    };
+    // Its ApiVersions could not be read (or lacked kraft.version 1): INVALID_REQUEST.
+    assert_eq!(code(&mut h, None), 42);
+    assert_eq!(code(&mut h, Some((0, 0))), 42);
+    // It never fetched from the leader: not caught up, REQUEST_TIMED_OUT.
+    assert_eq!(code(&mut h, Some((0, 1))), 7);
+    assert_eq!(h.node.raft().voter_set().len(), 1, "nothing added");
 }

@@ -116,6 +116,50 @@ impl Peers {
             .map(|(_, c)| c.clone())
     }
 
+    /// Asks a node about to be added as a voter for its ApiVersions (v4, so `SupportedFeatures`
+    /// lists `kraft.version` even with min 0, KAFKA-17492) and returns the `kraft.version`
+    /// range it supports; `None` if it cannot be reached or does not list the feature (Kafka
+    /// `AddVoterHandler` sends ApiVersions the same way before adding a voter).
+    pub async fn probe_kraft_versions(
+        &self,
+        node_id: i32,
+        endpoint: Endpoint,
+    ) -> Option<(i16, i16)> {
+        use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, ResponseKind};
+        use kafka_protocol::protocol::StrBytes;
+        let client = PeerClient::new(
+            PeerNode {
+                node_id,
+                host: endpoint.host,
+                port: endpoint.port,
+            },
+            self.config.clone(),
+        );
+        let answer = client
+            .send(ApiKey::ApiVersions, |_| {
+                RequestKind::ApiVersions(
+                    ApiVersionsRequest::default()
+                        .with_client_software_name(StrBytes::from_static_str("kraftwerk"))
+                        .with_client_software_version(StrBytes::from_static_str(env!(
+                            "CARGO_PKG_VERSION"
+                        ))),
+                )
+            })
+            .await;
+        match answer {
+            Ok((_, ResponseKind::ApiVersions(r))) => r
+                .supported_features
+                .iter()
+                .find(|f| f.name.as_str() == "kraft.version")
+                .map(|f| (f.min_version, f.max_version)),
+            Ok(_) => None,
+            Err(e) => {
+                debug!(node_id, error = %e, "ApiVersions of a new voter failed");
+                None
+            }
+        }
+    }
+
     /// Sends every outbound request on its own task and reports the result to the node.
     pub async fn dispatch(
         self: Arc<Self>,
