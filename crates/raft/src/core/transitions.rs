@@ -250,9 +250,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let mut records = vec![ControlRecord::LeaderChange(message)];
         records.extend(self.start_of_epoch_voter_records());
         let batch = control_batch(epoch_start_offset, self.epoch, now_ms as i64, &records);
+        let control_records = records.len() as i64;
         self.log.append_as_leader(&batch, self.epoch)?;
         if let Role::Leader(l) = &mut self.role {
-            l.accumulator.base_offset = epoch_start_offset + 1;
+            l.accumulator.base_offset = epoch_start_offset + control_records;
         }
         self.became_leader = true;
         self.metrics.elections_won += 1;

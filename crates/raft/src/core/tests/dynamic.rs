@@ -614,3 +614,15 @@ fn a_static_quorum_without_bootstrap_servers_follows_no_leader_outside_its_voter
         .iter()
         .all(|(_, d)| d.endpoint.host != "evil"));
 }
+
+#[test]
+fn records_appended_after_the_start_of_epoch_voter_records_follow_them() {
+    // The LeaderChange batch holds three records (LeaderChange, KRaftVersion, Voters): the
+    // next append starts at offset 3.
+    let (mut c, _) = dynamic_core(1, dir(1), &voters(&[1]));
+    assert_eq!(c.next_offset(), Some(3));
+    let first = c.append(10, vec![Bytes::from_static(b"x")]).unwrap();
+    assert_eq!(first, 3);
+    c.poll(100).unwrap();
+    assert_eq!(c.log().end_offset().offset, 4);
+}
