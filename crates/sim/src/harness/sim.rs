@@ -432,29 +432,6 @@ pub(super) fn global_ms(local_ms: u64, ppm: u64) -> u64 {
     (u128::from(local_ms) * 1_000_000).div_ceil(u128::from(ppm)) as u64
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_timer_on_a_skewed_clock_fires_at_the_first_moment_the_clock_shows_it() {
-        for ppm in [900_000, 999_999, 1_000_000, 1_000_001, 1_100_000] {
-            for local in [1, 7, 999, 1_000, 2_000, 30_001, 123_456_789] {
-                let at = global_ms(local, ppm);
-                assert!(local_ms(at, ppm) >= local, "ppm {ppm}, local {local}");
-                assert!(
-                    local_ms(at - 1, ppm) < local,
-                    "ppm {ppm}, local {local}: late"
-                );
-            }
-        }
-        // A fast clock's 1,000 ms pass in less simulated time, a slow one's in more.
-        assert_eq!(global_ms(1_000, 1_100_000), 910);
-        assert_eq!(global_ms(1_000, 900_000), 1_112);
-        assert_eq!(local_ms(10_000, 900_000), 9_000);
-    }
-}
-
 /// The metadata directory id of node `id`.
 fn directory_id(id: i32) -> Uuid {
     Uuid::from_u64_pair(0, 1000 + id as u64)
@@ -487,4 +464,27 @@ fn with_bootstrap_checkpoint(mut log: MemLog, voters: Option<&kraftwerk_raft::Vo
     sink.finish().expect("valid checkpoint");
     log.register_snapshot(id).expect("registered");
     log
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timer_on_a_skewed_clock_fires_at_the_first_moment_the_clock_shows_it() {
+        for ppm in [900_000, 999_999, 1_000_000, 1_000_001, 1_100_000] {
+            for local in [1, 7, 999, 1_000, 2_000, 30_001, 123_456_789] {
+                let at = global_ms(local, ppm);
+                assert!(local_ms(at, ppm) >= local, "ppm {ppm}, local {local}");
+                assert!(
+                    local_ms(at - 1, ppm) < local,
+                    "ppm {ppm}, local {local}: late"
+                );
+            }
+        }
+        // A fast clock's 1,000 ms pass in less simulated time, a slow one's in more.
+        assert_eq!(global_ms(1_000, 1_100_000), 910);
+        assert_eq!(global_ms(1_000, 900_000), 1_112);
+        assert_eq!(local_ms(10_000, 900_000), 9_000);
+    }
 }
