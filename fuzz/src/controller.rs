@@ -145,6 +145,7 @@ impl MiniNode {
             listener_name: "CONTROLLER".to_owned(),
             forwarded: forwarded.is_some(),
             principal: forwarded.unwrap_or_default(),
+            new_voter_kraft_versions: None,
         };
         let result = self.controller.handle(&ctx, &body);
         let mut response = if self.write(&result) {

@@ -95,9 +95,9 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Syntax(voters_syntax), Used,
         "Static voter set, `id@host:port,...`; ids unique, hosts routable."),
     define(QUORUM_BOOTSTRAP_SERVERS, List, Text(""),
-        Syntax(bootstrap_servers_syntax), NotHonoured,
+        Syntax(bootstrap_servers_syntax), Used,
         "`host:port,...` of the controllers of a dynamic quorum (KIP-853); this or the voters must \
-         be set. kraftwerk runs static quorums only."),
+         be set. A node that does not know the leader fetches from one of them."),
     // Listeners (SocketServerConfigs, KRaftConfigs).
     define(CONTROLLER_LISTENER_NAMES, List, Required,
         Any, Used,

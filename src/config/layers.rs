@@ -97,6 +97,26 @@ impl NodeConfig {
         raft.append_linger_ms = self.quorum_append_linger_ms as u64;
         raft.fetch_max_bytes = self.quorum_fetch_max_bytes;
         raft.fetch_snapshot_max_bytes = self.quorum_fetch_snapshot_max_bytes;
+        raft.bootstrap_servers = self
+            .quorum_bootstrap_servers
+            .iter()
+            .map(|b| RaftEndpoint {
+                host: b.host.clone(),
+                port: b.port,
+            })
+            .collect();
+        // A dynamic voter's own entry (VotersRecord, LeaderEndpoints): its controller listener.
+        // A static quorum keeps the entry `controller.quorum.voters` gives it.
+        let listener = self.controller_listener();
+        if self.quorum_voters.is_empty() && !listener.host.is_empty() {
+            raft.local_endpoints.insert(
+                listener.listener_name.clone(),
+                RaftEndpoint {
+                    host: listener.host.clone(),
+                    port: listener.port,
+                },
+            );
+        }
         raft
     }
 

@@ -49,8 +49,11 @@ pub struct NodeConfig {
     /// `node.id` (required, ≥ 0): this node's id; must be one of the voters.
     pub node_id: i32,
     /// `controller.quorum.voters` (default empty): the static voter set, `id@host:port,...`.
-    /// Empty only when `controller.quorum.bootstrap.servers` is set instead (not honoured).
+    /// Empty only when `controller.quorum.bootstrap.servers` is set instead.
     pub quorum_voters: Vec<QuorumVoter>,
+    /// `controller.quorum.bootstrap.servers` (default empty): where the Raft layer looks for
+    /// the leader when it knows none (Kafka `QuorumConfig.bootstrapServers`).
+    pub quorum_bootstrap_servers: Vec<quorum::HostPort>,
     /// `listeners` (default `PLAINTEXT://:9092`): every listener; for a controller all of them
     /// are controller listeners.
     pub listeners: Vec<Endpoint>,
@@ -154,6 +157,11 @@ impl NodeConfig {
             )));
         }
         let quorum_voters = quorum::static_voters(&values, node_id)?;
+        let quorum_bootstrap_servers = match values.text(keys::QUORUM_BOOTSTRAP_SERVERS) {
+            Some(text) if !text.trim().is_empty() => quorum::parse_bootstrap_servers(text)
+                .map_err(|reason| invalid(keys::QUORUM_BOOTSTRAP_SERVERS, text, reason))?,
+            _ => Vec::new(),
+        };
         // An empty list is as good as none: a controller needs a listener name.
         let controller_listener_names: Vec<String> = values
             .text(keys::CONTROLLER_LISTENER_NAMES)
@@ -175,6 +183,7 @@ impl NodeConfig {
         let config = NodeConfig {
             node_id,
             quorum_voters,
+            quorum_bootstrap_servers,
             listeners,
             controller_listener_names,
             metadata_log_dir,

@@ -322,8 +322,9 @@ controller_apis! {
     /// UnregisterController (94, KIP-1312, Kafka 4.4).
     UnregisterController(UnregisterControllerRequest => UnregisterControllerResponse) versions 0..=0,
         write |c, r| cluster::unregister_controller(c.image, c.config, r);
-    /// AddRaftVoter (80): a static quorum refuses it.
-    AddRaftVoter(AddRaftVoterRequest => AddRaftVoterResponse) versions 0..=0,
+    /// AddRaftVoter (80; v1 `AckWhenCommitted`, KIP-1186): a static quorum refuses it here; at
+    /// kraft.version 1 the node hands it to the Raft layer.
+    AddRaftVoter(AddRaftVoterRequest => AddRaftVoterResponse) versions 0..=1,
         read |c, r| disabled::add_raft_voter(c.config, c.ctx, c.role, r);
     /// RemoveRaftVoter (81): a static quorum refuses it.
     RemoveRaftVoter(RemoveRaftVoterRequest => RemoveRaftVoterResponse) versions 0..=0,

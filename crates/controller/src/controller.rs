@@ -215,6 +215,19 @@ impl Controller {
         &self.config
     }
 
+    /// The Raft layer's kraft.version and voter ids in force changed (KIP-853: read from the
+    /// log, committed or not): what ApiVersions / DescribeFeatures report as the finalized
+    /// `kraft.version`, what registrations must support, and which ids are controllers.
+    /// Returns true if anything changed.
+    pub fn set_quorum(&mut self, kraft_version: i16, voter_ids: Vec<i32>) -> bool {
+        if self.config.kraft_version == kraft_version && self.config.quorum_node_ids == voter_ids {
+            return false;
+        }
+        self.config.kraft_version = kraft_version;
+        self.config.quorum_node_ids = voter_ids;
+        true
+    }
+
     /// The image at the high watermark.
     pub fn image(&self) -> &MetadataImage {
         &self.committed

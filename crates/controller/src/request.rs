@@ -29,6 +29,10 @@ pub struct RequestContext {
     pub principal: Principal,
     /// True if the request arrived inside an Envelope (`RequestChannel.Request.isForwarded`).
     pub forwarded: bool,
+    /// AddRaftVoter: the `kraft.version` range (min, max) the new voter's ApiVersions v4
+    /// advertised in `SupportedFeatures` (the server asks it before handing the request on, as
+    /// Kafka's `AddVoterHandler` does); `None` if it was not asked or did not answer.
+    pub new_voter_kraft_versions: Option<(i16, i16)>,
 }
 
 impl RequestContext {

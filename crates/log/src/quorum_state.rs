@@ -140,6 +140,11 @@ impl QuorumStateStore for FileQuorumStateStore {
     fn write(&mut self, state: &ElectionState) -> Result<(), LogError> {
         Ok(self.store(state)?)
     }
+
+    fn set_kraft_version(&mut self, kraft_version: i16) {
+        // The Raft core only reports levels it accepted from the log (0 or 1).
+        FileQuorumStateStore::set_kraft_version(self, kraft_version.clamp(0, 1) as u8);
+    }
 }
 
 /// The file contents for `state` at the data_version of `kraft_version`, keys in the order

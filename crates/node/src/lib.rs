@@ -31,6 +31,7 @@ mod snapshots;
 mod status;
 #[cfg(test)]
 mod tests;
+mod voter_changes;
 mod write;
 
 pub use error::NodeError;

@@ -43,6 +43,9 @@ pub struct Node<L, Q> {
     pub(crate) latest_snapshot: Option<OffsetAndEpoch>,
     /// Counters for metrics.
     pub(crate) stats: NodeStats,
+    /// AddRaftVoter / RemoveRaftVoter requests the Raft layer answers later, by token.
+    pub(crate) voter_change_apis:
+        std::collections::BTreeMap<u64, crate::voter_changes::VoterChangeApi>,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
@@ -66,6 +69,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             replayed_end_offset,
             caught_up: false,
             pending: VecDeque::new(),
+            voter_change_apis: std::collections::BTreeMap::new(),
             outputs: Vec::new(),
             active_epoch: None,
             snapshot_policy,
@@ -184,6 +188,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 self.load_snapshot(id, now_ms)?;
             }
             self.replay_committed()?;
+            // The finalized kraft.version and the controller ids come from the Raft layer.
+            let voter_ids: Vec<i32> = self.raft.voter_set().ids().collect();
+            self.controller
+                .set_quorum(self.raft.kraft_version(), voter_ids);
             self.maybe_snapshot(now_ms)?;
             if now_ms >= self.next_clean_ms {
                 self.next_clean_ms = now_ms + self.snapshot_policy.clean_interval_ms;
@@ -192,6 +200,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             self.follow_leadership(now_ms);
             let wrote = self.run_internal_writes(now_ms)?;
             self.release_pending();
+            self.release_voter_changes();
             // A write with linger 0 may have committed at once (single voter): go around again.
             if !wrote || self.raft.high_watermark().unwrap_or(0) <= self.replayed_end_offset {
                 return Ok(());

@@ -46,6 +46,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         ctx: RequestContext,
         request: ControllerRequest,
     ) -> Result<(), NodeError> {
+        if self.maybe_handle_voter_change(now_ms, token, &ctx, &request)? {
+            return Ok(());
+        }
         let ctx = self.fill_context(now_ms, ctx);
         if self.controller.is_active() && !self.raft.is_leader() {
             // An append just failed because leadership was lost: stop before computing more.

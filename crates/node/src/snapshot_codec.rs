@@ -35,21 +35,22 @@ pub enum SnapshotReadError {
 /// Frames `records` as a snapshot file: header batch, data batches, footer batch.
 /// `last_contained_timestamp_ms` is the append time of the last contained batch (it goes into
 /// SnapshotHeader and drives time-based retention); `now_ms` stamps the batches.
+/// `kraft_control` (KRaftVersion and Voters at kraft.version ≥ 1, from
+/// `ControlState::snapshot_control_records`) goes into the header batch right after the
+/// SnapshotHeader, as Kafka's `RecordsSnapshotWriter` writes it.
 pub fn encode_snapshot(
     records: &[ApiMessageAndVersion],
+    kraft_control: &[ControlRecord],
     id: OffsetAndEpoch,
     last_contained_timestamp_ms: i64,
     now_ms: i64,
     mut out: impl FnMut(Bytes) -> Result<(), LogError>,
 ) -> Result<(), LogError> {
     let mut offset = 0i64;
-    out(control_batch(
-        offset,
-        id.epoch,
-        now_ms,
-        &[ControlRecord::snapshot_header(last_contained_timestamp_ms)],
-    ))?;
-    offset += 1;
+    let mut header = vec![ControlRecord::snapshot_header(last_contained_timestamp_ms)];
+    header.extend(kraft_control.iter().cloned());
+    out(control_batch(offset, id.epoch, now_ms, &header))?;
+    offset += header.len() as i64;
     let mut builder = BatchBuilder::new(offset, id.epoch, now_ms);
     for record in records {
         let value = record.encode().map_err(|e| {
@@ -167,7 +168,7 @@ mod tests {
 
     fn encode(records: &[ApiMessageAndVersion], id: OffsetAndEpoch) -> Vec<u8> {
         let mut bytes = Vec::new();
-        encode_snapshot(records, id, 1_000, 2_000, |b| {
+        encode_snapshot(records, &[], id, 1_000, 2_000, |b| {
             bytes.extend_from_slice(&b);
             Ok(())
         })
@@ -192,6 +193,39 @@ mod tests {
         for w in headers.windows(2) {
             assert_eq!(w[0].next_offset(), w[1].base_offset);
         }
+        assert_eq!(decode_snapshot(id, &bytes).unwrap(), records);
+    }
+
+    #[test]
+    fn kraft_version_1_puts_kraft_version_and_voters_right_after_the_header() {
+        // Kafka `RecordsSnapshotWriter`: SnapshotHeader, KRaftVersion, Voters in one batch.
+        let id = OffsetAndEpoch::new(10, 2);
+        let voters = kafka_protocol::messages::VotersRecord::default().with_voters(vec![
+            kafka_protocol::messages::voters_record::Voter::default()
+                .with_voter_id(1.into())
+                .with_voter_directory_id(uuid::Uuid::from_u64_pair(1, 1)),
+        ]);
+        let control = vec![
+            ControlRecord::kraft_version(1),
+            ControlRecord::Voters(voters.clone()),
+        ];
+        let records = vec![ApiMessageAndVersion::new(NoOpRecord::default(), 0)];
+        let mut bytes = Vec::new();
+        encode_snapshot(&records, &control, id, 1_000, 2_000, |b| {
+            bytes.extend_from_slice(&b);
+            Ok(())
+        })
+        .unwrap();
+        let (first, first_bytes) = batches(&bytes).next().unwrap().unwrap();
+        assert!(first.is_control());
+        let (_, header) = decode_control_batch(first_bytes).unwrap();
+        let offsets: Vec<i64> = header.iter().map(|(o, _)| *o).collect();
+        assert_eq!(offsets, vec![0, 1, 2]);
+        assert!(matches!(header[0].1, ControlRecord::SnapshotHeader(_)));
+        assert!(matches!(&header[1].1, ControlRecord::KRaftVersion(k) if k.k_raft_version == 1));
+        assert!(matches!(&header[2].1, ControlRecord::Voters(v) if *v == voters));
+        let second = batches(&bytes).nth(1).unwrap().unwrap().0;
+        assert_eq!(second.base_offset, 3, "data follows at offset 3");
         assert_eq!(decode_snapshot(id, &bytes).unwrap(), records);
     }
 

@@ -18,6 +18,9 @@ pub struct SnapshotJob {
     pub last_contained_timestamp_ms: i64,
     /// Wall-clock time to stamp batches with, in ms since the epoch.
     pub now_ms: i64,
+    /// KRaftVersion and Voters records in force at `id` (kraft.version ≥ 1; empty at 0), for
+    /// the header batch (Kafka `RecordsSnapshotWriter`).
+    pub kraft_control: Vec<kraftwerk_records::control::ControlRecord>,
 }
 
 impl std::fmt::Debug for SnapshotJob {
@@ -52,12 +55,18 @@ impl SnapshotJob {
             mut sink,
             last_contained_timestamp_ms,
             now_ms,
+            kraft_control,
         } = self;
         let records = image.write_records();
         let count = records.len();
-        let written = encode_snapshot(&records, id, last_contained_timestamp_ms, now_ms, |b| {
-            sink.append(&b)
-        });
+        let written = encode_snapshot(
+            &records,
+            &kraft_control,
+            id,
+            last_contained_timestamp_ms,
+            now_ms,
+            |b| sink.append(&b),
+        );
         let result = written.and_then(|()| sink.finish());
         SnapshotDone {
             id,

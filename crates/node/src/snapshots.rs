@@ -146,6 +146,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             sink,
             last_contained_timestamp_ms: last_timestamp_ms,
             now_ms: last_timestamp_ms,
+            kraft_control: self
+                .raft
+                .control_state()
+                .snapshot_control_records(id.offset),
         }));
         Ok(())
     }

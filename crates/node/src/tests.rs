@@ -45,6 +45,52 @@ impl Harness {
         harness
     }
 
+    /// The single voter of a dynamic quorum (kraft.version 1, `format --standalone`'s bootstrap
+    /// checkpoint) that has activated its controller.
+    fn dynamic_leader() -> Self {
+        use kraftwerk_raft::{OffsetAndEpoch, VoterNode, VoterSet};
+        use kraftwerk_records::control::{control_batch, ControlRecord};
+        let dir = Uuid::from_u64_pair(1, 1);
+        let set = VoterSet::from_nodes([VoterNode {
+            key: kraftwerk_raft::ReplicaKey::new(1, dir),
+            endpoints: BTreeMap::from([(
+                "CONTROLLER".to_owned(),
+                Endpoint {
+                    host: "127.0.0.1".into(),
+                    port: 9093,
+                },
+            )]),
+            supported_kraft_versions: (0, 1),
+        }])
+        .unwrap();
+        let mut log = MemLog::new();
+        let mut sink = log.create_snapshot(OffsetAndEpoch::new(0, 0)).unwrap();
+        sink.append(&control_batch(
+            0,
+            0,
+            0,
+            &[
+                ControlRecord::snapshot_header(0),
+                ControlRecord::kraft_version(1),
+                ControlRecord::Voters(set.to_record()),
+            ],
+        ))
+        .unwrap();
+        sink.append(&control_batch(3, 0, 0, &[ControlRecord::snapshot_footer()]))
+            .unwrap();
+        sink.finish().unwrap();
+        log.register_snapshot(OffsetAndEpoch::new(0, 0)).unwrap();
+        let mut raft = RaftConfig::new(1, CLUSTER_ID, dir, BTreeMap::new(), "CONTROLLER");
+        raft.append_linger_ms = 0;
+        let core = RaftCore::new(raft, log, MemQuorumStateStore::new(), 7, 0).unwrap();
+        let mut harness = Self::with_core(core);
+        while !harness.node.controller().is_active() {
+            harness.advance(100);
+            assert!(harness.now_ms < 60_000, "never active");
+        }
+        harness
+    }
+
     /// The single voter, started but not polled yet (no high watermark known).
     fn started() -> Self {
         let voters = BTreeMap::from([(
@@ -57,6 +103,10 @@ impl Harness {
         let mut raft = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), voters, "CONTROLLER");
         raft.append_linger_ms = 0;
         let core = RaftCore::new(raft, MemLog::new(), MemQuorumStateStore::new(), 7, 0).unwrap();
+        Self::with_core(core)
+    }
+
+    fn with_core(core: RaftCore<MemLog, MemQuorumStateStore>) -> Self {
         let mv = MetadataVersion::V4_1_IV1;
         let bootstrap = vec![ApiMessageAndVersion::new(
             FeatureLevelRecord {
@@ -82,13 +132,21 @@ impl Harness {
 
     /// Sends a request and runs the node until its answer comes out.
     fn request(&mut self, request: ControllerRequest) -> ControllerResponse {
-        let token = RequestToken(self.next_token);
-        self.next_token += 1;
         let ctx = RequestContext {
             api_version: 4,
             listener_name: "CONTROLLER".to_owned(),
             ..Default::default()
         };
+        self.request_with(ctx, request)
+    }
+
+    fn request_with(
+        &mut self,
+        ctx: RequestContext,
+        request: ControllerRequest,
+    ) -> ControllerResponse {
+        let token = RequestToken(self.next_token);
+        self.next_token += 1;
         let input = NodeInput::Controller {
             token,
             ctx,
@@ -199,4 +257,76 @@ fn a_panicking_handler_leaves_the_node_serving() {
     assert_eq!(h.register(1, "localhost"), 0);
     assert!(h.node.controller().image().cluster.broker(1).is_some());
     assert!(h.node.controller().is_active());
+}
+
+fn remove_voter(h: &mut Harness, cluster_id: &str, id: i32, dir: Uuid) -> (i16, Option<String>) {
+    let request = kafka_protocol::messages::RemoveRaftVoterRequest::default()
+        .with_cluster_id(Some(StrBytes::from_string(cluster_id.to_owned())))
+        .with_voter_id(id)
+        .with_voter_directory_id(dir);
+    let ControllerResponse::RemoveRaftVoter(r) =
+        h.request(ControllerRequest::RemoveRaftVoter(request))
+    else {
+        panic!("wrong response")
+    };
+    (r.error_code, r.error_message.map(|m| m.to_string()))
+}
+
+#[test]
+fn the_finalized_kraft_version_and_remove_raft_voter_follow_the_raft_layer() {
+    // Static quorum: kraft.version 0, the controller answers UNSUPPORTED_VERSION as Kafka.
+    let mut h = Harness::leader();
+    assert_eq!(h.node.controller().config().kraft_version, 0);
+    let (code, _) = remove_voter(&mut h, CLUSTER_ID, 1, Uuid::from_u64_pair(1, 1));
+    assert_eq!(code, 35, "UNSUPPORTED_VERSION");
+    // Dynamic quorum: kraft.version 1 from the bootstrap checkpoint reaches the controller, and
+    // RemoveRaftVoter is the Raft layer's: the last voter cannot be removed.
+    let mut h = Harness::dynamic_leader();
+    assert_eq!(h.node.controller().config().kraft_version, 1);
+    assert_eq!(h.node.controller().config().quorum_node_ids, vec![1]);
+    let (code, _) = remove_voter(&mut h, "other-cluster", 1, Uuid::from_u64_pair(1, 1));
+    assert_eq!(code, 104, "INCONSISTENT_CLUSTER_ID");
+    let (code, message) = remove_voter(&mut h, CLUSTER_ID, 1, Uuid::from_u64_pair(1, 1));
+    assert_eq!(code, 127, "VOTER_NOT_FOUND: {message:?}");
+    assert!(h.node.controller().is_active(), "still serving");
+}
+
+#[test]
+fn add_raft_voter_at_kraft_version_1_is_checked_by_the_raft_layer() {
+    use kafka_protocol::messages::add_raft_voter_request::Listener as VoterListener;
+    let mut h = Harness::dynamic_leader();
+    let add = |kraft_versions| {
+        (
+            RequestContext {
+                api_version: 1,
+                listener_name: "CONTROLLER".to_owned(),
+                new_voter_kraft_versions: kraft_versions,
+                ..Default::default()
+            },
+            ControllerRequest::AddRaftVoter(
+                kafka_protocol::messages::AddRaftVoterRequest::default()
+                    .with_cluster_id(Some(StrBytes::from_static_str(CLUSTER_ID)))
+                    .with_voter_id(2)
+                    .with_voter_directory_id(Uuid::from_u64_pair(2, 2))
+                    .with_listeners(vec![VoterListener::default()
+                        .with_name(StrBytes::from_static_str("CONTROLLER"))
+                        .with_host(StrBytes::from_static_str("127.0.0.2"))
+                        .with_port(9093)])
+                    .with_ack_when_committed(true),
+            ),
+        )
+    };
+    let code = |h: &mut Harness, versions| {
+        let (ctx, request) = add(versions);
+        let ControllerResponse::AddRaftVoter(r) = h.request_with(ctx, request) else {
+            panic!("wrong response")
+        };
+        r.error_code
+    };
+    // Its ApiVersions could not be read (or lacked kraft.version 1): INVALID_REQUEST.
+    assert_eq!(code(&mut h, None), 42);
+    assert_eq!(code(&mut h, Some((0, 0))), 42);
+    // It never fetched from the leader: not caught up, REQUEST_TIMED_OUT.
+    assert_eq!(code(&mut h, Some((0, 1))), 7);
+    assert_eq!(h.node.raft().voter_set().len(), 1, "nothing added");
 }

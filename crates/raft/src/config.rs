@@ -48,6 +48,17 @@ pub const DEFAULT_FETCH_SNAPSHOT_MAX_BYTES: i32 = 1024 * 1024;
 /// any epoch and overflows its `int` at the next election after `Integer.MAX_VALUE`.
 pub const MAX_REQUEST_EPOCH: i32 = i32::MAX - 1_000_000;
 
+/// Most leader endpoints learned from peers that a node remembers (each names the leader of
+/// some epoch; only the latest matter).
+pub const MAX_LEARNED_ENDPOINTS: usize = 64;
+
+/// The id a bootstrap server at `index` of `controller.quorum.bootstrap.servers` is tracked
+/// by: `-2, -3, …` (Kafka's `RequestManager` gives bootstrap servers negative ids; -1 means
+/// "no node").
+pub fn bootstrap_server_id(index: usize) -> i32 {
+    -2 - index as i32
+}
+
 /// A host and port on the controller listener.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Endpoint {
@@ -72,6 +83,13 @@ pub struct RaftConfig {
     pub voters: BTreeMap<i32, Endpoint>,
     /// Name of the controller listener (first of `controller.listener.names`).
     pub listener_name: String,
+    /// This node's controller listeners by name, as it advertises them (kraft.version 1: its
+    /// `VotersRecord` entry and BeginQuorumEpoch `LeaderEndpoints`). Empty: use the entry the
+    /// voter set has for this node.
+    pub local_endpoints: BTreeMap<String, Endpoint>,
+    /// `controller.quorum.bootstrap.servers`: where a node that does not know the leader
+    /// sends its discovery Fetch (Kafka `QuorumConfig.bootstrapServers`); empty: the voters.
+    pub bootstrap_servers: Vec<Endpoint>,
     /// `controller.quorum.election.timeout.ms` ([`DEFAULT_ELECTION_TIMEOUT_MS`]): timers are
     /// drawn from `[T, 2T)`.
     pub election_timeout_ms: u64,
@@ -120,6 +138,8 @@ impl RaftConfig {
             directory_id,
             voters,
             listener_name: listener_name.into(),
+            local_endpoints: BTreeMap::new(),
+            bootstrap_servers: Vec::new(),
             election_timeout_ms: DEFAULT_ELECTION_TIMEOUT_MS,
             election_backoff_max_ms: DEFAULT_ELECTION_BACKOFF_MAX_MS,
             fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
@@ -141,12 +161,13 @@ impl RaftConfig {
         self.fetch_timeout_ms * 3 / 2
     }
 
-    /// True if this node is one of the voters.
+    /// True if this node is one of the static voters (kraft.version 0; the voter set in force
+    /// is [`RaftCore::is_voter`](crate::RaftCore::is_voter)).
     pub fn is_voter(&self) -> bool {
         self.voters.contains_key(&self.node_id)
     }
 
-    /// Size of a majority of the voters.
+    /// Size of a majority of the static voters (kraft.version 0).
     pub fn majority(&self) -> usize {
         self.voters.len() / 2 + 1
     }

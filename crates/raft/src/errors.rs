@@ -34,3 +34,7 @@ pub const INCONSISTENT_CLUSTER_ID: i16 = ResponseError::InconsistentClusterId.co
 pub const INCONSISTENT_VOTER_SET: i16 = ResponseError::InconsistentVoterSet.code();
 /// The voter key in the request does not match this replica.
 pub const INVALID_VOTER_KEY: i16 = ResponseError::InvalidVoterKey.code();
+/// AddRaftVoter: the voter id is already a voter (KIP-853).
+pub const DUPLICATE_VOTER: i16 = ResponseError::DuplicateVoter.code();
+/// RemoveRaftVoter: no voter with this key (KIP-853).
+pub const VOTER_NOT_FOUND: i16 = ResponseError::VoterNotFound.code();

@@ -146,15 +146,29 @@ pub enum Input {
     },
 }
 
+/// Where an outbound request goes: the node id the core tracks it by and the endpoint to
+/// connect to (on the controller listener). Endpoints are learned at run time — voters from the
+/// voter set in force (a `VotersRecord`), the leader from `NodeEndpoints` / `LeaderEndpoints`
+/// — so the driver connects by endpoint and replaces a connection whose endpoint changed.
+/// Bootstrap servers (`controller.quorum.bootstrap.servers`, whose ids are unknown) get the
+/// negative ids `-2, -3, …` in list order ([`crate::config::bootstrap_server_id`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Destination {
+    /// Node id, or a negative id for a bootstrap server.
+    pub node_id: i32,
+    /// Host and port to connect to.
+    pub endpoint: crate::config::Endpoint,
+}
+
 /// A message the driver must deliver.
 #[derive(Clone, Debug)]
 pub enum Output {
-    /// Send a request to another node (by node id).
+    /// Send a request to another node.
     Send {
         /// Echo this id with the response or failure.
         id: OutboundId,
-        /// Destination node id.
-        destination: i32,
+        /// Destination node id and endpoint.
+        destination: Destination,
         /// The request.
         request: RaftRequest,
     },

@@ -84,6 +84,9 @@ pub(crate) struct LeaderState {
     pub parked: Vec<ParkedFetch>,
     pub accumulator: Accumulator,
     pub local_id: i32,
+    /// Directory id of each voter in the set in force (`None`: a static voter, any directory
+    /// matches). A replica with a voter's id and another directory is an observer (KIP-853).
+    pub voter_directories: BTreeMap<i32, Option<Uuid>>,
 }
 
 impl LeaderState {
@@ -98,6 +101,7 @@ impl LeaderState {
             epoch_start_offset,
             high_watermark: None,
             voters: voters.map(|id| (id, ReplicaProgress::default())).collect(),
+            voter_directories: BTreeMap::new(),
             observers: BTreeMap::new(),
             begin_quorum_epoch_deadline_ms: now_ms,
             check_quorum_deadline_ms: now_ms + check_quorum_timeout_ms,
@@ -109,6 +113,66 @@ impl LeaderState {
             },
             local_id,
         }
+        .with_static_directories()
+    }
+
+    fn with_static_directories(mut self) -> Self {
+        self.voter_directories = self.voters.keys().map(|&id| (id, None)).collect();
+        self
+    }
+
+    /// True if `(id, directory_id)` is a voter key of the set in force (Kafka
+    /// `VoterSet.isVoter`).
+    pub fn is_voter_key(&self, id: i32, directory_id: Uuid) -> bool {
+        match self.voter_directories.get(&id) {
+            Some(None) => true,
+            Some(Some(dir)) => *dir == directory_id,
+            None => false,
+        }
+    }
+
+    /// Kafka `LeaderState.updateLocalState` / `updateVoterAndObserverStates`: the voter set in
+    /// force changed. Progress carries over for replicas whose key stays (a new voter that was
+    /// an observer keeps what it fetched); removed voters become observers; the high watermark
+    /// is recomputed over the new voters (case C11: it keeps moving when the leader is not a
+    /// voter any more).
+    pub fn set_voters(&mut self, set: &crate::voters::VoterSet, now_ms: u64) -> bool {
+        let mut old_voters = std::mem::take(&mut self.voters);
+        let old_dirs = std::mem::take(&mut self.voter_directories);
+        for node in set.nodes() {
+            let id = node.key.id;
+            let dir = node.key.directory_id;
+            let same_key = old_dirs.get(&id).is_some_and(|d| *d == dir);
+            let progress = match old_voters.remove(&id) {
+                Some(p) if same_key => p,
+                other => {
+                    if let Some(p) = other {
+                        // The id stays but with another directory: the old replica observes.
+                        let old_dir = old_dirs.get(&id).copied().flatten().unwrap_or(Uuid::nil());
+                        self.observers.insert((id, old_dir), p);
+                    }
+                    self.observers
+                        .remove(&(id, dir.unwrap_or(Uuid::nil())))
+                        .unwrap_or_default()
+                }
+            };
+            let mut progress = progress;
+            progress.directory_id = dir.unwrap_or(Uuid::nil());
+            self.voters.insert(id, progress);
+            self.voter_directories.insert(id, dir);
+        }
+        for (id, p) in old_voters {
+            if id != self.local_id {
+                self.observers.insert((id, p.directory_id), p);
+            }
+        }
+        self.fetched_voters
+            .retain(|id| self.voters.contains_key(id));
+        if let Some(p) = self.voters.get_mut(&self.local_id) {
+            p.last_fetch_ms = Some(now_ms);
+            p.last_caught_up_ms = Some(now_ms);
+        }
+        self.maybe_update_high_watermark()
     }
 
     /// Updates the leader's own end offset (after a flush). Returns true if the HW moved.
@@ -134,9 +198,10 @@ impl LeaderState {
         if replica_id < 0 || replica_id == self.local_id {
             return false;
         }
-        if let Some(p) = self.voters.get_mut(&replica_id) {
+        if self.is_voter_key(replica_id, directory_id) {
             // Static voters (kraft.version 0) are keyed by id alone; like Java, DescribeQuorum
             // reports no directory id for them.
+            let p = self.voters.get_mut(&replica_id).expect("voter progress");
             p.update_on_fetch(now_ms, fetch_offset, leader_end_offset);
             self.fetched_voters.insert(replica_id);
             self.maybe_update_high_watermark()

@@ -6,6 +6,7 @@
 //! deterministically. Start at [`RaftCore`].
 
 pub mod config;
+pub mod control_state;
 mod core;
 pub mod errors;
 pub mod io;
@@ -15,11 +16,16 @@ mod requests;
 pub mod role;
 pub mod storage;
 pub mod testing;
+pub mod voters;
 
-pub use crate::core::{batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics};
+pub use crate::core::{
+    batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics, VoterChangeAnswer,
+    CAUGHT_UP_WINDOW_MS,
+};
 pub use config::{Endpoint, RaftConfig};
 pub use io::{
-    InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure, RAFT_APIS,
+    Destination, InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,
+    RAFT_APIS,
 };
 pub use leader::ReplicaProgress;
 pub use role::RoleKind;
@@ -27,3 +33,4 @@ pub use storage::{
     ElectionState, LogAppendInfo, LogError, OffsetAndEpoch, QuorumStateStore, ReplicatedLog,
     SnapshotSink,
 };
+pub use voters::{ReplicaKey, VoterNode, VoterSet};

@@ -297,4 +297,11 @@ pub trait QuorumStateStore {
     fn read(&self) -> Result<Option<ElectionState>, LogError>;
     /// Replaces the stored state durably.
     fn write(&mut self, state: &ElectionState) -> Result<(), LogError>;
+    /// The kraft.version in force changed: later writes use its `data_version` (Kafka
+    /// `QuorumState` writes the file at the current kraft.version: 0 → data_version 0 with
+    /// `currentVoters`, 1 → data_version 1 with `votedDirectoryId`). The core calls it before
+    /// its first write and whenever the level changes; stores without versions ignore it.
+    fn set_kraft_version(&mut self, kraft_version: i16) {
+        let _ = kraft_version;
+    }
 }

@@ -99,7 +99,7 @@ mod tests {
             (ApiKey::ListPartitionReassignments, 0, 0),
             (ApiKey::AlterClientQuotas, 0, 1),
             (ApiKey::AlterUserScramCredentials, 0, 0),
-            (ApiKey::AddRaftVoter, 0, 0),
+            (ApiKey::AddRaftVoter, 0, 1),
             (ApiKey::RemoveRaftVoter, 0, 0),
         ] {
             assert_eq!(range(api), Some((min, max)), "{api:?}");

@@ -13,16 +13,19 @@ use crate::net::listener::{
     BoxFuture, HandlerError, HandlerResult, RequestContext, RequestHandler,
 };
 use crate::node_thread::{BrokerContact, NodeEvent, NodeHandle};
+use crate::peers::Peers;
 
 /// Forwards requests to the node thread.
 pub struct NodeRequestHandler {
     node: NodeHandle,
+    /// Asks a node about to be added as a voter for its ApiVersions (AddRaftVoter).
+    peers: Option<Arc<Peers>>,
 }
 
 impl NodeRequestHandler {
-    /// A handler submitting to `node`.
-    pub fn new(node: NodeHandle) -> Arc<Self> {
-        Arc::new(Self { node })
+    /// A handler submitting to `node`; `peers` probes new voters' ApiVersions.
+    pub fn new(node: NodeHandle, peers: Option<Arc<Peers>>) -> Arc<Self> {
+        Arc::new(Self { node, peers })
     }
 }
 
@@ -33,6 +36,7 @@ impl RequestHandler for NodeRequestHandler {
         request: RequestKind,
     ) -> BoxFuture<'static, HandlerResult> {
         let node = self.node.clone();
+        let peers = self.peers.clone();
         Box::pin(async move {
             let api = ctx.api_key;
             let Some(routed) = route(request) else {
@@ -76,7 +80,7 @@ impl RequestHandler for NodeRequestHandler {
                                 name: f.principal.name.clone(),
                                 token_authenticated: f.principal.token_authenticated,
                             });
-                    let cctx = ControllerContext {
+                    let mut cctx = ControllerContext {
                         api_version: ctx.api_version,
                         client_id: Some(ctx.client_id.clone()),
                         listener_name: ctx.listener_name.to_string(),
@@ -85,6 +89,27 @@ impl RequestHandler for NodeRequestHandler {
                         received_ms,
                         ..Default::default()
                     };
+                    if let (ControllerRequest::AddRaftVoter(add), Some(peers)) = (&request, &peers)
+                    {
+                        // The endpoint on the listener Raft uses (the one this request came
+                        // in on, as Kafka's leader uses its default listener).
+                        let endpoint = add
+                            .listeners
+                            .iter()
+                            .find(|l| {
+                                l.name
+                                    .as_str()
+                                    .eq_ignore_ascii_case(ctx.listener_name.as_ref())
+                            })
+                            .map(|l| kraftwerk_raft::Endpoint {
+                                host: l.host.to_string(),
+                                port: l.port,
+                            });
+                        if let Some(endpoint) = endpoint {
+                            cctx.new_voter_kraft_versions =
+                                peers.probe_kraft_versions(add.voter_id, endpoint).await;
+                        }
+                    }
                     node.submit(NodeEvent::ControllerRequest {
                         ctx: cctx,
                         request,

@@ -72,8 +72,8 @@ pub enum NodeEvent {
 pub struct OutboundRaft {
     /// Core's id for the request.
     pub id: OutboundId,
-    /// Destination node id.
-    pub destination: i32,
+    /// Destination node id (negative: a bootstrap server) and the endpoint to connect to.
+    pub destination: kraftwerk_raft::Destination,
     /// The request.
     pub request: RaftRequest,
 }

@@ -219,7 +219,7 @@ impl Server {
             listener_config,
             api_table,
             features_fn(status_rx.clone(), config.unstable_feature_versions_enable),
-            handler::NodeRequestHandler::new(handle.clone()),
+            handler::NodeRequestHandler::new(handle.clone(), Some(peers.clone())),
         )
         .await
         .map_err(|source| ServerError::Bind {

@@ -46,6 +46,11 @@ pub fn seeds_from_env(default_count: u64) -> Vec<u64> {
 /// failures, default 3). A single seed that passes prints its report and trace. The last line
 /// on stderr is `sim-summary: seeds=<run> failed=<count>`, which `scripts/sim-soak` adds up.
 pub fn run_seeds<W: Workload>(default_count: u64) {
+    run_seeds_with::<W>(default_count, |_| {})
+}
+
+/// [`run_seeds`] with every seed's options changed by `adjust` (e.g. a kraft.version 1 quorum).
+pub fn run_seeds_with<W: Workload>(default_count: u64, adjust: impl Fn(&mut SimOptions)) {
     let seeds = seeds_from_env(default_count);
     let max_failures: usize = std::env::var("SIM_MAX_FAILURES")
         .ok()
@@ -55,7 +60,8 @@ pub fn run_seeds<W: Workload>(default_count: u64) {
     let mut run = 0;
     for &seed in &seeds {
         run += 1;
-        let options = SimOptions::for_seed(seed);
+        let mut options = SimOptions::for_seed(seed);
+        adjust(&mut options);
         let mut cluster = Cluster::<W>::new(seed, options.clone());
         match cluster.run() {
             Ok(report) => {

@@ -38,12 +38,27 @@ pub struct SimOptions {
     /// Mean time between Raft RPCs forged by a hostile peer (0 = none); see
     /// [`crate::harness::hostile`].
     pub hostile_interval_ms: u64,
+    /// A dynamic quorum (KIP-853, kraft.version 1): no static voters; every node's log starts
+    /// with the bootstrap checkpoint `format --initial-controllers` writes (KRaftVersion 1 and
+    /// the VotersRecord of all voters, each with its directory id).
+    pub kraft_version_1: bool,
     // TODO(issue 9 item 4): disk errors (short writes, ENOSPC, EIO on fsync, flipped bytes,
     // truncated files) once the fault-injecting storage layer exists; today a disk only crashes
     // (losing unflushed data) and tears its last write.
 }
 
 impl SimOptions {
+    /// Makes the run a dynamic quorum (kraft.version 1); voters of releases before Kafka 3.9
+    /// (no directory ids in their RPCs) become current ones, as Kafka needs 3.9+ for KIP-853.
+    pub fn with_kraft_version_1(&mut self) {
+        self.kraft_version_1 = true;
+        for r in &mut self.releases {
+            if !r.speaks_kip_853() {
+                *r = crate::versions::CURRENT;
+            }
+        }
+    }
+
     /// Settings derived from the seed (so that many seeds cover many shapes).
     pub fn for_seed(seed: u64) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed);
@@ -70,6 +85,7 @@ impl SimOptions {
             clock_rates_ppm: Vec::new(),
             stall_interval_ms: 0,
             hostile_interval_ms: 0,
+            kraft_version_1: false,
         };
         // Drawn after the settings above, so they are the same as before these existed.
         options.releases = (0..voters).map(|_| Release::draw(&mut rng)).collect();
@@ -96,6 +112,8 @@ impl SimOptions {
         } else {
             0
         };
+        // kraft.version 1 is chosen by the caller (`run_seeds_with`), so every seed keeps the
+        // run it had before dynamic quorums existed.
         options
     }
 }

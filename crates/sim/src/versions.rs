@@ -58,6 +58,12 @@ impl std::fmt::Debug for Release {
 }
 
 impl Release {
+    /// True if it speaks the KIP-853 versions (Kafka 3.9+): a dynamic quorum needs them, since
+    /// older versions carry no directory ids and such a voter only ever observes.
+    pub fn speaks_kip_853(&self) -> bool {
+        self.kip_853
+    }
+
     /// The voter's release for a seed: mostly current, sometimes an older one.
     pub fn draw(rng: &mut SmallRng) -> Self {
         if rng.gen_bool(0.7) {

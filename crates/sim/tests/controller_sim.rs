@@ -23,3 +23,10 @@ fn the_end_check_reads_the_leader_of_the_newest_epoch() {
         }
     }
 }
+
+/// The controller quorum on a dynamic quorum (kraft.version 1): the finalized kraft.version,
+/// snapshots carrying KRaftVersion and Voters, the voter set from the bootstrap checkpoint.
+#[test]
+fn controller_quorum_safety_and_liveness_at_kraft_version_1() {
+    kraftwerk_sim::run_seeds_with::<Clients>(20, kraftwerk_sim::SimOptions::with_kraft_version_1);
+}

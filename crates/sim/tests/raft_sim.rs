@@ -1,8 +1,17 @@
 //! Raft safety and liveness under seeded network, clock and disk faults.
 
 use kraftwerk_sim::raft_cluster::RaftWrites;
+use kraftwerk_sim::SimOptions;
 
 #[test]
 fn raft_safety_and_liveness() {
     kraftwerk_sim::run_seeds::<RaftWrites>(100);
+}
+
+/// The same faults on a dynamic quorum (KIP-853): the voter set comes from the bootstrap
+/// checkpoint and the log, voters are keyed by (id, directory id), `quorum-state` is
+/// data_version 1.
+#[test]
+fn raft_safety_and_liveness_at_kraft_version_1() {
+    kraftwerk_sim::run_seeds_with::<RaftWrites>(60, SimOptions::with_kraft_version_1);
 }

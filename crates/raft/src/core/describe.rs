@@ -80,17 +80,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_observers(observers);
         let mut response = DescribeQuorumResponse::default().with_topics(vec![topic(p)]);
         if api_version >= 2 {
+            // Every voter of the set in force with all its listeners (Kafka
+            // `RaftUtil.singletonDescribeQuorumResponse`; case C11: voters added later too).
             response.nodes = self
-                .config
-                .voters
-                .iter()
-                .map(|(&id, e)| {
+                .voter_set()
+                .nodes()
+                .map(|n| {
                     Node::default()
-                        .with_node_id(id.into())
-                        .with_listeners(vec![Listener::default()
-                            .with_name(StrBytes::from_string(self.config.listener_name.clone()))
-                            .with_host(StrBytes::from_string(e.host.clone()))
-                            .with_port(e.port)])
+                        .with_node_id(n.key.id.into())
+                        .with_listeners(
+                            n.endpoints
+                                .iter()
+                                .map(|(name, e)| {
+                                    Listener::default()
+                                        .with_name(StrBytes::from_string(name.clone()))
+                                        .with_host(StrBytes::from_string(e.host.clone()))
+                                        .with_port(e.port)
+                                })
+                                .collect(),
+                        )
                 })
                 .collect();
         }

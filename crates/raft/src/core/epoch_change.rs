@@ -50,7 +50,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         // naming us is only reporting the epoch we led and resigned (we are Resigned, or a
         // Prospective that was): nothing to follow.
         let leader_id =
-            leader_id.filter(|l| self.config.voters.contains_key(l) && *l != self.config.node_id);
+            leader_id.filter(|l| *l != self.config.node_id && self.resolve(*l).is_some());
         if epoch < self.epoch || error == errors::UNKNOWN_LEADER_EPOCH {
             return Ok(Some(true));
         }
@@ -157,6 +157,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         if let Some(error) = self.voter_only_request_error(p.leader_id.0, p.leader_epoch) {
             return Ok(self.begin_response(error));
+        }
+        // The leader's address on our listener (BeginQuorumEpoch v1 `LeaderEndpoints`).
+        let listener = self.config.listener_name.clone();
+        for e in &request.leader_endpoints {
+            if e.name.as_str().eq_ignore_ascii_case(&listener) {
+                self.learn_endpoint(p.leader_id.0, e.host.as_str(), i64::from(e.port));
+            }
         }
         if self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, now_ms)?
             == Transition::Refused
@@ -296,18 +303,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     pub(crate) fn build_begin_quorum_epoch_request(&self, voter: i32) -> RaftRequest {
         let partition = BeginReqPartition::default()
             .with_partition_index(METADATA_PARTITION)
-            .with_voter_directory_id(Uuid::nil())
+            .with_voter_directory_id(self.voter_directory_id(voter))
             .with_leader_id(self.config.node_id.into())
             .with_leader_epoch(self.epoch);
+        // Every controller listener of the leader (Kafka `LeaderState.leaderEndpoints`).
         let endpoints = self
-            .config
-            .voters
-            .get(&self.config.node_id)
-            .map(|e| {
-                vec![BeginLeaderEndpoint::default()
-                    .with_name(StrBytes::from_string(self.config.listener_name.clone()))
-                    .with_host(StrBytes::from_string(e.host.clone()))
-                    .with_port(e.port)]
+            .local_voter_node()
+            .map(|n| {
+                n.endpoints
+                    .iter()
+                    .map(|(name, e)| {
+                        BeginLeaderEndpoint::default()
+                            .with_name(StrBytes::from_string(name.clone()))
+                            .with_host(StrBytes::from_string(e.host.clone()))
+                            .with_port(e.port)
+                    })
+                    .collect()
             })
             .unwrap_or_default();
         RaftRequest::BeginQuorumEpoch(
@@ -337,7 +348,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     .map(|&id| {
                         ReplicaInfo::default()
                             .with_candidate_id(id.into())
-                            .with_candidate_directory_id(Uuid::nil())
+                            .with_candidate_directory_id(self.voter_directory_id(id))
                     })
                     .collect(),
             );

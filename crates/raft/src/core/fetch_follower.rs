@@ -52,18 +52,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         )
     }
 
-    /// Observers (and voters that lost the leader) discover the leader by fetching from any
-    /// voter; the answer names the current leader.
+    /// Observers (and voters that lost the leader) discover the leader by fetching from a
+    /// random bootstrap server (`controller.quorum.bootstrap.servers`, Kafka
+    /// `maybeSendFetchToAnyBootstrap`) or, without any, from a random voter; the answer names
+    /// the current leader and its endpoint.
     pub(crate) fn send_fetch_to_any_voter(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let me = self.config.node_id;
-        let ready: Vec<i32> = self
-            .config
-            .voters
-            .keys()
+        let targets: Vec<i32> = if self.config.bootstrap_servers.is_empty() {
+            self.voter_set().ids().filter(|&v| v != me).collect()
+        } else {
+            (0..self.config.bootstrap_servers.len())
+                .map(crate::config::bootstrap_server_id)
+                .collect()
+        };
+        let ready: Vec<i32> = targets
+            .iter()
             .copied()
-            .filter(|&v| v != me && self.requests.is_ready(v, now_ms))
+            .filter(|&v| self.requests.is_ready(v, now_ms))
             .collect();
-        if ready.len() + 1 < self.config.voters.len() {
+        if ready.len() < targets.len() {
             return Ok(()); // one discovery fetch at a time
         }
         if let Some(target) = ready.into_iter().choose(&mut self.rng) {
@@ -96,6 +103,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         let leader = (partition.current_leader.leader_id.0 >= 0)
             .then_some(partition.current_leader.leader_id.0);
+        // Fetch v17 `NodeEndpoints`: how an observer that knows only bootstrap servers finds
+        // the leader, and follows it across failovers (issue 10 item 5).
+        for e in &response.node_endpoints {
+            if Some(e.node_id.0) == leader {
+                self.learn_endpoint(e.node_id.0, e.host.as_str(), i64::from(e.port));
+            }
+        }
         let response_epoch = partition.current_leader.leader_epoch;
         if let Some(handled) =
             self.handle_common_response(now_ms, partition.error_code, leader, response_epoch)?
@@ -120,7 +134,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     });
                 }
             }
-            let offset = self.truncate_to_end_offset(target)?;
+            let offset = self.truncate_to_end_offset(now_ms, target)?;
             info!(
                 offset,
                 leader_epoch = target.epoch,
@@ -139,10 +153,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 partition.snapshot_id.end_offset,
                 partition.snapshot_id.epoch,
             );
-            self.start_snapshot_fetch(id)?;
+            self.start_snapshot_fetch(now_ms, id)?;
         } else {
             if let Some(records) = partition.records.as_ref().filter(|r| !r.is_empty()) {
-                self.append_fetched(records, response_epoch)?;
+                self.append_fetched(now_ms, records, response_epoch)?;
             }
             if partition.high_watermark >= 0 {
                 let hw = partition.high_watermark.min(self.log.end_offset().offset);
@@ -160,7 +174,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// end offset, and written in an epoch no newer than the response's (case C03: a replica
     /// that just lost leadership may send batches of a newer epoch or garbage). The rest is
     /// dropped and fetched again. Voters flush before the next Fetch acknowledges the data.
-    fn append_fetched(&mut self, records: &[u8], response_epoch: i32) -> Result<(), RaftError> {
+    fn append_fetched(
+        &mut self,
+        now_ms: u64,
+        records: &[u8],
+        response_epoch: i32,
+    ) -> Result<(), RaftError> {
         let end = self.log.end_offset().offset;
         let prefix = valid_prefix(records);
         let mut keep = 0usize;
@@ -198,12 +217,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(());
         }
         self.log.append_as_follower(&records[..keep])?;
+        // Voters flush before the next Fetch acknowledges the data; so do observers, which the
+        // leader may promote at any moment (case C11 step 5, Kafka `followersAlwaysFlush`).
         self.log.flush()?;
-        Ok(())
+        self.update_control_state(now_ms)
     }
 
     /// Begins downloading snapshot `id` (the leader's answer to a Fetch below its log start).
-    fn start_snapshot_fetch(&mut self, id: OffsetAndEpoch) -> Result<(), RaftError> {
+    fn start_snapshot_fetch(&mut self, now_ms: u64, id: OffsetAndEpoch) -> Result<(), RaftError> {
         if self.log.snapshot_ids().contains(&id) {
             // Already here (e.g. downloaded before a restart): just make the log start there.
             info!(
@@ -211,7 +232,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 epoch = id.epoch,
                 "leader asked for snapshot we already have"
             );
-            self.install_snapshot(id)?;
+            self.install_snapshot(now_ms, id)?;
             return Ok(());
         }
         let sink = self.log.create_snapshot(id)?;
@@ -228,7 +249,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     /// After a complete snapshot is in place: truncate the log fully to it and move the high
     /// watermark to its end (Kafka `truncateToLatestSnapshot` + `updateFollowerHighWatermark`).
-    fn install_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), RaftError> {
+    fn install_snapshot(&mut self, now_ms: u64, id: OffsetAndEpoch) -> Result<(), RaftError> {
         let truncated = self.log.truncate_to_latest_snapshot()?;
         let end = self.log.end_offset();
         if !truncated && end.offset < id.offset {
@@ -248,6 +269,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         );
         self.advance_high_watermark(id.offset);
         if truncated {
+            // The snapshot replaces the log: its voter set and kraft.version are in force.
+            self.control.clear();
+            self.update_control_state(now_ms)?;
             // The state machine reloads from what the log now starts at: the latest snapshot
             // (older ones, possibly `id` itself, were removed by the truncation).
             self.snapshot_installed = self.log.latest_snapshot_id();
@@ -311,6 +335,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(false);
         };
         let leader = (p.current_leader.leader_id.0 >= 0).then_some(p.current_leader.leader_id.0);
+        for e in &response.node_endpoints {
+            if Some(e.node_id.0) == leader {
+                self.learn_endpoint(e.node_id.0, e.host.as_str(), i64::from(e.port));
+            }
+        }
         if let Some(handled) = self.handle_common_response(
             now_ms,
             p.error_code,
@@ -366,13 +395,17 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 size_bytes = size,
                 "snapshot downloaded"
             );
-            self.install_snapshot(done.id)?;
+            self.install_snapshot(now_ms, done.id)?;
         }
         Ok(true)
     }
 
     /// Kafka `ReplicatedLog.truncateToEndOffset`.
-    fn truncate_to_end_offset(&mut self, target: OffsetAndEpoch) -> Result<i64, RaftError> {
+    fn truncate_to_end_offset(
+        &mut self,
+        now_ms: u64,
+        target: OffsetAndEpoch,
+    ) -> Result<i64, RaftError> {
         let offset = if target.epoch == 0 {
             target.offset.min(self.log.end_offset().offset)
         } else {
@@ -393,6 +426,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         self.log.truncate_to(offset)?;
         self.log.flush()?;
+        // A voter set read from the truncated tail is no longer in force (KIP-853).
+        self.control
+            .truncate_new_entries(self.log.end_offset().offset);
+        self.update_control_state(now_ms)?;
         Ok(offset)
     }
 }

@@ -416,7 +416,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         partition.error_code = error;
         let check_quorum_ms = self.config.check_quorum_timeout_ms();
         if let Role::Leader(l) = &mut self.role {
-            if l.voters.contains_key(&request.replica_id.0) && request.replica_id.0 != l.local_id {
+            let directory_id = request
+                .topics
+                .first()
+                .and_then(|t| t.partitions.first())
+                .map_or(uuid::Uuid::nil(), |p| p.replica_directory_id);
+            if l.is_voter_key(request.replica_id.0, directory_id)
+                && request.replica_id.0 != l.local_id
+            {
                 l.fetched_voters.insert(request.replica_id.0);
                 l.update_check_quorum(now_ms, check_quorum_ms);
             }

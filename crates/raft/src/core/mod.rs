@@ -14,12 +14,16 @@ mod describe;
 mod epoch_change;
 mod fetch_follower;
 mod fetch_leader;
+mod membership;
 #[cfg(test)]
 mod tests;
 mod timers;
 mod transitions;
 mod update_voter;
 mod vote;
+mod voter_change;
+
+pub use voter_change::{VoterChangeAnswer, CAUGHT_UP_WINDOW_MS};
 
 use std::collections::BTreeSet;
 
@@ -47,6 +51,11 @@ pub enum RaftError {
     /// above [`crate::config::MAX_REQUEST_EPOCH`]).
     #[error("the epoch cannot grow past {}", i32::MAX)]
     EpochExhausted,
+    /// A control record in the log or a snapshot cannot be applied: an invalid `VotersRecord`,
+    /// two voter changes at once, an unsupported kraft.version (Kafka throws in
+    /// `KRaftControlRecordStateMachine` too; the log is not usable by this node).
+    #[error("control records: {0}")]
+    ControlRecords(#[from] crate::control_state::ControlStateError),
     /// The leader asked us to truncate below our high watermark (would lose committed data).
     #[error("leader requested truncation to {offset}, below the high watermark {high_watermark}")]
     TruncationBelowHighWatermark {
@@ -144,6 +153,22 @@ pub struct RaftCore<L, Q> {
     leader_since_ms: Option<u64>,
     /// Random delay for the current fast failure detection.
     fast_failure_jitter_ms: u64,
+    /// kraft.version and voter set history read from the snapshot and the log (KIP-853).
+    pub(crate) control: crate::control_state::ControlState,
+    /// Directory id of the candidate voted for in this epoch, `(candidate id, directory id)`
+    /// (kept in `quorum-state` data_version 1 as `votedDirectoryId`).
+    pub(crate) voted_directory: Option<(i32, uuid::Uuid)>,
+    /// Leader endpoints on our listener learned from peers (`NodeEndpoints` in responses,
+    /// `LeaderEndpoints` in BeginQuorumEpoch), for leaders outside the voter set in force (an
+    /// observer that only knows bootstrap servers; a leader that removed itself). At most
+    /// [`crate::config::MAX_LEARNED_ENDPOINTS`], the oldest learned going first.
+    pub(crate) learned_endpoints: std::collections::VecDeque<(i32, crate::config::Endpoint)>,
+    /// The leader's voter change appended and not yet answered (one at a time, KIP-853).
+    pub(crate) pending_voter_change: Option<voter_change::PendingVoterChange>,
+    /// Answers to voter changes, for [`RaftCore::take_voter_change_answers`].
+    pub(crate) voter_change_answers: Vec<VoterChangeAnswer>,
+    /// The leader removed itself and the removal committed: resign at the next poll (C11).
+    pub(crate) resign_requested: bool,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
@@ -159,6 +184,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     ) -> Result<Self, RaftError> {
         let stored = store.read()?.unwrap_or_default();
         let log_end = log.end_offset();
+        let static_voters =
+            crate::voters::VoterSet::from_static(&config.voters, &config.listener_name);
         let mut core = Self {
             config,
             log,
@@ -181,7 +208,18 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             leaderless_since_ms: Some(now_ms),
             leader_since_ms: None,
             fast_failure_jitter_ms: 0,
+            control: crate::control_state::ControlState::new(static_voters),
+            learned_endpoints: std::collections::VecDeque::new(),
+            pending_voter_change: None,
+            voter_change_answers: Vec::new(),
+            resign_requested: false,
+            voted_directory: stored
+                .voted_id
+                .zip(stored.voted_directory_id)
+                .filter(|(_, d)| !d.is_nil()),
         };
+        core.store.set_kraft_version(0);
+        core.update_control_state(now_ms)?;
         let id = core.config.node_id;
         if stored.epoch < log_end.epoch {
             info!(
@@ -199,7 +237,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 unacked: BTreeSet::new(),
                 preferred_successors: Vec::new(),
             });
-        } else if stored.voted_id == Some(id) && core.config.is_voter() {
+        } else if stored.voted_id == Some(id) && core.is_voter() {
             let deadline = core.random_election_deadline(now_ms);
             core.role = Role::Candidate(Candidate {
                 retries: 1,
@@ -207,10 +245,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 rejected: BTreeSet::new(),
                 election_deadline_ms: deadline,
             });
-        } else if let Some(leader) = stored
-            .leader_id
-            .filter(|l| core.config.voters.contains_key(l))
-        {
+        } else if let Some(leader) = stored.leader_id.filter(|l| core.voter_set().contains(*l)) {
             core.role = Role::Follower(Follower {
                 leader_id: leader,
                 fetch_deadline_ms: now_ms + core.config.fetch_timeout_ms,
@@ -221,7 +256,6 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             });
         } else {
             let deadline = core
-                .config
                 .is_voter()
                 .then(|| core.random_election_deadline(now_ms));
             core.role = Role::Unattached(Unattached {
@@ -231,10 +265,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             });
         }
         info!(node_id = id, epoch = core.epoch, role = %core.role.kind(), log_end_offset = log_end.offset, "raft initialized");
-        if core.config.voters.len() == 1
-            && core.config.is_voter()
-            && !matches!(core.role, Role::Leader(_))
-        {
+        if core.voter_set().len() == 1 && core.is_voter() && !matches!(core.role, Role::Leader(_)) {
             core.transition_to_candidate(now_ms)?;
         }
         Ok(core)
@@ -262,6 +293,101 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// This node's configuration.
     pub fn config(&self) -> &RaftConfig {
         &self.config
+    }
+
+    /// The voter set in force (KIP-853: the latest in the log, committed or not; the static
+    /// `controller.quorum.voters` at kraft.version 0).
+    pub fn voter_set(&self) -> &crate::voters::VoterSet {
+        self.control.voters()
+    }
+
+    /// The kraft.version in force (the latest `KRaftVersionRecord` in the snapshot or the log,
+    /// committed or not; 0 without one). The controller reports it as the finalized
+    /// `kraft.version` feature.
+    pub fn kraft_version(&self) -> i16 {
+        self.control.kraft_version()
+    }
+
+    /// The kraft.version and voter set history (for the snapshot writer: the records at an
+    /// offset are [`ControlState::kraft_version_at`](crate::control_state::ControlState::kraft_version_at)
+    /// and [`ControlState::voters_at`](crate::control_state::ControlState::voters_at)).
+    pub fn control_state(&self) -> &crate::control_state::ControlState {
+        &self.control
+    }
+
+    /// This node's replica key (node id, metadata directory id).
+    pub fn local_key(&self) -> crate::voters::ReplicaKey {
+        crate::voters::ReplicaKey::new(self.config.node_id, self.config.directory_id)
+    }
+
+    /// True if this node is a voter of the set in force, directory id included: a voter whose
+    /// disk was wiped (new directory id) is an observer (KIP-853, case C02 (b)).
+    pub fn is_voter(&self) -> bool {
+        self.voter_set().is_voter(self.local_key())
+    }
+
+    /// Where node `id` is reached on our controller listener: a bootstrap server for a
+    /// negative id, else the voter set in force, else an endpoint learned from a peer.
+    pub(crate) fn resolve(&self, id: i32) -> Option<crate::config::Endpoint> {
+        if id < 0 {
+            let index = usize::try_from(-2 - i64::from(id)).ok()?;
+            return self.config.bootstrap_servers.get(index).cloned();
+        }
+        if id == self.config.node_id {
+            if let Some(e) = self
+                .local_voter_node()
+                .and_then(|n| n.endpoint(&self.config.listener_name).cloned())
+            {
+                return Some(e);
+            }
+        }
+        self.voter_set()
+            .endpoint(id, &self.config.listener_name)
+            .cloned()
+            .or_else(|| {
+                self.learned_endpoints
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == id)
+                    .map(|(_, e)| e.clone())
+            })
+    }
+
+    /// Remembers the endpoint a peer gave for leader `id` (ids < 0, empty hosts and port 0 are
+    /// ignored: Kafka sends no endpoint when the leader is unknown).
+    /// A static quorum without bootstrap servers only ever follows its configured voters, as
+    /// before KIP-853.
+    pub(crate) fn learn_endpoint(&mut self, id: i32, host: &str, port: i64) {
+        if self.kraft_version() == 0 && self.config.bootstrap_servers.is_empty() {
+            return;
+        }
+        let Ok(port) = u16::try_from(port) else {
+            return;
+        };
+        if id < 0 || host.is_empty() || port == 0 {
+            return;
+        }
+        let endpoint = crate::config::Endpoint {
+            host: host.to_owned(),
+            port,
+        };
+        if self
+            .learned_endpoints
+            .back()
+            .is_some_and(|(n, e)| *n == id && *e == endpoint)
+        {
+            return;
+        }
+        self.learned_endpoints.retain(|(n, _)| *n != id);
+        if self.learned_endpoints.len() >= crate::config::MAX_LEARNED_ENDPOINTS {
+            self.learned_endpoints.pop_front();
+        }
+        self.learned_endpoints.push_back((id, endpoint));
+    }
+
+    /// Size of a majority of the voter set in force.
+    pub(crate) fn majority(&self) -> usize {
+        self.voter_set().majority()
     }
 
     /// Current role.
@@ -356,10 +482,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// snapshot go once the size or time limits are exceeded. Returns true if anything was
     /// deleted.
     pub fn maybe_clean_log(&mut self, now_ms: u64) -> Result<bool, RaftError> {
-        match self.high_watermark {
-            Some(hw) => Ok(self.log.maybe_clean(hw, now_ms)?),
-            None => Ok(false),
+        let cleaned = match self.high_watermark {
+            Some(hw) => self.log.maybe_clean(hw, now_ms)?,
+            None => false,
+        };
+        if cleaned {
+            self.control.truncate_old_entries(self.log.start_offset());
         }
+        Ok(cleaned)
     }
 
     /// Counters and timings for metrics.
@@ -428,6 +558,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 if !l.accumulator.closed.is_empty() {
                     d = 0;
                 }
+                if let Some(p) = &self.pending_voter_change {
+                    d = d.min(p.deadline_ms);
+                }
+                if self.resign_requested {
+                    d = 0;
+                }
                 l.parked.iter().map(|p| p.deadline_ms).fold(d, u64::min)
             }
         };
@@ -481,7 +617,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     });
                 }
                 RaftRequest::UpdateRaftVoter(r) => {
-                    let resp = self.handle_update_raft_voter_request(&r);
+                    let resp = self.handle_update_raft_voter_request(now_ms, &r)?;
                     self.emit(Output::Respond {
                         id,
                         response: RaftResponse::UpdateRaftVoter(resp),
@@ -654,6 +790,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     pub(crate) fn after_leader_append(&mut self, now_ms: u64) -> Result<(), RaftError> {
         self.log.flush()?;
+        self.update_control_state(now_ms)?;
         let end = self.log.end_offset().offset;
         let moved = match &mut self.role {
             Role::Leader(l) => l.update_local_end_offset(end, now_ms),
@@ -669,6 +806,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if let Role::Leader(l) = &self.role {
             if let Some(hw) = l.high_watermark {
                 self.advance_high_watermark(hw);
+                self.maybe_complete_voter_change(now_ms);
                 if let Some(since) = self.leader_since_ms.take() {
                     let ms = now_ms.saturating_sub(since);
                     self.metrics.last_time_to_first_commit_ms = Some(ms);

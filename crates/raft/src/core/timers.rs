@@ -14,13 +14,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 
     pub(super) fn poll_leader(&mut self, now_ms: u64) -> Result<(), RaftError> {
         let check_quorum_ms = self.config.check_quorum_timeout_ms();
+        self.maybe_complete_voter_change(now_ms);
         let Role::Leader(l) = &self.role else {
             unreachable!()
         };
         if self.shutting_down
+            || self.resign_requested
             || (!l.check_quorum_disabled() && now_ms >= l.check_quorum_deadline_ms)
         {
-            if !self.shutting_down {
+            if !self.shutting_down && !self.resign_requested {
                 info!(
                     epoch = self.epoch,
                     timeout_ms = check_quorum_ms,
@@ -44,10 +46,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         };
         if now_ms >= l.begin_quorum_epoch_deadline_ms {
             let targets: Vec<i32> = self
-                .config
-                .voters
-                .keys()
-                .copied()
+                .voter_set()
+                .ids()
                 .filter(|&v| v != self.config.node_id)
                 .collect();
             for voter in targets {
@@ -95,7 +95,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             self.config.fast_failure_detection_ms,
             f.leader_unreachable_since_ms,
         ) {
-            (Some(after), Some(since)) if self.config.is_voter() => {
+            (Some(after), Some(since)) if self.is_voter() => {
                 since + after + self.fast_failure_jitter_ms
             }
             _ => u64::MAX,
@@ -153,7 +153,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             if self.shutting_down {
                 return Ok(());
             }
-            if self.config.is_voter() {
+            if self.is_voter() {
                 if now_ms >= f.fetch_deadline_ms {
                     info!(
                         epoch = self.epoch,
@@ -199,7 +199,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             unreachable!()
         };
         if !self.shutting_down && now_ms >= r.election_deadline_ms {
-            return if self.config.is_voter() {
+            return if self.is_voter() {
                 self.start_election(now_ms)
             } else {
                 let epoch = self.epoch.checked_add(1).ok_or(RaftError::EpochExhausted)?;
@@ -216,13 +216,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         Ok(())
     }
 
+    /// Sends `request` to node `destination` (negative: a bootstrap server) at the endpoint
+    /// [`Self::resolve`] gives; nothing is sent to a node whose endpoint is unknown.
     pub(crate) fn send(&mut self, destination: i32, now_ms: u64, request: RaftRequest) {
+        let Some(endpoint) = self.resolve(destination) else {
+            tracing::debug!(
+                destination,
+                "no endpoint known for the destination; not sent"
+            );
+            return;
+        };
         let id = self
             .requests
             .on_send(destination, now_ms, self.config.request_timeout_ms);
         self.emit(Output::Send {
             id,
-            destination,
+            destination: crate::io::Destination {
+                node_id: destination,
+                endpoint,
+            },
             request,
         });
     }

@@ -32,12 +32,17 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         leader_id: Option<i32>,
         voted_id: Option<i32>,
     ) -> Result<(), RaftError> {
+        // The voted key keeps its directory id (data_version 1 `votedDirectoryId`).
+        let voted_directory_id = self
+            .voted_directory
+            .filter(|(id, _)| Some(*id) == voted_id)
+            .map(|(_, dir)| dir);
         let state = ElectionState {
             epoch: self.epoch,
             leader_id,
             voted_id,
-            voted_directory_id: None,
-            voters: self.config.voters.keys().copied().collect(),
+            voted_directory_id,
+            voters: self.voter_set().ids().collect(),
         };
         self.store.write(&state)?;
         Ok(())
@@ -46,6 +51,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Leaves the current role; answers parked fetches so no request is left hanging.
     pub(super) fn leave_role(&mut self, now_ms: u64) -> Result<(), RaftError> {
         self.requests.reset();
+        self.abort_voter_change();
         if let Role::Leader(l) = &mut self.role {
             let parked = std::mem::take(&mut l.parked);
             // Re-evaluated after the transition they get the new epoch/leader in an error.
@@ -73,9 +79,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             _ => None,
         };
         self.leave_role(now_ms)?;
+        if epoch != self.epoch {
+            self.voted_directory = None;
+        }
         self.epoch = epoch;
         self.persist(None, None)?;
-        let deadline = if self.config.is_voter() {
+        let deadline = if self.is_voter() {
             Some(keep.unwrap_or_else(|| self.random_election_deadline(now_ms)))
         } else {
             None
@@ -109,7 +118,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Starts an election: a pre-vote round first (KIP-996) unless disabled or this node is the
     /// only voter.
     pub(crate) fn start_election(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        if self.config.pre_vote && self.config.majority() > 1 {
+        if self.config.pre_vote && self.majority() > 1 {
             self.transition_to_prospective(now_ms)
         } else {
             self.transition_to_candidate(now_ms)
@@ -119,7 +128,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Prospective: ask the voters whether they would vote for us, without bumping the epoch or
     /// persisting anything.
     pub(crate) fn transition_to_prospective(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        assert!(self.config.is_voter(), "only voters run elections");
+        assert!(self.is_voter(), "only voters run elections");
         let (prior_leader, voted) = match &self.role {
             Role::Follower(f) => (Some(f.leader_id), f.voted),
             Role::Unattached(u) => (u.leader_hint, u.voted),
@@ -153,9 +162,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(());
         };
         match p.prior_leader {
-            Some(leader)
-                if self.config.voters.contains_key(&leader) && leader != self.config.node_id =>
-            {
+            Some(leader) if self.voter_set().contains(leader) && leader != self.config.node_id => {
                 self.transition_to_follower(self.epoch, leader, now_ms)
             }
             _ => {
@@ -175,7 +182,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     pub(crate) fn transition_to_candidate(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        assert!(self.config.is_voter(), "only voters run elections");
+        assert!(self.is_voter(), "only voters run elections");
         let retries = match &self.role {
             Role::Candidate(c) => c.retries + 1,
             _ => 1,
@@ -184,6 +191,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.leave_role(now_ms)?;
         self.epoch = epoch;
         let id = self.config.node_id;
+        self.voted_directory = Some((id, self.config.directory_id)).filter(|(_, d)| !d.is_nil());
         self.persist(None, Some(id))?;
         let deadline = self.random_election_deadline(now_ms);
         self.role = Role::Candidate(Candidate {
@@ -196,7 +204,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.note_role_change(now_ms);
         info!(epoch = self.epoch, retries, "became candidate");
         self.reanswer_parked(now_ms)?;
-        if self.config.majority() <= 1 {
+        if self.majority() <= 1 {
             return self.transition_to_leader(now_ms);
         }
         self.send_vote_requests(now_ms);
@@ -212,13 +220,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let id = self.config.node_id;
         self.persist(Some(id), Some(id))?;
         let epoch_start_offset = self.log.end_offset().offset;
-        let leader = LeaderState::new(
+        let voters = self.voter_set().clone();
+        let mut leader = LeaderState::new(
             id,
-            self.config.voters.keys().copied(),
+            voters.ids(),
             epoch_start_offset,
             now_ms,
             self.config.check_quorum_timeout_ms(),
         );
+        leader.set_voters(&voters, now_ms);
         self.role = Role::Leader(Box::new(leader));
         // The high watermark can only move once a record of this epoch is committed: write the
         // LeaderChange control record right away (Kafka `appendStartOfEpochControlRecords`).
@@ -226,10 +236,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_version(0)
             .with_leader_id(id.into())
             .with_voters(
-                self.config
-                    .voters
-                    .keys()
-                    .map(|&v| Voter::default().with_voter_id(v))
+                voters
+                    .ids()
+                    .map(|v| Voter::default().with_voter_id(v))
                     .collect(),
             )
             .with_granting_voters(
@@ -238,15 +247,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     .map(|&v| Voter::default().with_voter_id(v))
                     .collect(),
             );
-        let batch = control_batch(
-            epoch_start_offset,
-            self.epoch,
-            now_ms as i64,
-            &[ControlRecord::LeaderChange(message)],
-        );
+        let mut records = vec![ControlRecord::LeaderChange(message)];
+        records.extend(self.start_of_epoch_voter_records());
+        let batch = control_batch(epoch_start_offset, self.epoch, now_ms as i64, &records);
+        let control_records = records.len() as i64;
         self.log.append_as_leader(&batch, self.epoch)?;
         if let Role::Leader(l) = &mut self.role {
-            l.accumulator.base_offset = epoch_start_offset + 1;
+            l.accumulator.base_offset = epoch_start_offset + control_records;
         }
         self.became_leader = true;
         self.metrics.elections_won += 1;
@@ -255,6 +262,54 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         info!(epoch = self.epoch, epoch_start_offset, "became leader");
         self.after_leader_append(now_ms)?;
         self.poll_leader(now_ms)
+    }
+
+    /// Kafka `LeaderState.appendStartOfEpochControlRecords` at kraft.version ≥ 1: when the voter
+    /// set in force came from the bootstrap checkpoint (offset -1, never replicated) or this
+    /// leader's own entry is out of date (other endpoints or supported range), the LeaderChange
+    /// batch also carries `KRaftVersion` and the updated `Voters` record, so the set is in the
+    /// replicated log.
+    fn start_of_epoch_voter_records(&self) -> Vec<ControlRecord> {
+        let version = self.kraft_version();
+        if version < 1 {
+            return Vec::new();
+        }
+        let voters = self.voter_set();
+        let local = self.local_voter_node();
+        let updated = match &local {
+            Some(node) if voters.voter_node_needs_update(node) => voters.update_voter(node.clone()),
+            _ => None,
+        };
+        if self.control.voters_offset() != Some(-1) && updated.is_none() {
+            return Vec::new();
+        }
+        let set = updated.unwrap_or_else(|| voters.clone());
+        vec![
+            ControlRecord::kraft_version(version),
+            ControlRecord::Voters(set.to_record()),
+        ]
+    }
+
+    /// This node as a voter: its key, the listeners it serves the Raft RPCs on
+    /// (`RaftConfig::local_endpoints`, else what the voter set says), kraft.version [0, 1].
+    pub(crate) fn local_voter_node(&self) -> Option<crate::voters::VoterNode> {
+        let endpoints = if self.config.local_endpoints.is_empty() {
+            self.voter_set()
+                .node(self.config.node_id)?
+                .endpoints
+                .clone()
+        } else {
+            self.config
+                .local_endpoints
+                .iter()
+                .map(|(k, v)| (k.to_ascii_uppercase(), v.clone()))
+                .collect()
+        };
+        Some(crate::voters::VoterNode {
+            key: self.local_key(),
+            endpoints,
+            supported_kraft_versions: crate::voters::SUPPORTED_KRAFT_VERSIONS,
+        })
     }
 
     pub(crate) fn transition_to_follower(

@@ -26,10 +26,26 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// (`INVALID_REQUEST` otherwise: only a malformed request lacks them, and Java peers treat
     /// that error as fatal), a known high watermark (`REQUEST_TIMED_OUT`), then
     /// `UNSUPPORTED_VERSION` (kraft.version 0: the voter set is static).
+    ///
+    /// At kraft.version ≥ 1 (Kafka `UpdateVoterHandler`): the last voter change must be
+    /// committed (`REQUEST_TIMED_OUT`), the key (id and directory id) a voter
+    /// (`VOTER_NOT_FOUND`), its supported range must include the kraft.version in force
+    /// (`INVALID_REQUEST`); then the updated `VotersRecord` (new endpoints, new range) is
+    /// appended and the answer is `NONE` at once.
     pub(crate) fn handle_update_raft_voter_request(
-        &self,
+        &mut self,
+        now_ms: u64,
         request: &UpdateRaftVoterRequest,
-    ) -> UpdateRaftVoterResponse {
+    ) -> Result<UpdateRaftVoterResponse, crate::core::RaftError> {
+        let error = self.update_voter_error(now_ms, request)?;
+        Ok(self.update_voter_response(error))
+    }
+
+    fn update_voter_error(
+        &mut self,
+        now_ms: u64,
+        request: &UpdateRaftVoterRequest,
+    ) -> Result<i16, crate::core::RaftError> {
         let error = if !self.cluster_id_matches(&request.cluster_id) {
             errors::INCONSISTENT_CLUSTER_ID
         } else if let Some(e) = self.leader_only_error(request.current_leader_epoch) {
@@ -45,9 +61,63 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             errors::INVALID_REQUEST
         } else if matches!(&self.role, Role::Leader(l) if l.high_watermark.is_none()) {
             errors::REQUEST_TIMED_OUT
-        } else {
+        } else if self.kraft_version() < 1 {
             errors::UNSUPPORTED_VERSION
+        } else {
+            return self.update_voter_in_log(now_ms, request);
         };
+        Ok(error)
+    }
+
+    fn update_voter_in_log(
+        &mut self,
+        now_ms: u64,
+        request: &UpdateRaftVoterRequest,
+    ) -> Result<i16, crate::core::RaftError> {
+        let hw = self.high_watermark.unwrap_or(0);
+        if self.control.voters_offset().is_none_or(|o| o >= hw)
+            || self.pending_voter_change.is_some()
+        {
+            return Ok(errors::REQUEST_TIMED_OUT);
+        }
+        let key = crate::voters::ReplicaKey::new(request.voter_id, request.voter_directory_id);
+        let range = (
+            request.k_raft_version_feature.min_supported_version,
+            request.k_raft_version_feature.max_supported_version,
+        );
+        let node = crate::voters::VoterNode {
+            key,
+            endpoints: request
+                .listeners
+                .iter()
+                .map(|l| {
+                    (
+                        l.name.as_str().to_ascii_uppercase(),
+                        crate::config::Endpoint {
+                            host: l.host.as_str().to_owned(),
+                            port: l.port,
+                        },
+                    )
+                })
+                .collect(),
+            supported_kraft_versions: range,
+        };
+        if !self.voter_set().is_voter(key) {
+            return Ok(errors::VOTER_NOT_FOUND);
+        }
+        if !(range.0..=range.1).contains(&self.kraft_version()) {
+            return Ok(errors::INVALID_REQUEST);
+        }
+        let Some(updated) = self.voter_set().update_voter(node) else {
+            return Ok(errors::VOTER_NOT_FOUND);
+        };
+        if &updated != self.voter_set() {
+            self.append_voters_record(now_ms, &updated)?;
+        }
+        Ok(errors::NONE)
+    }
+
+    fn update_voter_response(&self, error: i16) -> UpdateRaftVoterResponse {
         let mut leader = CurrentLeader::default()
             .with_leader_id(self.leader_id().unwrap_or(-1).into())
             .with_leader_epoch(self.epoch)

@@ -27,9 +27,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     /// Kafka `validateVoterOnlyRequest` for Vote, BeginQuorumEpoch and EndQuorumEpoch: an
-    /// epoch older than ours is FENCED_LEADER_EPOCH, a negative sender id INVALID_REQUEST, a
-    /// sender outside the voter set (or a node that is not a voter itself)
-    /// INCONSISTENT_VOTER_SET. Two checks Java lacks: a sender claiming to be this node, and an
+    /// epoch older than ours is FENCED_LEADER_EPOCH, a negative sender id INVALID_REQUEST; at
+    /// kraft.version 0 a sender outside the static voter set (or a node that is not a voter
+    /// itself) INCONSISTENT_VOTER_SET. At kraft.version 1 there is no membership check, as in
+    /// Java 3.9+ (KAFKA-16526): a node added to the set may not have read the VotersRecord yet;
+    /// the voter key (id and directory id) decides instead. Two checks Java lacks: a sender claiming to be this node, and an
     /// epoch that leaves no room for further elections ([`MAX_REQUEST_EPOCH`]), are
     /// INVALID_REQUEST — Java would crash on the first and overflow its epoch on the second.
     pub(crate) fn voter_only_request_error(&self, sender_id: i32, epoch: i32) -> Option<i16> {
@@ -37,7 +39,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Some(errors::FENCED_LEADER_EPOCH)
         } else if sender_id < 0 || sender_id == self.config.node_id || epoch > MAX_REQUEST_EPOCH {
             Some(errors::INVALID_REQUEST)
-        } else if !self.config.is_voter() || !self.config.voters.contains_key(&sender_id) {
+        } else if self.kraft_version() == 0
+            && (!self.is_voter() || !self.voter_set().contains(sender_id))
+        {
             Some(errors::INCONSISTENT_VOTER_SET)
         } else {
             None
@@ -49,9 +53,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     }
 
     /// The leader's endpoint on the controller listener, if the leader is known and resolvable.
-    pub(crate) fn leader_endpoint(&self) -> Option<(i32, &crate::config::Endpoint)> {
+    pub(crate) fn leader_endpoint(&self) -> Option<(i32, crate::config::Endpoint)> {
         let leader = self.leader_id()?;
-        self.config.voters.get(&leader).map(|e| (leader, e))
+        self.resolve(leader).map(|e| (leader, e))
     }
 
     fn vote_response(&self, error: i16, granted: bool) -> VoteResponse {
@@ -87,6 +91,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(VoteResponse::default().with_error_code(errors::INVALID_REQUEST));
         };
         let candidate_id = p.replica_id.0;
+        let candidate_directory =
+            crate::voters::ReplicaKey::new(candidate_id, p.replica_directory_id).directory_id;
         let candidate_epoch = p.replica_epoch;
         let pre_vote = p.pre_vote;
         let last = OffsetAndEpoch::new(p.last_offset, p.last_offset_epoch);
@@ -125,7 +131,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     log_up_to_date
                 } else {
                     match voted {
-                        Some(v) => *v == candidate_id,
+                        // Kafka `UnattachedState.canGrantVote`: the same candidate, and the
+                        // same directory unless the stored vote has none.
+                        Some(v) => {
+                            *v == candidate_id
+                                && self
+                                    .voted_directory
+                                    .filter(|(id, _)| id == v)
+                                    .is_none_or(|(_, d)| candidate_directory == Some(d))
+                        }
                         None => leader_hint.is_none() && log_up_to_date,
                     }
                 }
@@ -135,6 +149,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Role::Leader(_) => false,
         };
         if granted && !pre_vote {
+            if let Some(dir) = candidate_directory {
+                self.voted_directory = Some((candidate_id, dir));
+            }
             match &self.role {
                 Role::Unattached(u) if u.voted.is_none() => {
                     self.transition_to_unattached_voted(candidate_id, now_ms)?
@@ -180,6 +197,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return Ok(false);
         };
         let leader = (p.leader_id.0 >= 0).then_some(p.leader_id.0);
+        for e in &response.node_endpoints {
+            if Some(e.node_id.0) == leader {
+                self.learn_endpoint(e.node_id.0, e.host.as_str(), i64::from(e.port));
+            }
+        }
         if let Some(handled) =
             self.handle_common_response(now_ms, p.error_code, leader, p.leader_epoch)?
         {
@@ -189,21 +211,31 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             tracing::warn!(source, error = p.error_code, "vote rejected with error");
             return Ok(false);
         }
-        let majority = self.config.majority();
-        let voters = self.config.voters.len();
-        let lost =
-            |granted: usize, rejected: usize| granted + (voters - granted - rejected) < majority;
+        let voter_set = self.voter_set().clone();
+        if !voter_set.contains(source) {
+            return Ok(true); // no longer a voter: its answer does not count
+        }
+        let majority = voter_set.majority();
+        let voters = voter_set.len();
+        let in_set = |ids: &std::collections::BTreeSet<i32>| {
+            ids.iter().filter(|id| voter_set.contains(**id)).count()
+        };
+        let lost = |granted: &std::collections::BTreeSet<i32>,
+                    rejected: &std::collections::BTreeSet<i32>| {
+            let (g, r) = (in_set(granted), in_set(rejected));
+            g + voters.saturating_sub(g + r) < majority
+        };
         match &mut self.role {
             Role::Prospective(pr) => {
                 if p.vote_granted {
                     pr.granted.insert(source);
-                    if pr.granted.len() >= majority {
+                    if in_set(&pr.granted) >= majority {
                         info!(epoch = self.epoch, granted = ?pr.granted, "pre-vote won");
                         self.transition_to_candidate(now_ms)?;
                     }
                 } else {
                     pr.rejected.insert(source);
-                    if lost(pr.granted.len(), pr.rejected.len()) {
+                    if lost(&pr.granted, &pr.rejected) {
                         info!(epoch = self.epoch, rejected = ?pr.rejected, "pre-vote lost");
                         self.prospective_lost(now_ms)?;
                     }
@@ -212,12 +244,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Role::Candidate(c) => {
                 if p.vote_granted {
                     c.granted.insert(source);
-                    if c.granted.len() >= majority {
+                    if in_set(&c.granted) >= majority {
                         self.transition_to_leader(now_ms)?;
                     }
                 } else {
                     c.rejected.insert(source);
-                    if lost(c.granted.len(), c.rejected.len()) {
+                    if lost(&c.granted, &c.rejected) {
                         // Kafka 4.x: wait out the election timeout, then go back to Prospective.
                         info!(
                             epoch = self.epoch,
@@ -234,21 +266,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Sends a Vote (a pre-vote when Prospective) to every voter whose answer is not recorded,
     /// while the election can still be won.
     pub(crate) fn send_vote_requests(&mut self, now_ms: u64) {
-        let majority = self.config.majority();
-        let voters = self.config.voters.len();
+        let voter_set = self.voter_set();
+        let majority = voter_set.majority();
+        let voters = voter_set.len();
         let (granted, rejected, pre_vote) = match &self.role {
             Role::Prospective(p) => (p.granted.clone(), p.rejected.clone(), true),
             Role::Candidate(c) => (c.granted.clone(), c.rejected.clone(), false),
             _ => return,
         };
-        if granted.len() + (voters - granted.len() - rejected.len()) < majority {
+        let g = granted.iter().filter(|id| voter_set.contains(**id)).count();
+        let r = rejected
+            .iter()
+            .filter(|id| voter_set.contains(**id))
+            .count();
+        if g + voters.saturating_sub(g + r) < majority {
             return;
         }
-        let pending: Vec<i32> = self
-            .config
-            .voters
-            .keys()
-            .copied()
+        let pending: Vec<i32> = voter_set
+            .ids()
             .filter(|v| !granted.contains(v) && !rejected.contains(v))
             .collect();
         for voter in pending {
@@ -259,6 +294,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
     }
 
+    /// The directory id of voter `id` in the set in force, zero if none (static voters).
+    pub(crate) fn voter_directory_id(&self, id: i32) -> Uuid {
+        self.voter_set()
+            .node(id)
+            .and_then(|n| n.key.directory_id)
+            .unwrap_or(Uuid::nil())
+    }
+
     fn build_vote_request(&self, voter: i32, pre_vote: bool) -> RaftRequest {
         let end = self.log.end_offset();
         let partition = VoteReqPartition::default()
@@ -266,7 +309,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             .with_replica_epoch(self.epoch)
             .with_replica_id(self.config.node_id.into())
             .with_replica_directory_id(self.config.directory_id)
-            .with_voter_directory_id(Uuid::nil())
+            .with_voter_directory_id(self.voter_directory_id(voter))
             .with_last_offset_epoch(end.epoch)
             .with_last_offset(end.offset)
             .with_pre_vote(pre_vote);

@@ -8,6 +8,10 @@ use crate::storage::{ElectionState, LogError, QuorumStateStore};
 struct Stored {
     state: Option<ElectionState>,
     write_count: u64,
+    /// kraft.version of the last write (the file store's data_version).
+    kraft_version: i16,
+    /// kraft.version the next write uses.
+    next_kraft_version: i16,
 }
 
 /// An in-memory [`QuorumStateStore`] whose contents survive a simulated crash.
@@ -37,6 +41,11 @@ impl MemQuorumStateStore {
         self.lock().write_count
     }
 
+    /// The kraft.version (the file store's `data_version`) the last write was made at.
+    pub fn written_kraft_version(&self) -> i16 {
+        self.lock().kraft_version
+    }
+
     fn lock(&self) -> MutexGuard<'_, Stored> {
         // A panic while holding the lock cannot leave `Stored` half-written: both fields are
         // replaced by plain assignments.
@@ -55,7 +64,12 @@ impl QuorumStateStore for MemQuorumStateStore {
         let mut stored = self.lock();
         stored.state = Some(state.clone());
         stored.write_count += 1;
+        stored.kraft_version = stored.next_kraft_version;
         Ok(())
+    }
+
+    fn set_kraft_version(&mut self, kraft_version: i16) {
+        self.lock().next_kraft_version = kraft_version;
     }
 }
 

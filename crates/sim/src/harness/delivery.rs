@@ -23,7 +23,7 @@ impl<N: SimulatedNode> Sim<N> {
                 id,
                 destination,
                 request,
-            } => self.send_request(from, incarnation, id, destination, request),
+            } => self.send_request(from, incarnation, id, destination.node_id, request),
             Output::Respond { id, response } => self.send_response(from, id, response),
         }
     }

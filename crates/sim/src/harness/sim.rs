@@ -83,7 +83,22 @@ impl<N: SimulatedNode> Sim<N> {
                 (id, endpoint)
             })
             .collect();
-        let raft_config = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), voters.clone(), "CONTROLLER");
+        let static_voters = if options.kraft_version_1 {
+            BTreeMap::new()
+        } else {
+            voters.clone()
+        };
+        let raft_config = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), static_voters, "CONTROLLER");
+        let bootstrap_voters = options.kraft_version_1.then(|| {
+            kraftwerk_raft::VoterSet::from_nodes(voters.iter().map(|(&id, e)| {
+                kraftwerk_raft::VoterNode {
+                    key: kraftwerk_raft::ReplicaKey::new(id, directory_id(id)),
+                    endpoints: BTreeMap::from([("CONTROLLER".to_owned(), e.clone())]),
+                    supported_kraft_versions: (0, 1),
+                }
+            }))
+            .expect("distinct voter ids")
+        });
         let faults = if options.network_faults {
             NetworkFaults::random(&mut rng)
         } else {
@@ -121,7 +136,10 @@ impl<N: SimulatedNode> Sim<N> {
             sim.tables.insert(id, table);
             let slot = Slot {
                 node: None,
-                parked_log: Some(N::fresh_log(&sim.config)),
+                parked_log: Some(with_bootstrap_checkpoint(
+                    N::fresh_log(&sim.config),
+                    bootstrap_voters.as_ref(),
+                )),
                 store: MemQuorumStateStore::new(),
                 incarnation: 0,
                 scheduled_tick_ms: None,
@@ -231,7 +249,7 @@ impl<N: SimulatedNode> Sim<N> {
         let now = self.node_now_ms(id);
         let mut raft = self.raft_config.clone();
         raft.node_id = id;
-        raft.directory_id = Uuid::from_u64_pair(0, 1000 + id as u64);
+        raft.directory_id = directory_id(id);
         self.release(id).configure(&mut raft);
         let slot = self.nodes.get_mut(&id).expect("node exists");
         let log = slot
@@ -412,6 +430,40 @@ pub(super) fn local_ms(global_ms: u64, ppm: u64) -> u64 {
 /// The first simulated time at which a clock running at `ppm` shows `local_ms`.
 pub(super) fn global_ms(local_ms: u64, ppm: u64) -> u64 {
     (u128::from(local_ms) * 1_000_000).div_ceil(u128::from(ppm)) as u64
+}
+
+/// The metadata directory id of node `id`.
+fn directory_id(id: i32) -> Uuid {
+    Uuid::from_u64_pair(0, 1000 + id as u64)
+}
+
+/// `log` with the bootstrap checkpoint `0-0` of a dynamic quorum of `voters` (SnapshotHeader,
+/// KRaftVersion 1, Voters, SnapshotFooter), as `format --initial-controllers` writes it; `log`
+/// unchanged without voters (a static quorum).
+fn with_bootstrap_checkpoint(mut log: MemLog, voters: Option<&kraftwerk_raft::VoterSet>) -> MemLog {
+    use kraftwerk_raft::{OffsetAndEpoch, ReplicatedLog};
+    use kraftwerk_records::control::{control_batch, ControlRecord};
+    let Some(voters) = voters else {
+        return log;
+    };
+    let id = OffsetAndEpoch::new(0, 0);
+    let mut sink = log.create_snapshot(id).expect("bootstrap checkpoint");
+    sink.append(&control_batch(
+        0,
+        0,
+        0,
+        &[
+            ControlRecord::snapshot_header(0),
+            ControlRecord::kraft_version(1),
+            ControlRecord::Voters(voters.to_record()),
+        ],
+    ))
+    .expect("in memory");
+    sink.append(&control_batch(3, 0, 0, &[ControlRecord::snapshot_footer()]))
+        .expect("in memory");
+    sink.finish().expect("valid checkpoint");
+    log.register_snapshot(id).expect("registered");
+    log
 }
 
 #[cfg(test)]

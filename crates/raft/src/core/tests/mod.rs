@@ -127,7 +127,7 @@ fn sends(core: &mut Core) -> Vec<(OutboundId, i32, RaftRequest)> {
                 id,
                 destination,
                 request,
-            } => Some((id, destination, request)),
+            } => Some((id, destination.node_id, request)),
             _ => None,
         })
         .collect()
@@ -565,9 +565,11 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
 }
 
 mod disk_faults;
+mod dynamic;
 mod fetch_sizes;
 mod follower;
 mod hostile;
 mod pre_vote;
 mod unreachable;
 mod update_voter;
+mod voter_change;

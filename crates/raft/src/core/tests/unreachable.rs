@@ -42,8 +42,8 @@ fn run_with_voter_2_down(failure: Failure) -> (usize, Vec<u64>, Vec<u64>) {
         for output in c.take_outputs() {
             match output {
                 Output::Send {
-                    id, destination: 2, ..
-                } => {
+                    id, destination, ..
+                } if destination.node_id == 2 => {
                     sent_to_2.push(now);
                     if let Failure::FailsAtOnce = failure {
                         failed_2.push(now);

@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn update_voter_request(voter: i32, epoch: i32, directory_id: Uuid) -> RaftRequest {
+pub(super) fn update_voter_request(voter: i32, epoch: i32, directory_id: Uuid) -> RaftRequest {
     use kafka_protocol::messages::update_raft_voter_request::{KRaftVersionFeature, Listener};
     RaftRequest::UpdateRaftVoter(
         kafka_protocol::messages::UpdateRaftVoterRequest::default()
@@ -22,7 +22,7 @@ fn update_voter_request(voter: i32, epoch: i32, directory_id: Uuid) -> RaftReque
     )
 }
 
-fn update_voter_answer(
+pub(super) fn update_voter_answer(
     c: &mut Core,
     at_ms: u64,
     request: RaftRequest,
