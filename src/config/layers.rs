@@ -43,13 +43,27 @@ impl NodeConfig {
                 connections_max_idle_ms: u64::try_from(self.connections.connections_max_idle_ms)
                     .unwrap_or(u64::MAX),
             },
-            registration_endpoint: self.local_voter().map(|v| (v.host.clone(), v.port)),
+            registration_endpoint: self.registration_endpoint(),
             metrics_addr: self
                 .metrics_listener
                 .as_ref()
                 .map(|m| (m.host.clone(), m.port)),
             unstable_feature_versions_enable: self.unstable_feature_versions_enable,
         }
+    }
+
+    /// The endpoint this controller registers (KIP-919 ControllerRegistration, what
+    /// DescribeCluster lists for `--bootstrap-controller` tools): its voter entry in a static
+    /// quorum; in a dynamic quorum (only `controller.quorum.bootstrap.servers`) its controller
+    /// listener, as Java's `ControllerRegistrationManager` registers the listeners it
+    /// advertises. `None` for a static observer without a usable listener host.
+    pub(crate) fn registration_endpoint(&self) -> Option<(String, u16)> {
+        if let Some(v) = self.local_voter() {
+            return Some((v.host.clone(), v.port));
+        }
+        let listener = self.controller_listener();
+        (self.quorum_voters.is_empty() && !listener.host.is_empty())
+            .then(|| (listener.host.clone(), listener.port))
     }
 
     /// The listener's connection caps (validated ≥ 0; a negative override count, which Kafka

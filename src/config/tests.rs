@@ -387,6 +387,16 @@ fn cross_key_validation_follows_kafka_config() {
     )
     .unwrap();
     assert!(c.quorum_voters.is_empty());
+    assert_eq!(
+        parse(
+            "process.roles=controller\nnode.id=9\ncontroller.quorum.bootstrap.servers=a:1\n\
+             listeners=CONTROLLER://ctrl-9:9093\ncontroller.listener.names=CONTROLLER\n",
+        )
+        .unwrap()
+        .registration_endpoint(),
+        Some(("ctrl-9".to_owned(), 9093)),
+        "a dynamic controller registers its listener, else DescribeCluster lists no controller"
+    );
     assert_eq!(parse_bootstrap_servers("a:1,b:2").map(|s| s.len()), Ok(2));
     assert!(
         c.not_honoured_keys.is_empty(),
