@@ -331,21 +331,7 @@ fn only_a_fetch_with_the_voter_directory_counts_toward_the_high_watermark() {
 #[test]
 fn describe_quorum_v2_reports_directory_ids_and_every_voter_listener() {
     let (mut c, _) = dynamic_leader();
-    let dq = DescribeQuorumRequest::default().with_topics(vec![DqTopic::default()
-        .with_topic_name(topic_name())
-        .with_partitions(vec![DqPartition::default()])]);
-    c.handle(
-        2_200,
-        Input::Request {
-            id: InboundId(2),
-            api_version: 2,
-            request: RaftRequest::DescribeQuorum(dq),
-        },
-    )
-    .unwrap();
-    let RaftResponse::DescribeQuorum(r) = responses(&mut c).remove(0).1 else {
-        panic!()
-    };
+    let r = describe_quorum_v2(&mut c, 2_200);
     let p = &r.topics[0].partitions[0];
     let dirs: Vec<(i32, Uuid)> = p
         .current_voters

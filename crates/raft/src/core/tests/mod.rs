@@ -109,6 +109,29 @@ fn pre_vote_request(candidate: i32, epoch: i32, last_epoch: i32, last_offset: i6
     RaftRequest::Vote(v)
 }
 
+/// Sends a DescribeQuorum v2 for the metadata partition at `now_ms` and returns the answer.
+fn describe_quorum_v2(
+    c: &mut Core,
+    now_ms: u64,
+) -> kafka_protocol::messages::DescribeQuorumResponse {
+    let dq = DescribeQuorumRequest::default().with_topics(vec![DqTopic::default()
+        .with_topic_name(topic_name())
+        .with_partitions(vec![DqPartition::default()])]);
+    c.handle(
+        now_ms,
+        Input::Request {
+            id: InboundId(2),
+            api_version: 2,
+            request: RaftRequest::DescribeQuorum(dq),
+        },
+    )
+    .unwrap();
+    let RaftResponse::DescribeQuorum(r) = responses(c).remove(0).1 else {
+        panic!("not a DescribeQuorum response")
+    };
+    r
+}
+
 fn responses(core: &mut Core) -> Vec<(InboundId, RaftResponse)> {
     core.take_outputs()
         .into_iter()
@@ -498,21 +521,7 @@ fn observers_show_in_describe_quorum_but_do_not_commit() {
         None,
         "a broker's fetch never moves the high watermark"
     );
-    let dq = DescribeQuorumRequest::default().with_topics(vec![DqTopic::default()
-        .with_topic_name(topic_name())
-        .with_partitions(vec![DqPartition::default()])]);
-    c.handle(
-        2_200,
-        Input::Request {
-            id: InboundId(2),
-            api_version: 2,
-            request: RaftRequest::DescribeQuorum(dq),
-        },
-    )
-    .unwrap();
-    let RaftResponse::DescribeQuorum(r) = responses(&mut c).remove(0).1 else {
-        panic!()
-    };
+    let r = describe_quorum_v2(&mut c, 2_200);
     let p = &r.topics[0].partitions[0];
     assert_eq!(
         (p.leader_id.0, p.leader_epoch, p.high_watermark),
