@@ -146,6 +146,7 @@ impl MiniNode {
             forwarded: forwarded.is_some(),
             principal: forwarded.unwrap_or_default(),
             new_voter_kraft_versions: None,
+            kraft_version_upgrade: None,
         };
         let result = self.controller.handle(&ctx, &body);
         let mut response = if self.write(&result) {

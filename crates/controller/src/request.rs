@@ -33,6 +33,12 @@ pub struct RequestContext {
     /// advertised in `SupportedFeatures` (the server asks it before handing the request on, as
     /// Kafka's `AddVoterHandler` does); `None` if it was not asked or did not answer.
     pub new_voter_kraft_versions: Option<(i16, i16)>,
+    /// UpdateFeatures raising kraft.version: the Raft layer's verdict on the upgrade to the
+    /// requested level (Kafka `KRaftVersionAccessor.upgradeKRaftVersion` with
+    /// `validateOnly = true`), asked by the node before the request got here, which performs
+    /// the upgrade itself once the request succeeded; `None` if it was not asked (an inactive
+    /// controller, or no kraft.version upgrade in the request).
+    pub kraft_version_upgrade: Option<Result<(), crate::error::ApiError>>,
 }
 
 impl RequestContext {

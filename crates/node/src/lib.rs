@@ -20,6 +20,7 @@
 //! simulation drives it and the server's driver thread measures durations.
 
 mod error;
+mod kraft_upgrade;
 mod messages;
 mod node;
 mod replay;

@@ -49,7 +49,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         if self.maybe_handle_voter_change(now_ms, token, &ctx, &request)? {
             return Ok(());
         }
-        let ctx = self.fill_context(now_ms, ctx);
+        let mut ctx = self.fill_context(now_ms, ctx);
         if self.controller.is_active() && !self.raft.is_leader() {
             // An append just failed because leadership was lost: stop before computing more.
             self.deactivate();
@@ -66,7 +66,17 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         let summary = request.summary();
         let unknown_error =
             |reason: &str| request.error_response(UNKNOWN_SERVER_ERROR, Some(reason));
+        self.check_kraft_version_upgrade(now_ms, &mut ctx, &request)?;
         let result = self.controller.handle(&ctx, &request);
+        if let Some(refused) =
+            self.apply_kraft_version_upgrade(now_ms, &request, &result.response)?
+        {
+            self.controller.abandon_result();
+            let response = request.error_response(refused.code, refused.message.as_deref());
+            self.outputs
+                .push(NodeOutput::Controller { token, response });
+            return Ok(());
+        }
         if !result.records.is_empty() {
             info!(
                 request = name,

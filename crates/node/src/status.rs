@@ -1,5 +1,6 @@
 //! What the node reports about itself: for metrics, ApiVersions' finalized features and tests.
 
+use kraftwerk_controller::image::features::KRAFT_VERSION_FEATURE_NAME;
 use kraftwerk_raft::{
     LeaderAndEpoch, OffsetAndEpoch, QuorumStateStore, RaftMetrics, ReplicatedLog, RoleKind,
 };
@@ -117,15 +118,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         }
     }
 
-    /// metadata.version first (if bootstrapped), then the other finalized features.
+    /// metadata.version first (if bootstrapped), then the other finalized features by name,
+    /// kraft.version among them once it is above 0. kraft.version is the Raft layer's (the
+    /// latest `KRaftVersionRecord`, as Kafka's `FinalizedFeatures` takes it from
+    /// `RaftClient.kraftVersion`), never a FeatureLevelRecord (KAFKA-18979).
     fn finalized_features(&self) -> Vec<(String, i16)> {
         let features = &self.controller.image().features;
         let metadata_version = features
             .metadata_version()
             .map(|mv| (METADATA_VERSION_FEATURE_NAME.to_owned(), mv.feature_level()));
-        metadata_version
-            .into_iter()
-            .chain(features.finalized().map(|(n, l)| (n.clone(), *l)))
-            .collect()
+        let kraft_version = self.raft.kraft_version();
+        let mut others: Vec<(String, i16)> = features
+            .finalized()
+            .filter(|(n, _)| n.as_str() != KRAFT_VERSION_FEATURE_NAME)
+            .map(|(n, l)| (n.clone(), *l))
+            .chain(
+                (kraft_version > 0).then(|| (KRAFT_VERSION_FEATURE_NAME.to_owned(), kraft_version)),
+            )
+            .collect();
+        others.sort();
+        metadata_version.into_iter().chain(others).collect()
     }
 }

@@ -30,7 +30,12 @@ struct Harness {
 impl Harness {
     /// A single voter that has won its election and activated its controller.
     fn leader() -> Self {
-        let mut harness = Self::started();
+        Self::leader_with_directory(Uuid::nil())
+    }
+
+    /// A single static voter whose metadata directory has id `dir`, activated.
+    fn leader_with_directory(dir: Uuid) -> Self {
+        let mut harness = Self::started_with_directory(dir);
         assert!(
             !harness.node.status().caught_up,
             "nothing replayed before the first poll"
@@ -93,6 +98,10 @@ impl Harness {
 
     /// The single voter, started but not polled yet (no high watermark known).
     fn started() -> Self {
+        Self::started_with_directory(Uuid::nil())
+    }
+
+    fn started_with_directory(dir: Uuid) -> Self {
         let voters = BTreeMap::from([(
             1,
             Endpoint {
@@ -100,7 +109,7 @@ impl Harness {
                 port: 9093,
             },
         )]);
-        let mut raft = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), voters, "CONTROLLER");
+        let mut raft = RaftConfig::new(1, CLUSTER_ID, dir, voters, "CONTROLLER");
         raft.append_linger_ms = 0;
         let core = RaftCore::new(raft, MemLog::new(), MemQuorumStateStore::new(), 7, 0).unwrap();
         Self::with_core(core)
@@ -329,4 +338,86 @@ fn add_raft_voter_at_kraft_version_1_is_checked_by_the_raft_layer() {
     // It never fetched from the leader: not caught up, REQUEST_TIMED_OUT.
     assert_eq!(code(&mut h, Some((0, 1))), 7);
     assert_eq!(h.node.raft().voter_set().len(), 1, "nothing added");
+}
+
+/// UpdateFeatures kraft.version=1 on a static quorum (Kafka 4.1+): checked by the Raft layer,
+/// then written as one control batch before the answer's NoOpRecord; validate_only writes
+/// nothing; without a directory id the upgrade is refused as Java refuses it.
+#[test]
+fn update_features_upgrades_a_static_quorum_to_kraft_version_1() {
+    use kafka_protocol::messages::update_features_request::FeatureUpdateKey;
+    use kafka_protocol::messages::UpdateFeaturesRequest;
+    let upgrade = |validate_only| {
+        ControllerRequest::UpdateFeatures(
+            UpdateFeaturesRequest::default()
+                .with_validate_only(validate_only)
+                .with_feature_updates(vec![FeatureUpdateKey::default()
+                    .with_feature(StrBytes::from_static_str("kraft.version"))
+                    .with_max_version_level(1)
+                    .with_upgrade_type(1)]),
+        )
+    };
+    let answer = |h: &mut Harness, validate_only| {
+        let ctx = RequestContext {
+            api_version: 1,
+            listener_name: "CONTROLLER".to_owned(),
+            ..Default::default()
+        };
+        let ControllerResponse::UpdateFeatures(r) = h.request_with(ctx, upgrade(validate_only))
+        else {
+            panic!("wrong response")
+        };
+        (r.error_code, r.error_message.map(|m| m.to_string()))
+    };
+    let dir = Uuid::from_u64_pair(1, 1);
+    let mut h = Harness::leader_with_directory(dir);
+    assert!(
+        !h.node
+            .status()
+            .finalized_features
+            .iter()
+            .any(|(name, _)| name == "kraft.version"),
+        "kraft.version 0 is not listed, as in Kafka"
+    );
+    assert_eq!(answer(&mut h, true), (0, None));
+    assert_eq!(
+        h.node.raft().kraft_version(),
+        0,
+        "validate_only writes nothing"
+    );
+    assert_eq!(answer(&mut h, false), (0, None));
+    assert_eq!(h.node.raft().kraft_version(), 1);
+    assert_eq!(
+        h.node.controller().config().kraft_version,
+        1,
+        "finalized for ApiVersions"
+    );
+    assert!(h
+        .node
+        .raft()
+        .voter_set()
+        .is_voter(kraftwerk_raft::ReplicaKey::new(1, dir)));
+    assert!(
+        !h.node.raft().has_uncommitted_voter_change(),
+        "answered once committed"
+    );
+    assert_eq!(
+        answer(&mut h, false),
+        (0, None),
+        "already at 1: nothing to do"
+    );
+
+    // Kafka needs every voter's directory id.
+    let mut h = Harness::leader();
+    let (code, message) = answer(&mut h, false);
+    assert_eq!(code, -1, "UNKNOWN_SERVER_ERROR: {message:?}");
+    assert!(
+        message
+            .as_deref()
+            .unwrap_or("")
+            .contains("Directory id must be known"),
+        "{message:?}"
+    );
+    assert_eq!(h.node.raft().kraft_version(), 0);
+    assert!(h.node.controller().is_active(), "still serving");
 }

@@ -102,7 +102,7 @@ raft_apis! {
     /// FetchSnapshot (api 59).
     FetchSnapshot(FetchSnapshotRequest => FetchSnapshotResponse) versions 0..=1;
     /// UpdateRaftVoter (api 82), from a Java 4.1+ follower reporting its supported
-    /// kraft.version range (answered, never sent: see `core::update_voter`).
+    /// kraft.version range; sent by our follower voters too (`core::kraft_upgrade`).
     UpdateRaftVoter(UpdateRaftVoterRequest => UpdateRaftVoterResponse) versions 0..=0;
 }
 

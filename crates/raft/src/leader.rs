@@ -87,6 +87,12 @@ pub(crate) struct LeaderState {
     /// Directory id of each voter in the set in force (`None`: a static voter, any directory
     /// matches). A replica with a voter's id and another directory is an observer (KIP-853).
     pub voter_directories: BTreeMap<i32, Option<Uuid>>,
+    /// At kraft.version 0 only: the static voter set as the voters reported themselves with
+    /// UpdateRaftVoter (directory ids, endpoints, supported kraft.version ranges), this leader
+    /// included; kept in memory, since the static set is not in the log (Kafka
+    /// `LeaderState.kraftVersionUpgradeState`, `KRaftVersionUpgrade.Voters`). An upgrade to
+    /// kraft.version 1 writes it as the first `VotersRecord`.
+    pub volatile_voters: Option<crate::voters::VoterSet>,
 }
 
 impl LeaderState {
@@ -112,6 +118,7 @@ impl LeaderState {
                 ..Default::default()
             },
             local_id,
+            volatile_voters: None,
         }
         .with_static_directories()
     }

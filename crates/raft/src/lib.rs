@@ -19,8 +19,8 @@ pub mod testing;
 pub mod voters;
 
 pub use crate::core::{
-    batch_fits, AppendError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics, VoterChangeAnswer,
-    CAUGHT_UP_WINDOW_MS,
+    batch_fits, AppendError, KraftUpgradeError, LeaderAndEpoch, RaftCore, RaftError, RaftMetrics,
+    VoterChangeAnswer, CAUGHT_UP_WINDOW_MS,
 };
 pub use config::{Endpoint, RaftConfig};
 pub use io::{

@@ -104,6 +104,12 @@ pub(crate) struct Follower {
     /// Since when every request to the leader failed at the connection (refused, reset): the
     /// leader process is probably gone (fast failure detection, kraftwerk-specific).
     pub leader_unreachable_since_ms: Option<u64>,
+    /// When a voter next reports itself to the leader with UpdateRaftVoter instead of a Fetch
+    /// (Kafka `FollowerState.updateVoterPeriodTimer`: every 3 × fetch timeout).
+    pub update_voter_deadline_ms: u64,
+    /// The leader of this epoch accepted our UpdateRaftVoter (or cannot take one): stop
+    /// sending it (Kafka `FollowerState.hasUpdatedLeader`).
+    pub has_updated_leader: bool,
 }
 
 impl std::fmt::Debug for Follower {

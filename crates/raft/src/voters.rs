@@ -259,6 +259,12 @@ impl VoterSet {
         self.voters.is_empty()
     }
 
+    /// True if the set has [`MAX_VOTERS`] voters: AddRaftVoter is refused, since a larger
+    /// `VotersRecord` would be refused when read back.
+    pub fn is_full(&self) -> bool {
+        self.voters.len() >= MAX_VOTERS
+    }
+
     /// Size of a majority.
     pub fn majority(&self) -> usize {
         self.voters.len() / 2 + 1
@@ -333,6 +339,23 @@ impl VoterSet {
         let mut voters = self.voters.clone();
         voters.insert(node.key.id, node);
         Some(Self { voters })
+    }
+
+    /// Kafka `VoterSet.updateVoterIgnoringDirectoryId` (kraft.version 0, static voters have no
+    /// directory id): the voter with `node`'s id, whatever its directory, replaced by `node`
+    /// (directory id, endpoints, supported range); `None` if the id is not a voter.
+    pub fn update_voter_ignoring_directory_id(&self, node: VoterNode) -> Option<VoterSet> {
+        if !self.voters.contains_key(&node.key.id) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// True if every voter's directory id is known (needed to upgrade to kraft.version 1).
+    pub fn all_directory_ids_known(&self) -> bool {
+        self.voters.values().all(|n| n.key.directory_id.is_some())
     }
 
     /// Kafka `VoterSet.voterNodeNeedsUpdate`: `node` is a voter of this set whose endpoints
@@ -429,6 +452,22 @@ mod tests {
         // A new directory for the same id is a removal plus an addition.
         let rewiped = VoterSet::from_nodes([node(1, 9), node(2, 2), node(3, 3)]).unwrap();
         assert!(a.has_overlapping_majority(&rewiped));
+    }
+
+    #[test]
+    fn a_full_set_takes_no_voter_and_its_record_reads_back() {
+        let full =
+            VoterSet::from_nodes((0..MAX_VOTERS as i32).map(|id| node(id, id as u64))).unwrap();
+        assert!(full.is_full());
+        assert_eq!(VoterSet::from_record(&full.to_record()).unwrap(), full);
+        let over = full.add_voter(node(MAX_VOTERS as i32, 1)).unwrap();
+        assert_eq!(
+            VoterSet::from_record(&over.to_record()),
+            Err(VoterSetError::TooMany(MAX_VOTERS + 1))
+        );
+        let mut one_less = full.clone();
+        one_less.voters.remove(&0);
+        assert!(!one_less.is_full());
     }
 
     #[test]

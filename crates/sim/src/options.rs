@@ -42,6 +42,10 @@ pub struct SimOptions {
     /// with the bootstrap checkpoint `format --initial-controllers` writes (KRaftVersion 1 and
     /// the VotersRecord of all voters, each with its directory id).
     pub kraft_version_1: bool,
+    /// A static quorum (kraft.version 0) that the workload upgrades to kraft.version 1 during
+    /// the faults (`kafka-features upgrade --feature kraft.version=1`, Kafka 4.1+): the leader
+    /// is asked again and again until every voter has reported itself with UpdateRaftVoter.
+    pub kraft_version_upgrade: bool,
     // TODO(issue 9 item 4): disk errors (short writes, ENOSPC, EIO on fsync, flipped bytes,
     // truncated files) once the fault-injecting storage layer exists; today a disk only crashes
     // (losing unflushed data) and tears its last write.
@@ -52,6 +56,17 @@ impl SimOptions {
     /// (no directory ids in their RPCs) become current ones, as Kafka needs 3.9+ for KIP-853.
     pub fn with_kraft_version_1(&mut self) {
         self.kraft_version_1 = true;
+        for r in &mut self.releases {
+            if !r.speaks_kip_853() {
+                *r = crate::versions::CURRENT;
+            }
+        }
+    }
+
+    /// Makes the run a static quorum upgraded to kraft.version 1 while it runs; voters of
+    /// releases before Kafka 3.9 become current ones (KIP-853 needs directory ids).
+    pub fn with_kraft_version_upgrade(&mut self) {
+        self.kraft_version_upgrade = true;
         for r in &mut self.releases {
             if !r.speaks_kip_853() {
                 *r = crate::versions::CURRENT;
@@ -86,6 +101,7 @@ impl SimOptions {
             stall_interval_ms: 0,
             hostile_interval_ms: 0,
             kraft_version_1: false,
+            kraft_version_upgrade: false,
         };
         // Drawn after the settings above, so they are the same as before these existed.
         options.releases = (0..voters).map(|_| Release::draw(&mut rng)).collect();

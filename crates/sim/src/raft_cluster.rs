@@ -6,7 +6,9 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
-use kraftwerk_raft::{Input, RaftConfig, RaftCore, RaftError, ReplicatedLog};
+use kraftwerk_raft::{
+    Input, KraftUpgradeError, RaftConfig, RaftCore, RaftError, ReplicaKey, ReplicatedLog,
+};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -86,6 +88,9 @@ impl SimulatedNode for SimRaft {
 pub enum RaftEvent {
     /// Propose a write to the leader, if there is one.
     Write,
+    /// Ask the leader to upgrade kraft.version to 1 (runs with
+    /// [`crate::SimOptions::kraft_version_upgrade`]), again until it is done.
+    UpgradeKraftVersion,
 }
 
 /// Writes of 1–5 records proposed to the leader every `write_interval_ms` on average.
@@ -93,6 +98,8 @@ pub struct RaftWrites {
     writes_proposed: u64,
     /// Committed end offset when the faults stopped.
     committed_at_heal: Option<i64>,
+    /// Times the leader accepted the kraft.version upgrade (appended its control batch).
+    upgrades_appended: u64,
 }
 
 impl RaftWrites {
@@ -113,6 +120,66 @@ impl RaftWrites {
             let _ = core.append(now, records);
         });
     }
+
+    /// Asks the leader to upgrade kraft.version; a refusal (not every voter reported yet, a
+    /// stale epoch) is an answer, a storage failure fails the run.
+    fn propose_upgrade(&mut self, sim: &mut Sim<SimRaft>) {
+        let leader = sim
+            .running()
+            .find(|&(id, c)| c.is_leader() && !sim.is_stalled(id))
+            .map(|(id, _)| id);
+        let Some(id) = leader else { return };
+        let mut appended = false;
+        sim.step(id, |core, now| {
+            let epoch = core.epoch();
+            match core.upgrade_kraft_version(now, epoch, 1, false) {
+                Ok(done) => {
+                    appended = done;
+                    Ok(())
+                }
+                Err(KraftUpgradeError::Fatal(e)) => Err(e),
+                Err(_) => Ok(()),
+            }
+        });
+        if appended {
+            self.upgrades_appended += 1;
+            sim.log(format!("node {id} appended the kraft.version upgrade"));
+        }
+    }
+
+    /// True once a leader runs at kraft.version 1 with its voter set committed.
+    fn upgrade_committed(sim: &Sim<SimRaft>) -> bool {
+        sim.running().any(|(_, c)| {
+            c.is_leader() && c.kraft_version() == 1 && !c.has_uncommitted_voter_change()
+        })
+    }
+
+    /// At kraft.version 1 every node's voter set must be the static voters, each with its own
+    /// directory id: the upgrade writes who the voters are, it does not change them.
+    fn check_upgraded_voters(sim: &mut Sim<SimRaft>) {
+        let voters = sim.options.voters as i32;
+        let mut wrong = None;
+        for (id, core) in sim.running() {
+            if core.kraft_version() < 1 {
+                continue;
+            }
+            let set = core.voter_set();
+            let ok = set.ids().eq(1..=voters)
+                && (1..=voters).all(|v| {
+                    set.is_voter(ReplicaKey::new(v, crate::harness::directory_id(v)))
+                        && set.node(v).is_some_and(|n| n.key.directory_id.is_some())
+                });
+            if !ok {
+                wrong = Some(format!(
+                    "node {id} at kraft.version 1 has voter set {set:?}, expected voters 1..={voters} with their directory ids"
+                ));
+                break;
+            }
+        }
+        if let Some(text) = wrong {
+            sim.invariants.violation(text);
+        }
+    }
 }
 
 impl Workload for RaftWrites {
@@ -125,12 +192,17 @@ impl Workload for RaftWrites {
         Self {
             writes_proposed: 0,
             committed_at_heal: None,
+            upgrades_appended: 0,
         }
     }
 
     fn start(&mut self, sim: &mut Sim<SimRaft>) {
         let w = sim.options.write_interval_ms;
         sim.schedule(w, RaftEvent::Write);
+        if sim.options.kraft_version_upgrade {
+            let at = sim.rng.gen_range(1_000..=sim.options.fault_phase_ms);
+            sim.schedule(at, RaftEvent::UpgradeKraftVersion);
+        }
     }
 
     fn on_event(&mut self, sim: &mut Sim<SimRaft>, event: RaftEvent) {
@@ -141,6 +213,12 @@ impl Workload for RaftWrites {
                 let at = now + sim.rng.gen_range(1..=2 * sim.options.write_interval_ms);
                 sim.schedule(at, RaftEvent::Write);
             }
+            RaftEvent::UpgradeKraftVersion => {
+                let now = sim.now_ms();
+                self.propose_upgrade(sim);
+                let at = now + sim.rng.gen_range(500..=3_000);
+                sim.schedule(at, RaftEvent::UpgradeKraftVersion);
+            }
         }
     }
 
@@ -149,7 +227,13 @@ impl Workload for RaftWrites {
         sim: &mut Sim<SimRaft>,
         now_ms: u64,
     ) -> Result<Option<SimReport>, Violation> {
+        if sim.options.kraft_version_upgrade {
+            Self::check_upgraded_voters(sim);
+        }
         if !sim.faults_over {
+            return Ok(None);
+        }
+        if sim.options.kraft_version_upgrade && !Self::upgrade_committed(sim) {
             return Ok(None);
         }
         let committed = sim.invariants.committed_end_offset();
@@ -161,6 +245,7 @@ impl Workload for RaftWrites {
                     committed_end_offset: committed,
                     leaders_elected: sim.invariants.leaders_elected(),
                     writes_proposed: self.writes_proposed,
+                    upgrades_appended: self.upgrades_appended,
                 }));
             }
             _ => {}
@@ -169,6 +254,12 @@ impl Workload for RaftWrites {
     }
 
     fn liveness_failure(&mut self, sim: &mut Sim<SimRaft>) -> String {
+        if sim.options.kraft_version_upgrade && !Self::upgrade_committed(sim) {
+            return format!(
+                "liveness: the kraft.version upgrade did not commit within {} ms after the faults stopped ({} upgrade batches appended)",
+                sim.options.liveness_deadline_ms, self.upgrades_appended
+            );
+        }
         format!(
             "liveness: no new write committed within {} ms after the faults stopped (committed end offset {})",
             sim.options.liveness_deadline_ms,
@@ -188,4 +279,7 @@ pub struct SimReport {
     pub leaders_elected: usize,
     /// Writes offered to leaders.
     pub writes_proposed: u64,
+    /// kraft.version upgrade batches appended (more than one: a leader's uncommitted upgrade
+    /// was truncated and a later leader upgraded again).
+    pub upgrades_appended: u64,
 }

@@ -15,3 +15,12 @@ fn raft_safety_and_liveness() {
 fn raft_safety_and_liveness_at_kraft_version_1() {
     kraftwerk_sim::run_seeds_with::<RaftWrites>(60, SimOptions::with_kraft_version_1);
 }
+
+/// A static quorum upgraded to kraft.version 1 (static → dynamic, Kafka 4.1+) while crashes,
+/// partitions, stalls and forged RPCs go on: the upgrade commits once the faults stop, no
+/// committed write is lost across it, and every node ends with the static voters keyed by
+/// their own directory ids.
+#[test]
+fn raft_safety_and_liveness_through_a_kraft_version_upgrade() {
+    kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_kraft_version_upgrade);
+}

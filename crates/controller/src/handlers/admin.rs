@@ -19,7 +19,7 @@ use kafka_protocol::messages::{
     TopicName, UpdateFeaturesRequest, UpdateFeaturesResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord};
+use kraftwerk_records::metadata::{ApiMessageAndVersion, FeatureLevelRecord, NoOpRecord};
 use kraftwerk_records::metadata_version::{
     controller_supported_features, Feature, MetadataVersion, METADATA_VERSION_FEATURE_NAME,
 };
@@ -486,9 +486,11 @@ fn reason_not_supported_in_cluster(
     None
 }
 
+#[allow(clippy::too_many_arguments)]
 fn update_one(
     image: &MetadataImage,
     config: &ControllerConfig,
+    kraft_upgrade: Option<&Result<(), ApiError>>,
     feature: &str,
     level: i16,
     upgrade: i8,
@@ -565,14 +567,32 @@ fn update_one(
         return ApiError::NONE;
     }
     if feature == KRAFT_VERSION_FEATURE_NAME {
-        // Changing kraft.version needs the Raft layer (KRaftVersionRecord); not supported here.
-        if level != current {
-            return invalid_update(
-                feature,
-                level,
-                "This controller cannot change kraft.version.",
-            );
+        // Kafka `FeatureControlManager.updateFeature`: an upgrade is the Raft layer's (it writes
+        // KRaftVersionRecord and VotersRecord); a NoOpRecord gives the request an offset to
+        // wait on, so it is answered once the upgrade batch before it has committed.
+        if upgrade != upgrade_type::UPGRADE {
+            if level != current {
+                return invalid_update(
+                    feature,
+                    level,
+                    "Can't downgrade the version of this feature.",
+                );
+            }
+            return ApiError::NONE;
         }
+        match kraft_upgrade {
+            Some(Err(e)) => return e.clone(),
+            Some(Ok(())) => {}
+            None if level == current => {}
+            None => {
+                return invalid_update(
+                    feature,
+                    level,
+                    "This controller cannot change kraft.version.",
+                )
+            }
+        }
+        records.push(ApiMessageAndVersion::new(NoOpRecord::default(), 0));
         return ApiError::NONE;
     }
     let Some(known) = Feature::from_name(feature) else {
@@ -600,7 +620,8 @@ fn update_one(
 /// safe downgrades, group.version, transaction.version, eligible.leader.replicas.version, …)
 /// after checking that this controller, every registered broker and controller support them.
 /// The first failing feature fails the whole request (`"The update failed for all features
-/// since the following feature had an error: …"`). kraft.version cannot be changed. A feature
+/// since the following feature had an error: …"`). A kraft.version upgrade is checked and done
+/// by the Raft layer (`RequestContext::kraft_version_upgrade`). A feature
 /// named twice is one update with its last level and upgrade type (Java's maps), so there is
 /// at most one record per known feature. One atomic batch of FeatureLevelRecords; none with
 /// `validate_only`.
@@ -644,6 +665,7 @@ pub fn update_features(
         let error = update_one(
             image,
             config,
+            ctx.kraft_version_upgrade.as_ref(),
             feature,
             level,
             upgrade_type,

@@ -14,6 +14,7 @@ mod describe;
 mod epoch_change;
 mod fetch_follower;
 mod fetch_leader;
+mod kraft_upgrade;
 mod membership;
 #[cfg(test)]
 mod tests;
@@ -23,6 +24,7 @@ mod update_voter;
 mod vote;
 mod voter_change;
 
+pub use kraft_upgrade::KraftUpgradeError;
 pub use voter_change::{VoterChangeAnswer, CAUGHT_UP_WINDOW_MS};
 
 use std::collections::BTreeSet;
@@ -252,6 +254,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 voted: stored.voted_id,
                 fetching_snapshot: None,
                 has_fetched_from_leader: false,
+                update_voter_deadline_ms: now_ms + 3 * core.config.fetch_timeout_ms,
+                has_updated_leader: false,
                 leader_unreachable_since_ms: None,
             });
         } else {
@@ -645,7 +649,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     RaftResponse::FetchSnapshot(r) => {
                         self.handle_fetch_snapshot_response(now_ms, source, r)?
                     }
-                    RaftResponse::DescribeQuorum(_) | RaftResponse::UpdateRaftVoter(_) => true,
+                    RaftResponse::UpdateRaftVoter(r) => {
+                        self.handle_update_voter_response(source, &r)
+                    }
+                    RaftResponse::DescribeQuorum(_) => true,
                 };
                 if !handled {
                     self.requests

@@ -172,6 +172,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             return self.send_fetch_to_any_voter(now_ms);
         }
         if self.requests.is_ready(leader, now_ms) {
+            if now_ms >= f.update_voter_deadline_ms && f.fetching_snapshot.is_none() {
+                let report = self
+                    .should_send_update_voter()
+                    .then(|| self.build_update_voter_request())
+                    .flatten();
+                if let Role::Follower(f) = &mut self.role {
+                    f.update_voter_deadline_ms = now_ms + 3 * self.config.fetch_timeout_ms;
+                }
+                if let Some(request) = report {
+                    self.send(leader, now_ms, request);
+                    return Ok(());
+                }
+            }
+            let Role::Follower(f) = &self.role else {
+                unreachable!()
+            };
             let request = match &f.fetching_snapshot {
                 Some(s) => self.build_fetch_snapshot_request(s.id, s.sink.position()),
                 None => self.build_fetch_request(),

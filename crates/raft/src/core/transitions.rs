@@ -229,6 +229,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             self.config.check_quorum_timeout_ms(),
         );
         leader.set_voters(&voters, now_ms);
+        if self.kraft_version() < 1 {
+            leader.volatile_voters = self
+                .local_voter_node()
+                .and_then(|node| voters.update_voter_ignoring_directory_id(node));
+        }
         self.role = Role::Leader(Box::new(leader));
         // The high watermark can only move once a record of this epoch is committed: write the
         // LeaderChange control record right away (Kafka `appendStartOfEpochControlRecords`).
@@ -336,6 +341,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             voted,
             fetching_snapshot: None,
             has_fetched_from_leader: false,
+            update_voter_deadline_ms: now_ms + 3 * self.config.fetch_timeout_ms,
+            has_updated_leader: false,
             leader_unreachable_since_ms: None,
         });
         self.note_role_change(now_ms);

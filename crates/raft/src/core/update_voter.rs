@@ -1,14 +1,11 @@
-//! UpdateRaftVoter (KIP-853, api 82) on a static quorum (`kraft.version` 0): answered like a Kafka
-//! 4.0 leader does (`KafkaRaftClient.handleUpdateVoterRequest` + `UpdateVoterHandler`), i.e. the
-//! request is validated and then refused with `UNSUPPORTED_VERSION` because the voter set is not
-//! in the log.
+//! UpdateRaftVoter (KIP-853, api 82) on the leader (`KafkaRaftClient.handleUpdateVoterRequest` +
+//! `UpdateVoterHandler`): a voter reports its directory id, endpoints and supported
+//! kraft.version range.
 //!
-//! Why it is served at all: from Kafka 4.1 a follower at `kraft.version` 0 sends UpdateRaftVoter
-//! to every new leader (to report its supported `kraft.version` range for a later upgrade) until
-//! the leader answers `NONE` or `UNSUPPORTED_VERSION`. A leader that does not list the API in
-//! ApiVersions makes the Java client fail the request locally, which logs "Request ... failed due
-//! to unsupported version error" at ERROR and is retried every `3 × fetch.timeout` for as long
-//! as that leader leads. The `UNSUPPORTED_VERSION` answer stops it (`setHasUpdatedLeader`).
+//! At kraft.version 0 (a static quorum) the report goes into the leader's in-memory voter set,
+//! which an upgrade to kraft.version 1 writes to the log (see `core::kraft_upgrade`); Kafka 4.1+
+//! followers send it to every new leader until it answers `NONE` or `UNSUPPORTED_VERSION`. At
+//! kraft.version 1 an updated `VotersRecord` is appended.
 
 use kafka_protocol::messages::update_raft_voter_response::CurrentLeader;
 use kafka_protocol::messages::{UpdateRaftVoterRequest, UpdateRaftVoterResponse};
@@ -19,6 +16,7 @@ use super::RaftCore;
 use crate::errors;
 use crate::role::Role;
 use crate::storage::{QuorumStateStore, ReplicatedLog};
+use crate::voters::{ReplicaKey, VoterNode};
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// The answer to UpdateRaftVoter, checked in Kafka's order: cluster id, leader-only epoch
@@ -62,7 +60,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         } else if matches!(&self.role, Role::Leader(l) if l.high_watermark.is_none()) {
             errors::REQUEST_TIMED_OUT
         } else if self.kraft_version() < 1 {
-            errors::UNSUPPORTED_VERSION
+            self.update_volatile_voter(request)
         } else {
             return self.update_voter_in_log(now_ms, request);
         };
@@ -80,28 +78,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         {
             return Ok(errors::REQUEST_TIMED_OUT);
         }
-        let key = crate::voters::ReplicaKey::new(request.voter_id, request.voter_directory_id);
+        let key = ReplicaKey::new(request.voter_id, request.voter_directory_id);
         let range = (
             request.k_raft_version_feature.min_supported_version,
             request.k_raft_version_feature.max_supported_version,
         );
-        let node = crate::voters::VoterNode {
-            key,
-            endpoints: request
-                .listeners
-                .iter()
-                .map(|l| {
-                    (
-                        l.name.as_str().to_ascii_uppercase(),
-                        crate::config::Endpoint {
-                            host: l.host.as_str().to_owned(),
-                            port: l.port,
-                        },
-                    )
-                })
-                .collect(),
-            supported_kraft_versions: range,
-        };
+        let node = voter_node_of(request, range);
         if !self.voter_set().is_voter(key) {
             return Ok(errors::VOTER_NOT_FOUND);
         }
@@ -131,5 +113,27 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         UpdateRaftVoterResponse::default()
             .with_error_code(error)
             .with_current_leader(leader)
+    }
+}
+
+/// The voter an UpdateRaftVoter describes: its key, its listeners (names upper-cased, as
+/// Kafka's `ListenerName.normalised`) and the supported kraft.version `range`.
+pub(crate) fn voter_node_of(request: &UpdateRaftVoterRequest, range: (i16, i16)) -> VoterNode {
+    VoterNode {
+        key: ReplicaKey::new(request.voter_id, request.voter_directory_id),
+        endpoints: request
+            .listeners
+            .iter()
+            .map(|l| {
+                (
+                    l.name.as_str().to_ascii_uppercase(),
+                    crate::config::Endpoint {
+                        host: l.host.as_str().to_owned(),
+                        port: l.port,
+                    },
+                )
+            })
+            .collect(),
+        supported_kraft_versions: range,
     }
 }

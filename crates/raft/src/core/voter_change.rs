@@ -8,7 +8,7 @@
 //! (the core does not send ApiVersions) and passes the `kraft.version` range it advertises, then
 //! delivers the answers of [`RaftCore::take_voter_change_answers`].
 
-use kraftwerk_records::control::{control_batch, ControlRecord};
+use kraftwerk_records::control::ControlRecord;
 use tracing::info;
 
 use super::{RaftCore, RaftError};
@@ -139,6 +139,17 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 )),
             )));
         }
+        if voters.is_full() {
+            // Kafka has no bound; a VotersRecord past ours could not be read back.
+            return Ok(Some(Self::answer(
+                request_id,
+                errors::INVALID_REQUEST,
+                Some(format!(
+                    "The voter set already has {} voters, the most this controller supports",
+                    voters.len()
+                )),
+            )));
+        }
         let version = self.kraft_version();
         match new_voter_kraft_versions {
             Some((min, max)) if (min..=max).contains(&version) => {}
@@ -259,20 +270,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         now_ms: u64,
         set: &VoterSet,
     ) -> Result<i64, RaftError> {
-        self.flush_accumulator(now_ms)?;
-        let base = self.log.end_offset().offset;
-        let batch = control_batch(
-            base,
-            self.epoch,
-            now_ms as i64,
-            &[ControlRecord::Voters(set.to_record())],
-        );
-        self.log.append_as_leader(&batch, self.epoch)?;
-        if let Role::Leader(l) = &mut self.role {
-            l.accumulator.base_offset = base + 1;
-        }
+        let base =
+            self.append_control_records(now_ms, &[ControlRecord::Voters(set.to_record())])?;
         info!(offset = base, voters = ?set.ids().collect::<Vec<_>>(), "appended a voter change");
-        self.after_leader_append(now_ms)?;
         Ok(base)
     }
 

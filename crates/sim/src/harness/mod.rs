@@ -21,6 +21,7 @@
 mod delivery;
 pub mod hostile;
 mod sim;
+pub(crate) use sim::directory_id;
 #[cfg(test)]
 mod tests;
 

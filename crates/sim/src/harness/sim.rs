@@ -433,7 +433,7 @@ pub(super) fn global_ms(local_ms: u64, ppm: u64) -> u64 {
 }
 
 /// The metadata directory id of node `id`.
-fn directory_id(id: i32) -> Uuid {
+pub(crate) fn directory_id(id: i32) -> Uuid {
     Uuid::from_u64_pair(0, 1000 + id as u64)
 }
 

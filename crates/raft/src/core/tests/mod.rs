@@ -578,6 +578,7 @@ mod dynamic;
 mod fetch_sizes;
 mod follower;
 mod hostile;
+mod kraft_upgrade;
 mod pre_vote;
 mod unreachable;
 mod update_voter;

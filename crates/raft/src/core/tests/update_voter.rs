@@ -45,10 +45,11 @@ pub(super) fn update_voter_answer(
 }
 
 /// A Java 4.1+ follower sends UpdateRaftVoter on kraft.version 0 until the leader answers NONE or
-/// UNSUPPORTED_VERSION; a static-quorum leader answers UNSUPPORTED_VERSION like a Kafka 4.0 leader,
-/// naming itself (with its endpoint) as the current leader, and changes nothing.
+/// UNSUPPORTED_VERSION; a static-quorum leader takes the report into its in-memory voter set
+/// (for a later kraft.version upgrade), names itself (with its endpoint) as the current leader,
+/// and changes nothing in the log.
 #[test]
-fn update_raft_voter_on_a_static_quorum_is_refused_with_unsupported_version() {
+fn update_raft_voter_on_a_static_quorum_is_taken_in_memory() {
     let mut c = leader();
     let dir = Uuid::from_u64_pair(2, 2);
     let r = update_voter_answer(&mut c, 2_100, update_voter_request(2, 1, dir));
@@ -68,8 +69,15 @@ fn update_raft_voter_on_a_static_quorum_is_refused_with_unsupported_version() {
     .unwrap();
     c.take_outputs();
     assert_eq!(c.high_watermark(), Some(1));
+    let end = c.log().end_offset();
     let r = update_voter_answer(&mut c, 2_102, update_voter_request(2, 1, dir));
-    assert_eq!(r.error_code, crate::errors::UNSUPPORTED_VERSION);
+    assert_eq!(r.error_code, crate::errors::NONE);
+    assert_eq!(
+        c.log().end_offset(),
+        end,
+        "nothing written at kraft.version 0"
+    );
+    assert_eq!(c.kraft_version(), 0);
     assert_eq!(
         (r.current_leader.leader_id.0, r.current_leader.leader_epoch),
         (1, 1)
