@@ -30,6 +30,7 @@ pub(crate) const NODE_ID: &str = "node.id";
 pub(crate) const BROKER_ID: &str = "broker.id";
 pub(crate) const QUORUM_VOTERS: &str = "controller.quorum.voters";
 pub(crate) const QUORUM_BOOTSTRAP_SERVERS: &str = "controller.quorum.bootstrap.servers";
+pub(crate) const QUORUM_AUTO_JOIN_ENABLE: &str = "controller.quorum.auto.join.enable";
 pub(crate) const CONTROLLER_LISTENER_NAMES: &str = "controller.listener.names";
 pub(crate) const LISTENERS: &str = "listeners";
 pub(crate) const LISTENER_SECURITY_PROTOCOL_MAP: &str = "listener.security.protocol.map";
@@ -98,6 +99,10 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Syntax(bootstrap_servers_syntax), Used,
         "`host:port,...` of the controllers of a dynamic quorum (KIP-853); this or the voters must \
          be set. A node that does not know the leader fetches from one of them."),
+    define(QUORUM_AUTO_JOIN_ENABLE, Boolean, Bool(false),
+        Any, Used,
+        "Kafka 4.2+: an observer controller of a dynamic quorum adds itself to the voter set \
+         (removing its id's old directory first)."),
     // Listeners (SocketServerConfigs, KRaftConfigs).
     define(CONTROLLER_LISTENER_NAMES, List, Required,
         Any, Used,

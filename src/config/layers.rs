@@ -111,6 +111,7 @@ impl NodeConfig {
         raft.append_linger_ms = self.quorum_append_linger_ms as u64;
         raft.fetch_max_bytes = self.quorum_fetch_max_bytes;
         raft.fetch_snapshot_max_bytes = self.quorum_fetch_snapshot_max_bytes;
+        raft.auto_join = self.quorum_auto_join_enable;
         raft.bootstrap_servers = self
             .quorum_bootstrap_servers
             .iter()

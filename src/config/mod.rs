@@ -79,6 +79,9 @@ pub struct NodeConfig {
     pub quorum_retry_backoff_ms: i32,
     /// `controller.quorum.append.linger.ms` (ms, default 25, ≥ 0).
     pub quorum_append_linger_ms: i32,
+    /// `controller.quorum.auto.join.enable` (default false, Kafka 4.2+): join the voter set as
+    /// an observer of a dynamic quorum.
+    pub quorum_auto_join_enable: bool,
     /// `controller.quorum.fetch.max.bytes` (bytes, default 1048576, ≥ 1; KIP-1219).
     pub quorum_fetch_max_bytes: i32,
     /// `controller.quorum.fetch.snapshot.max.bytes` (bytes, default 1048576, ≥ 1; KIP-1219).
@@ -212,6 +215,7 @@ impl NodeConfig {
             num_partitions: values.int(keys::NUM_PARTITIONS),
             unstable_feature_versions_enable: values
                 .boolean(keys::UNSTABLE_FEATURE_VERSIONS_ENABLE),
+            quorum_auto_join_enable: values.boolean(keys::QUORUM_AUTO_JOIN_ENABLE),
             metrics_listener,
             ignored_keys,
             not_honoured_keys,

@@ -537,6 +537,7 @@ const SAMPLES: &[(&str, &str)] = &[
     ("controller.quorum.request.timeout.ms", "3000"),
     ("controller.quorum.retry.backoff.ms", "30"),
     ("controller.quorum.append.linger.ms", "5"),
+    ("controller.quorum.auto.join.enable", "true"),
     ("controller.quorum.fetch.max.bytes", "65536"),
     ("controller.quorum.fetch.snapshot.max.bytes", "65536"),
     ("metadata.max.idle.interval.ms", "1000"),

@@ -113,6 +113,10 @@ pub struct RaftConfig {
     pub fetch_snapshot_max_bytes: i32,
     /// Ask for pre-votes before an election (KIP-996, Vote v2), as Kafka 4.x does.
     pub pre_vote: bool,
+    /// `controller.quorum.auto.join.enable` (default false, Kafka 4.2+): an observer of a
+    /// dynamic quorum adds itself to the voter set (AddRaftVoter), first removing its own id's
+    /// old directory if the set still has it (`core::auto_join`).
+    pub auto_join: bool,
     /// kraftwerk-specific fast failure detection: a voter whose every request to the leader
     /// failed at the connection (refused or reset: the leader process is gone) for this long
     /// starts a pre-vote without waiting for the fetch timeout; `None` disables it. Pre-vote
@@ -149,6 +153,7 @@ impl RaftConfig {
             fetch_max_bytes: DEFAULT_FETCH_MAX_BYTES,
             fetch_snapshot_max_bytes: DEFAULT_FETCH_SNAPSHOT_MAX_BYTES,
             pre_vote: true,
+            auto_join: false,
             fast_failure_detection_ms: Some(200),
             fast_failure_jitter_ms: 300,
         }

@@ -6,10 +6,11 @@
 //! with the peer) and encodes.
 
 use kafka_protocol::messages::{
-    ApiKey, BeginQuorumEpochRequest, BeginQuorumEpochResponse, DescribeQuorumRequest,
-    DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest,
-    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, RequestKind, ResponseKind,
-    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
+    AddRaftVoterRequest, AddRaftVoterResponse, ApiKey, BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse, DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest,
+    EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
+    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse, RequestKind,
+    ResponseKind, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 
 /// Identifies a request received by this node; chosen by the driver, echoed in the response.
@@ -27,29 +28,39 @@ pub struct OutboundId(pub u64);
 /// Vote v2 is pre-vote (KIP-996), Fetch v13+ names the topic by id, v17+ carries directory
 /// ids, v18 the follower's high watermark (KIP-1166).
 macro_rules! raft_apis {
-    ($( $(#[doc = $doc:literal])* $name:ident($req:ident => $resp:ident) versions $min:literal ..= $max:literal; )*) => {
-        /// A Raft RPC request (KIP-595 / KIP-630 / KIP-853 APIs handled by the core).
+    (
+        served { $( $(#[doc = $doc:literal])* $name:ident($req:ident => $resp:ident) versions $min:literal ..= $max:literal; )* }
+        sent { $( $(#[doc = $sdoc:literal])* $sname:ident($sreq:ident => $sresp:ident); )* }
+    ) => {
+        /// A Raft RPC request: the KIP-595 / KIP-630 / KIP-853 APIs the core handles, and the
+        /// ones it only sends (to the leader's controller, which serves them).
         #[derive(Clone, Debug, PartialEq)]
         pub enum RaftRequest {
             $( $(#[doc = $doc])* $name($req), )*
+            $( $(#[doc = $sdoc])* $sname($sreq), )*
         }
 
         /// A Raft RPC response, the counterpart of [`RaftRequest`].
         #[derive(Clone, Debug, PartialEq)]
         pub enum RaftResponse {
             $( $(#[doc = $doc])* $name($resp), )*
+            $( $(#[doc = $sdoc])* $sname($sresp), )*
         }
 
-        /// `(api, min version, max version)` of every Raft RPC, in list order.
+        /// `(api, min version, max version)` of every Raft RPC the core serves, in list order.
         pub const RAFT_APIS: &[(ApiKey, i16, i16)] = &[ $( (ApiKey::$name, $min, $max), )* ];
 
         impl RaftRequest {
             /// The Kafka api of the request.
             pub fn api_key(&self) -> ApiKey {
-                match self { $( Self::$name(_) => ApiKey::$name, )* }
+                match self {
+                    $( Self::$name(_) => ApiKey::$name, )*
+                    $( Self::$sname(_) => ApiKey::$sname, )*
+                }
             }
 
-            /// The Raft request in `kind`, or `kind` back if it is not a Raft RPC.
+            /// The Raft request in `kind`, or `kind` back if it is not a Raft RPC the core
+            /// serves (the sent-only ones go to the controller).
             // The input comes back unchanged on Err; boxing it would allocate on every route.
             #[allow(clippy::result_large_err)]
             pub fn from_kind(kind: RequestKind) -> Result<Self, RequestKind> {
@@ -61,14 +72,20 @@ macro_rules! raft_apis {
 
             /// The wire form.
             pub fn into_kind(self) -> RequestKind {
-                match self { $( Self::$name(r) => RequestKind::$name(r), )* }
+                match self {
+                    $( Self::$name(r) => RequestKind::$name(r), )*
+                    $( Self::$sname(r) => RequestKind::$sname(r), )*
+                }
             }
         }
 
         impl RaftResponse {
             /// The Kafka api of the response.
             pub fn api_key(&self) -> ApiKey {
-                match self { $( Self::$name(_) => ApiKey::$name, )* }
+                match self {
+                    $( Self::$name(_) => ApiKey::$name, )*
+                    $( Self::$sname(_) => ApiKey::$sname, )*
+                }
             }
 
             /// The Raft response in `kind`, or `kind` back if it is not a Raft RPC's.
@@ -76,34 +93,48 @@ macro_rules! raft_apis {
             pub fn from_kind(kind: ResponseKind) -> Result<Self, ResponseKind> {
                 match kind {
                     $( ResponseKind::$name(r) => Ok(Self::$name(r)), )*
+                    $( ResponseKind::$sname(r) => Ok(Self::$sname(r)), )*
                     other => Err(other),
                 }
             }
 
             /// The wire form.
             pub fn into_kind(self) -> ResponseKind {
-                match self { $( Self::$name(r) => ResponseKind::$name(r), )* }
+                match self {
+                    $( Self::$name(r) => ResponseKind::$name(r), )*
+                    $( Self::$sname(r) => ResponseKind::$sname(r), )*
+                }
             }
         }
     };
 }
 
 raft_apis! {
-    /// Fetch (api 1) from a voter or an observer (broker).
-    Fetch(FetchRequest => FetchResponse) versions 4..=18;
-    /// Vote (api 52).
-    Vote(VoteRequest => VoteResponse) versions 0..=2;
-    /// BeginQuorumEpoch (api 53).
-    BeginQuorumEpoch(BeginQuorumEpochRequest => BeginQuorumEpochResponse) versions 0..=1;
-    /// EndQuorumEpoch (api 54).
-    EndQuorumEpoch(EndQuorumEpochRequest => EndQuorumEpochResponse) versions 0..=1;
-    /// DescribeQuorum (api 55), from admin tools.
-    DescribeQuorum(DescribeQuorumRequest => DescribeQuorumResponse) versions 0..=2;
-    /// FetchSnapshot (api 59).
-    FetchSnapshot(FetchSnapshotRequest => FetchSnapshotResponse) versions 0..=1;
-    /// UpdateRaftVoter (api 82), from a Java 4.1+ follower reporting its supported
-    /// kraft.version range; sent by our follower voters too (`core::kraft_upgrade`).
-    UpdateRaftVoter(UpdateRaftVoterRequest => UpdateRaftVoterResponse) versions 0..=0;
+    served {
+        /// Fetch (api 1) from a voter or an observer (broker).
+        Fetch(FetchRequest => FetchResponse) versions 4..=18;
+        /// Vote (api 52).
+        Vote(VoteRequest => VoteResponse) versions 0..=2;
+        /// BeginQuorumEpoch (api 53).
+        BeginQuorumEpoch(BeginQuorumEpochRequest => BeginQuorumEpochResponse) versions 0..=1;
+        /// EndQuorumEpoch (api 54).
+        EndQuorumEpoch(EndQuorumEpochRequest => EndQuorumEpochResponse) versions 0..=1;
+        /// DescribeQuorum (api 55), from admin tools.
+        DescribeQuorum(DescribeQuorumRequest => DescribeQuorumResponse) versions 0..=2;
+        /// FetchSnapshot (api 59).
+        FetchSnapshot(FetchSnapshotRequest => FetchSnapshotResponse) versions 0..=1;
+        /// UpdateRaftVoter (api 82): a voter reports its directory id, endpoints and supported
+        /// kraft.version range; our follower voters send it too (`core::kraft_upgrade`).
+        UpdateRaftVoter(UpdateRaftVoterRequest => UpdateRaftVoterResponse) versions 0..=0;
+    }
+    sent {
+        /// AddRaftVoter (api 80), sent by an observer controller joining the voter set
+        /// (`controller.quorum.auto.join.enable`, `core::auto_join`); served by the controller.
+        AddRaftVoter(AddRaftVoterRequest => AddRaftVoterResponse);
+        /// RemoveRaftVoter (api 81), sent by a joining observer whose id is a voter with another
+        /// directory (its old disk); served by the controller.
+        RemoveRaftVoter(RemoveRaftVoterRequest => RemoveRaftVoterResponse);
+    }
 }
 
 /// Why an outbound request got no response.

@@ -1,5 +1,5 @@
 //! Dynamic controller quorums (KIP-853, issue 10) with real Kafka: `dynamic-quickstart`,
-//! `static-to-dynamic`, `disk-replace` and `dynamic-mixed`.
+//! `static-to-dynamic`, `disk-replace`, `auto-join` and `dynamic-mixed`.
 //!
 //! Every step is what an operator following Kafka's operations guide ("Provisioning Nodes",
 //! "Controller membership changes") types: `kafka-storage format --standalone` for the first
@@ -605,6 +605,87 @@ pub fn run_static_to_dynamic(env: &Env) -> Result<()> {
 
     // The new voter set elects a leader without the removed voter, and the broker (still
     // configured with the old controller.quorum.voters) follows it.
+    let f = super::kill_leader_and_measure(env, &mut c, "after-failover", 1)?;
+    println!("failover_ms={}", f.failover_ms);
+    wait_broker_follows(env, &c, b)?;
+    more_acks(env, &mut p)?;
+    mixed::restart_and_catch_up(env, &mut c, f.old_leader)?;
+    assert_voter_set(env, &mut c, &ids)?;
+    finish(env, &mut c, p)
+}
+
+/// `auto-join` (Kafka 4.2+ `controller.quorum.auto.join.enable`): controller 1 formatted
+/// `--standalone`, the others `--no-initial-controllers`, all with auto-join on and nobody
+/// running add-controller: the observers add themselves. Then a voter's disk is replaced (wiped,
+/// formatted again: a new directory id) and it rejoins by itself, removing its old key first.
+pub fn run_auto_join(env: &Env) -> Result<()> {
+    let k = kinds(env, 3);
+    if k.contains(&ControllerKind::Kraftwerk) {
+        mixed::require_kraftwerk(env)?;
+    }
+    let spec = ClusterSpec {
+        controllers: k.to_vec(),
+        brokers: 1,
+        controller_props: props(&[("controller.quorum.auto.join.enable", "true")]),
+        broker_props: super::e2e::single_broker_props(),
+    };
+    let mut c = Cluster::new_dynamic(env, &spec)?;
+    let ids: Vec<i32> = c.controllers.iter().map(|n| n.id).collect();
+    let first = ids[0];
+    c.format_node(first, &Format::Standalone)?;
+    c.start(first)?;
+    let addr = c.node(first)?.addr();
+    let d1 = c.directory_id(first)?;
+    wait_voters(env, &mut c, &addr, &[(first, d1)], Duration::from_secs(90))?;
+    let t0 = Instant::now();
+    for id in &ids[1..] {
+        c.format_node(*id, &Format::NoInitialControllers)?;
+        c.start(*id)?;
+    }
+    let want = voter_keys(&mut c, &ids)?;
+    let boot = c.controller_bootstrap();
+    wait_voters(env, &mut c, &boot, &want, Duration::from_secs(120))?;
+    env.step(&format!(
+        "{} observers joined the voter set by themselves in {}",
+        ids.len() - 1,
+        util::secs(t0.elapsed())
+    ));
+    let st = assert_voter_set(env, &mut c, &ids)?;
+    for b in c.brokers.iter().map(|b| b.id).collect::<Vec<_>>() {
+        c.format_node(b, &Format::Plain)?;
+        c.start(b)?;
+        c.wait_broker_ready(b, Duration::from_secs(150))?;
+    }
+    let mut p = start_acked_producer(env, &mut c)?;
+
+    // Replace a follower's disk: it comes back as an observer with a new directory id, removes
+    // (id, old directory) and adds (id, new directory) on its own.
+    let victim = *ids
+        .iter()
+        .rev()
+        .find(|i| **i != st.leader_id)
+        .context("no follower")?;
+    let old_dir = c.directory_id(victim)?;
+    stop_clean(env, &mut c, victim)?;
+    c.wipe(victim)?;
+    c.format_node(victim, &Format::NoInitialControllers)?;
+    let new_dir = c.directory_id(victim)?;
+    if new_dir == old_dir {
+        bail!("formatting the wiped disk again kept directory id {old_dir}");
+    }
+    let t0 = Instant::now();
+    c.start(victim)?;
+    let want = voter_keys(&mut c, &ids)?;
+    wait_voters(env, &mut c, &boot, &want, Duration::from_secs(120))?;
+    env.step(&format!(
+        "{} with a new disk ({new_dir}) replaced its old key ({old_dir}) by itself in {}",
+        mixed::label(&c, victim),
+        util::secs(t0.elapsed())
+    ));
+    assert_voter_set(env, &mut c, &ids)?;
+    more_acks(env, &mut p)?;
+    round_trip(env, &c, "after-rejoin")?;
+    let b = c.brokers[0].id;
     let f = super::kill_leader_and_measure(env, &mut c, "after-failover", 1)?;
     println!("failover_ms={}", f.failover_ms);
     wait_broker_follows(env, &c, b)?;

@@ -155,6 +155,15 @@ pub const SCENARIOS: &[Scenario] = &[
         run: dynamic::run_disk_replace,
     },
     Scenario {
+        name: "auto-join",
+        about: "Kafka 4.2+ controller.quorum.auto.join.enable: controller 1 formatted --standalone, 2 and 3 \
+                --no-initial-controllers join the voter set by themselves (no add-controller); a voter's disk \
+                replaced (new directory id) rejoins by itself, removing its old key first; SIGKILL the active \
+                controller; every ack read back (IT_CONTROLLERS: the three kinds; Java controllers need 4.2+)",
+        deadline: Duration::from_secs(900),
+        run: dynamic::run_auto_join,
+    },
+    Scenario {
         name: "dynamic-mixed",
         about: "dynamic quorums of each IT_DYNAMIC_MIXES mix (default kraftwerk,kraftwerk,java;kraftwerk,java,java): \
                 leadership onto every voter, one controller of each kind added and one original of each kind \

@@ -10,6 +10,7 @@
 //! Any `Err(RaftError)` is fatal: the node must stop (storage failures, or a peer claiming a
 //! different leader for an epoch we already know, which Kafka also treats as fatal).
 
+mod auto_join;
 mod describe;
 mod epoch_change;
 mod fetch_follower;
@@ -37,6 +38,7 @@ use rand::SeedableRng;
 use tracing::info;
 
 use crate::config::RaftConfig;
+use crate::errors;
 use crate::io::{Input, Output, RaftRequest, RaftResponse, SendFailure};
 use crate::leader::ParkedFetch;
 use crate::requests::RequestManager;
@@ -627,6 +629,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                         response: RaftResponse::UpdateRaftVoter(resp),
                     });
                 }
+                // Served by the controller, never routed here (`RaftRequest::from_kind`); a
+                // driver that does gets INVALID_REQUEST rather than silence.
+                RaftRequest::AddRaftVoter(_) => self.emit(Output::Respond {
+                    id,
+                    response: RaftResponse::AddRaftVoter(
+                        kafka_protocol::messages::AddRaftVoterResponse::default()
+                            .with_error_code(errors::INVALID_REQUEST),
+                    ),
+                }),
+                RaftRequest::RemoveRaftVoter(_) => self.emit(Output::Respond {
+                    id,
+                    response: RaftResponse::RemoveRaftVoter(
+                        kafka_protocol::messages::RemoveRaftVoterResponse::default()
+                            .with_error_code(errors::INVALID_REQUEST),
+                    ),
+                }),
             },
             Input::Response { id, response } => {
                 let Some(source) = self.requests.complete(id) else {
@@ -652,6 +670,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     RaftResponse::UpdateRaftVoter(r) => {
                         self.handle_update_voter_response(source, &r)
                     }
+                    RaftResponse::AddRaftVoter(r) => self.handle_add_voter_response(&r),
+                    RaftResponse::RemoveRaftVoter(r) => self.handle_remove_voter_response(&r),
                     RaftResponse::DescribeQuorum(_) => true,
                 };
                 if !handled {

@@ -173,10 +173,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
         if self.requests.is_ready(leader, now_ms) {
             if now_ms >= f.update_voter_deadline_ms && f.fetching_snapshot.is_none() {
-                let report = self
-                    .should_send_update_voter()
-                    .then(|| self.build_update_voter_request())
-                    .flatten();
+                // A voter reports itself (UpdateRaftVoter); an observer may join (auto-join).
+                let report = if self.is_voter() {
+                    self.should_send_update_voter()
+                        .then(|| self.build_update_voter_request())
+                        .flatten()
+                } else {
+                    self.auto_join_request()
+                };
                 if let Role::Follower(f) = &mut self.role {
                     f.update_voter_deadline_ms = now_ms + 3 * self.config.fetch_timeout_ms;
                 }

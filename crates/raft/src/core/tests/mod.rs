@@ -573,6 +573,7 @@ fn fetch_response(epoch: i32, records: Bytes, hw: i64) -> FetchResponse {
             .with_records(Some(records))])])
 }
 
+mod auto_join;
 mod disk_faults;
 mod dynamic;
 mod fetch_sizes;
