@@ -12,8 +12,18 @@ import statistics
 import sys
 from collections import defaultdict
 
-SYSTEMS = ["kraftwerk", "java", "zookeeper"]
-LABEL = {"kraftwerk": "kraftwerk", "java": "Java controller", "zookeeper": "ZooKeeper mode"}
+# Columns in this order; the -kv1 systems (kraft.version 1, voter set in the log) only when the
+# run has them.
+ALL_SYSTEMS = ["kraftwerk", "kraftwerk-kv1", "java", "java-kv1", "zookeeper"]
+OPTIONAL = {"kraftwerk-kv1", "java-kv1"}
+SYSTEMS = list(ALL_SYSTEMS)
+LABEL = {
+    "kraftwerk": "kraftwerk",
+    "kraftwerk-kv1": "kraftwerk kraft.version 1",
+    "java": "Java controller",
+    "java-kv1": "Java kraft.version 1",
+    "zookeeper": "ZooKeeper mode",
+}
 
 # (row label, metric, mode filter or None, aggregate, unit)
 ROWS = [
@@ -77,7 +87,10 @@ def ratio(a, b):
 def table(data, versions):
     sizes = sorted({p for (_, p, _, _) in data})
     lines = []
+    kv1 = "kraftwerk-kv1" in SYSTEMS
     head = ["partitions", "figure"] + [LABEL[s] for s in SYSTEMS] + ["kraftwerk/Java", "kraftwerk/ZooKeeper"]
+    if kv1:
+        head.append("kraftwerk kv1/kv0")
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join(["---:" if i == 0 else ("---" if i == 1 else "---:") for i in range(len(head))]) + "|")
     for n in sizes:
@@ -89,11 +102,14 @@ def table(data, versions):
                 cells.append(fmt(aggs[s], unit, vals if how == "median" else None))
             if all(a is None for a in aggs.values()):
                 continue
-            lines.append(
+            line = (
                 f"| {n:,} | {label} ({unit}) | "
                 + " | ".join(cells)
-                + f" | {ratio(aggs['kraftwerk'], aggs['java'])} | {ratio(aggs['kraftwerk'], aggs['zookeeper'])} |"
+                + f" | {ratio(aggs.get('kraftwerk'), aggs.get('java'))} | {ratio(aggs.get('kraftwerk'), aggs.get('zookeeper'))} |"
             )
+            if kv1:
+                line += f" {ratio(aggs.get('kraftwerk-kv1'), aggs.get('kraftwerk'))} |"
+            lines.append(line)
     vers = ", ".join(f"{LABEL[s]} {versions[s]}" for s in SYSTEMS if s in versions)
     loads = [v for (s, p, m, md), vs in data.items() if m == "load_avg_1m_at_start" for v in vs]
     if loads:
@@ -108,7 +124,13 @@ def plot(data, out):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-    styles = {"kraftwerk": ("tab:red", "o"), "java": ("tab:blue", "s"), "zookeeper": ("tab:green", "^")}
+    styles = {
+        "kraftwerk": ("tab:red", "o"),
+        "kraftwerk-kv1": ("tab:orange", "D"),
+        "java": ("tab:blue", "s"),
+        "java-kv1": ("tab:cyan", "v"),
+        "zookeeper": ("tab:green", "^"),
+    }
     for ax, (metric, title) in zip(
         axes,
         [("failover_controlled_ms", "controlled (SIGTERM)"), ("failover_uncontrolled_ms", "uncontrolled (SIGKILL)")],
@@ -147,6 +169,8 @@ def main():
     machine = extra[extra.index("--machine") + 1] if "--machine" in extra else ""
     elapsed = extra[extra.index("--elapsed") + 1] if "--elapsed" in extra else ""
     data, versions = load(path)
+    present = {s for (s, _, _, _) in data}
+    SYSTEMS[:] = [s for s in ALL_SYSTEMS if s not in OPTIONAL or s in present]
     t, vers = table(data, versions)
     text = t + "\n\n" + f"Versions: {vers}." + (f" Machine: {machine}." if machine else "") + (
         f" Benchmark wall time: {elapsed}." if elapsed else ""

@@ -67,11 +67,27 @@ fn var(name: &str, default: &str) -> String {
 }
 
 impl BenchConfig {
+    /// The `-kv1` systems: the quorum is upgraded to kraft.version 1 (voter set in the log,
+    /// KIP-853) before the metadata is built, to compare failover with kraft.version 0.
+    pub fn kraft_version_1(&self) -> bool {
+        self.system.ends_with("-kv1")
+    }
+
     /// Reads the `BENCH_*` environment.
     pub fn from_env(env: &Env) -> Result<BenchConfig> {
         let system = var("BENCH_SYSTEM", "kraftwerk");
-        if !["kraftwerk", "java", "zookeeper"].contains(&system.as_str()) {
-            bail!("BENCH_SYSTEM must be kraftwerk, java or zookeeper, not {system}");
+        if ![
+            "kraftwerk",
+            "kraftwerk-kv1",
+            "java",
+            "java-kv1",
+            "zookeeper",
+        ]
+        .contains(&system.as_str())
+        {
+            bail!(
+                "BENCH_SYSTEM must be kraftwerk, kraftwerk-kv1, java, java-kv1 or zookeeper, not {system}"
+            );
         }
         Ok(BenchConfig {
             system,
@@ -187,7 +203,7 @@ pub fn run(env: &Env) -> Result<()> {
         .unwrap_or(-1.0);
     let version = match cfg.system.as_str() {
         "zookeeper" => cfg.zk_kafka_version.clone(),
-        "java" => env.kafka().version.clone(),
+        "java" | "java-kv1" => env.kafka().version.clone(),
         _ => format!(
             "kraftwerk-{}",
             std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())
