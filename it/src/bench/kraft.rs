@@ -70,7 +70,8 @@ fn run_mode(
         q.leader_id, q.leader_epoch
     ));
     if cfg.kraft_version_1() {
-        upgrade_kraft_version(env, &addrs)?;
+        // The `-kv1` systems: the voter set then lives in the log (KIP-853).
+        crate::scenarios::dynamic::upgrade_kraft_version(env, &addrs.join(","))?;
     }
     let mut sims = start_sim_brokers(env, cfg, &c, &addrs)?;
     build_metadata(env, cfg, &addrs, mode, rec)?;
@@ -463,46 +464,5 @@ fn record_snapshot(env: &Env, c: &Cluster, leader: i32, mode: &str, rec: &Record
     if let Some(ms) = write_ms {
         rec.record(mode, 0, "snapshot_write_ms", ms as f64, "ms")?;
     }
-    Ok(())
-}
-
-/// `kafka-features --bootstrap-controller … upgrade --feature kraft.version=1` (the `-kv1`
-/// systems: the voter set then lives in the log, KIP-853), retried until every voter has
-/// reported itself to the leader.
-fn upgrade_kraft_version(env: &Env, addrs: &[String]) -> Result<()> {
-    let boot = addrs.join(",");
-    let t0 = std::time::Instant::now();
-    let out = crate::util::wait_until(
-        "kafka-features upgrade --feature kraft.version=1",
-        Duration::from_secs(120),
-        Duration::from_secs(2),
-        || {
-            let r = env.tool(
-                "kafka-features",
-                &crate::kafka::args(&[
-                    "--bootstrap-controller",
-                    &boot,
-                    "upgrade",
-                    "--feature",
-                    "kraft.version=1",
-                ]),
-                None,
-                Duration::from_secs(60),
-            )?;
-            if r.ok() {
-                return Ok(Some(r.stdout));
-            }
-            bail!(
-                "exit {:?}: {}",
-                r.code,
-                crate::util::one_line(&r.stderr, 300)
-            )
-        },
-    )?;
-    env.step(&format!(
-        "kraft.version 1 ({}): {}",
-        crate::util::secs(t0.elapsed()),
-        out.trim()
-    ));
     Ok(())
 }

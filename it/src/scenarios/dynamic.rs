@@ -504,6 +504,48 @@ pub fn run_quickstart(env: &Env) -> Result<()> {
     finish(env, &mut c, p)
 }
 
+/// `kafka-features --bootstrap-controller boot upgrade --feature kraft.version=1`, retried for
+/// up to 120 s while the leader refuses (not every voter has reported itself yet: Kafka's
+/// INVALID_UPDATE_VERSION "not all of the voters support it"); the tool's output.
+pub fn upgrade_kraft_version(env: &Env, boot: &str) -> Result<String> {
+    let t0 = Instant::now();
+    let mut tries = 0;
+    let out = util::wait_until(
+        "kafka-features upgrade --feature kraft.version=1",
+        Duration::from_secs(120),
+        Duration::from_secs(2),
+        || {
+            tries += 1;
+            let r = env.tool(
+                "kafka-features",
+                &args(&[
+                    "--bootstrap-controller",
+                    boot,
+                    "upgrade",
+                    "--feature",
+                    "kraft.version=1",
+                ]),
+                None,
+                Duration::from_secs(60),
+            )?;
+            if r.ok() {
+                return Ok(Some(r.stdout));
+            }
+            bail!(
+                "exit {:?}: {}",
+                r.code,
+                util::one_line(&format!("{}\n{}", r.stdout, r.stderr), 400)
+            )
+        },
+    )?;
+    env.step(&format!(
+        "kafka-features upgrade --feature kraft.version=1 ({tries} tries, {}): {}",
+        util::secs(t0.elapsed()),
+        out.trim()
+    ));
+    Ok(out)
+}
+
 /// `static-to-dynamic`.
 pub fn run_static_to_dynamic(env: &Env) -> Result<()> {
     let k = kinds(env, 4);
@@ -537,41 +579,7 @@ pub fn run_static_to_dynamic(env: &Env) -> Result<()> {
     }
 
     let boot = c.controller_bootstrap();
-    let t0 = Instant::now();
-    let mut tries = 0;
-    let out = util::wait_until(
-        "kafka-features upgrade --feature kraft.version=1",
-        Duration::from_secs(120),
-        Duration::from_secs(2),
-        || {
-            tries += 1;
-            let r = env.tool(
-                "kafka-features",
-                &args(&[
-                    "--bootstrap-controller",
-                    &boot,
-                    "upgrade",
-                    "--feature",
-                    "kraft.version=1",
-                ]),
-                None,
-                Duration::from_secs(60),
-            )?;
-            if r.ok() {
-                return Ok(Some(r.stdout));
-            }
-            bail!(
-                "exit {:?}: {}",
-                r.code,
-                util::one_line(&format!("{}\n{}", r.stdout, r.stderr), 400)
-            )
-        },
-    )?;
-    env.step(&format!(
-        "kafka-features upgrade --feature kraft.version=1 ({tries} tries, {}): {}",
-        util::secs(t0.elapsed()),
-        out.trim()
-    ));
+    upgrade_kraft_version(env, &boot)?;
     let (level, raw) = util::wait_until(
         "kafka-features describe to show kraft.version 1",
         Duration::from_secs(30),
