@@ -149,7 +149,10 @@ impl LeaderState {
         for node in set.nodes() {
             let id = node.key.id;
             let dir = node.key.directory_id;
-            let same_key = old_dirs.get(&id).is_some_and(|d| *d == dir);
+            // A static voter (no directory) matched any directory (Kafka
+            // `ReplicaState.matchesKey`): after the kraft.version upgrade names its directory,
+            // it is the same voter and keeps its progress.
+            let same_key = old_dirs.get(&id).is_some_and(|d| d.is_none() || *d == dir);
             let progress = match old_voters.remove(&id) {
                 Some(p) if same_key => p,
                 other => {

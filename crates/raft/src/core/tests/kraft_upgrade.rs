@@ -97,6 +97,19 @@ fn a_static_quorum_upgrades_once_every_voter_reported_itself() {
     assert_eq!(voters.node(2).unwrap().supported_kraft_versions, (0, 1));
     assert_eq!(voters.endpoint(2, "CONTROLLER").unwrap().host, "c2");
     assert!(c.has_uncommitted_voter_change());
+    // The static voters are the same voters with their directories named: their progress
+    // stays, none of them is listed as an observer.
+    let states = c.replica_states();
+    assert!(
+        states.iter().all(|(_, is_voter, _)| *is_voter),
+        "{states:?}"
+    );
+    let (_, _, p2) = states.iter().find(|(id, _, _)| *id == 2).unwrap();
+    assert_eq!(
+        p2.end_offset,
+        Some(1),
+        "voter 2's fetch before the upgrade still counts"
+    );
     assert!(!upgrade(&mut c, 2_209, false).unwrap(), "already at 1");
     let err = c.upgrade_kraft_version(2_210, 1, 0, false).unwrap_err();
     assert!(
