@@ -12,10 +12,51 @@ use kafka_protocol::messages::voters_record::{
     Endpoint as RecordEndpoint, KRaftVersionFeature, Voter as RecordVoter,
 };
 use kafka_protocol::messages::VotersRecord;
-use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use crate::config::Endpoint;
+
+/// `$endpoints` (a `BTreeMap<String, Endpoint>` by listener name) as a `Vec` of the generated
+/// message struct `$ty`, which has `name`, `host` and `port` (VotersRecord endpoints, the
+/// listeners of UpdateRaftVoter, AddRaftVoter and DescribeQuorum v2 nodes).
+macro_rules! endpoint_list {
+    ($ty:ty, $endpoints:expr) => {
+        $endpoints
+            .iter()
+            .map(|(name, e)| {
+                <$ty>::default()
+                    .with_name(kafka_protocol::protocol::StrBytes::from_string(
+                        name.clone(),
+                    ))
+                    .with_host(kafka_protocol::protocol::StrBytes::from_string(
+                        e.host.clone(),
+                    ))
+                    .with_port(e.port)
+            })
+            .collect()
+    };
+}
+pub(crate) use endpoint_list;
+
+/// The endpoints in `$list` (generated message structs with `name`, `host`, `port`) by listener
+/// name, upper-cased as Kafka's `ListenerName.normalised`.
+macro_rules! endpoints_from {
+    ($list:expr) => {
+        $list
+            .iter()
+            .map(|l| {
+                (
+                    l.name.as_str().to_ascii_uppercase(),
+                    $crate::config::Endpoint {
+                        host: l.host.as_str().to_owned(),
+                        port: l.port,
+                    },
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+}
+pub(crate) use endpoints_from;
 
 /// Most voters a `VotersRecord` may list. Kafka has no bound; a quorum beyond a handful of
 /// voters is not useful, and this keeps a hostile record from costing much.
@@ -185,27 +226,13 @@ impl VoterSet {
         if record.voters.len() > MAX_VOTERS {
             return Err(VoterSetError::TooMany(record.voters.len()));
         }
-        Self::from_nodes(record.voters.iter().map(|v| {
-            VoterNode {
-                key: ReplicaKey::new(v.voter_id.0, v.voter_directory_id),
-                endpoints: v
-                    .endpoints
-                    .iter()
-                    .map(|e| {
-                        (
-                            e.name.as_str().to_ascii_uppercase(),
-                            Endpoint {
-                                host: e.host.as_str().to_owned(),
-                                port: e.port,
-                            },
-                        )
-                    })
-                    .collect(),
-                supported_kraft_versions: (
-                    v.k_raft_version_feature.min_supported_version,
-                    v.k_raft_version_feature.max_supported_version,
-                ),
-            }
+        Self::from_nodes(record.voters.iter().map(|v| VoterNode {
+            key: ReplicaKey::new(v.voter_id.0, v.voter_directory_id),
+            endpoints: endpoints_from!(v.endpoints),
+            supported_kraft_versions: (
+                v.k_raft_version_feature.min_supported_version,
+                v.k_raft_version_feature.max_supported_version,
+            ),
         }))
     }
 
@@ -218,17 +245,7 @@ impl VoterSet {
                     RecordVoter::default()
                         .with_voter_id(n.key.id.into())
                         .with_voter_directory_id(n.key.directory_id_or_zero())
-                        .with_endpoints(
-                            n.endpoints
-                                .iter()
-                                .map(|(name, e)| {
-                                    RecordEndpoint::default()
-                                        .with_name(StrBytes::from_string(name.clone()))
-                                        .with_host(StrBytes::from_string(e.host.clone()))
-                                        .with_port(e.port)
-                                })
-                                .collect(),
-                        )
+                        .with_endpoints(endpoint_list!(RecordEndpoint, n.endpoints))
                         .with_k_raft_version_feature(
                             KRaftVersionFeature::default()
                                 .with_min_supported_version(n.supported_kraft_versions.0)

@@ -10,7 +10,6 @@ use kafka_protocol::messages::add_raft_voter_request::Listener as AddListener;
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
 };
-use kafka_protocol::protocol::StrBytes;
 use tracing::info;
 
 use super::RaftCore;
@@ -51,18 +50,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 .with_timeout_ms(i32::try_from(self.config.request_timeout_ms).unwrap_or(i32::MAX))
                 .with_voter_id(self.config.node_id)
                 .with_voter_directory_id(self.config.directory_id)
-                .with_listeners(
-                    local
-                        .endpoints
-                        .iter()
-                        .map(|(name, e)| {
-                            AddListener::default()
-                                .with_name(StrBytes::from_string(name.clone()))
-                                .with_host(StrBytes::from_string(e.host.clone()))
-                                .with_port(e.port)
-                        })
-                        .collect(),
-                )
+                .with_listeners(crate::voters::endpoint_list!(AddListener, local.endpoints))
                 .with_ack_when_committed(false),
         ))
     }

@@ -88,17 +88,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 .map(|n| {
                     Node::default()
                         .with_node_id(n.key.id.into())
-                        .with_listeners(
-                            n.endpoints
-                                .iter()
-                                .map(|(name, e)| {
-                                    Listener::default()
-                                        .with_name(StrBytes::from_string(name.clone()))
-                                        .with_host(StrBytes::from_string(e.host.clone()))
-                                        .with_port(e.port)
-                                })
-                                .collect(),
-                        )
+                        .with_listeners(crate::voters::endpoint_list!(Listener, n.endpoints))
                 })
                 .collect();
         }

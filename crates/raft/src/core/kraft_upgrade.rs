@@ -19,7 +19,6 @@
 
 use kafka_protocol::messages::update_raft_voter_request::{KRaftVersionFeature, Listener};
 use kafka_protocol::messages::{UpdateRaftVoterRequest, UpdateRaftVoterResponse};
-use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::control::ControlRecord;
 use tracing::info;
 
@@ -200,18 +199,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 .with_current_leader_epoch(self.epoch)
                 .with_voter_id(self.config.node_id)
                 .with_voter_directory_id(self.config.directory_id)
-                .with_listeners(
-                    local
-                        .endpoints
-                        .iter()
-                        .map(|(name, e)| {
-                            Listener::default()
-                                .with_name(StrBytes::from_string(name.clone()))
-                                .with_host(StrBytes::from_string(e.host.clone()))
-                                .with_port(e.port)
-                        })
-                        .collect(),
-                )
+                .with_listeners(crate::voters::endpoint_list!(Listener, local.endpoints))
                 .with_k_raft_version_feature(
                     KRaftVersionFeature::default()
                         .with_min_supported_version(SUPPORTED_KRAFT_VERSIONS.0)

@@ -121,19 +121,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
 pub(crate) fn voter_node_of(request: &UpdateRaftVoterRequest, range: (i16, i16)) -> VoterNode {
     VoterNode {
         key: ReplicaKey::new(request.voter_id, request.voter_directory_id),
-        endpoints: request
-            .listeners
-            .iter()
-            .map(|l| {
-                (
-                    l.name.as_str().to_ascii_uppercase(),
-                    crate::config::Endpoint {
-                        host: l.host.as_str().to_owned(),
-                        port: l.port,
-                    },
-                )
-            })
-            .collect(),
+        endpoints: crate::voters::endpoints_from!(request.listeners),
         supported_kraft_versions: range,
     }
 }
