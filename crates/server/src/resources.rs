@@ -154,9 +154,43 @@ pub fn connection_limits<'a>(
     })
 }
 
+/// The hosts whose connections get a reserve ([`connection_limits`]): the other static voters,
+/// or for a dynamic quorum the bootstrap servers (the controllers as configured; their ids are
+/// unknown, so this node's own entry is among them). Voters added later at other hosts get none.
+pub fn reserve_hosts(raft: &kraftwerk_raft::RaftConfig) -> Vec<&str> {
+    if raft.voters.is_empty() {
+        return raft
+            .bootstrap_servers
+            .iter()
+            .map(|e| e.host.as_str())
+            .collect();
+    }
+    raft.voters
+        .iter()
+        .filter(|(id, _)| **id != raft.node_id)
+        .map(|(_, e)| e.host.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dynamic_quorum_reserves_for_its_bootstrap_servers() {
+        use kraftwerk_raft::{Endpoint, RaftConfig};
+        let e = |h: &str| Endpoint {
+            host: h.into(),
+            port: 9093,
+        };
+        let voters = [(1, e("10.0.0.1")), (2, e("10.0.0.2")), (3, e("10.0.0.3"))].into();
+        let static_quorum = RaftConfig::new(2, "c", uuid::Uuid::nil(), voters, "CONTROLLER");
+        assert_eq!(reserve_hosts(&static_quorum), ["10.0.0.1", "10.0.0.3"]);
+        let mut dynamic =
+            RaftConfig::new(2, "c", uuid::Uuid::nil(), Default::default(), "CONTROLLER");
+        dynamic.bootstrap_servers = vec![e("10.0.0.7"), e("10.0.0.8")];
+        assert_eq!(reserve_hosts(&dynamic), ["10.0.0.7", "10.0.0.8"]);
+    }
 
     fn settings() -> LimitSettings {
         LimitSettings {

@@ -163,12 +163,7 @@ impl Server {
     pub async fn start(config: ServerConfig) -> Result<Server, ServerError> {
         let open_files = resources::raise_open_files_limit();
         let settings = &config.listener;
-        let other_voters = config
-            .raft
-            .voters
-            .iter()
-            .filter(|(id, _)| **id != config.raft.node_id)
-            .map(|(_, e)| e.host.as_str());
+        let other_voters = resources::reserve_hosts(&config.raft);
         let limits = resources::connection_limits(&settings.limits, open_files, other_voters)?;
         let clock = node_thread::NodeClock::start();
         let node = open_node(&config, clock)?;
