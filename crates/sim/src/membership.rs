@@ -111,11 +111,17 @@ impl Membership {
             if !set.contains(r.id) {
                 return self.add(sim, leader, r.id);
             }
-            let committed = !sim.node(leader).expect("running").has_uncommitted_voter_change();
+            let committed = !sim
+                .node(leader)
+                .expect("running")
+                .has_uncommitted_voter_change();
             if committed {
                 self.replacing = None;
                 self.stats.replacements_completed += 1;
-                sim.log(format!("membership: disk replacement of node {} done", r.id));
+                sim.log(format!(
+                    "membership: disk replacement of node {} done",
+                    r.id
+                ));
             }
             return;
         }

@@ -283,7 +283,11 @@ impl Workload for RaftWrites {
     }
 
     fn liveness_failure(&mut self, sim: &mut Sim<SimRaft>) -> String {
-        if let Some(text) = self.membership.as_ref().and_then(|m| m.liveness_failure(sim)) {
+        if let Some(text) = self
+            .membership
+            .as_ref()
+            .and_then(|m| m.liveness_failure(sim))
+        {
             return text;
         }
         if sim.options.kraft_version_upgrade && !Self::upgrade_committed(sim) {

@@ -380,7 +380,9 @@ impl<N: SimulatedNode> Sim<N> {
         slot.directory_id = Uuid::from_u64_pair(slot.disks_replaced, 1000 + id as u64);
         let dir = slot.directory_id;
         self.invariants.on_disk_replaced(id);
-        self.log(format!("node {id} has a new empty disk, directory id {dir}"));
+        self.log(format!(
+            "node {id} has a new empty disk, directory id {dir}"
+        ));
         let at = self.now_ms() + down_ms;
         self.scheduler.schedule(at, Event::Restart { node: id });
     }
@@ -495,7 +497,9 @@ pub fn endpoint(id: i32) -> Endpoint {
 
 /// The node whose controller endpoint is `endpoint` ([`endpoint`]).
 pub(super) fn node_at(endpoint: &Endpoint) -> Option<i32> {
-    i32::from(endpoint.port).checked_sub(9000).filter(|&id| id > 0)
+    i32::from(endpoint.port)
+        .checked_sub(9000)
+        .filter(|&id| id > 0)
 }
 
 /// The metadata directory id node `id` is formatted with first.

@@ -394,7 +394,10 @@ fn an_observer_follower_past_its_fetch_timeout_grants_pre_votes() {
         };
         r.topics[0].partitions[0].vote_granted
     };
-    assert!(!granted(&mut c, 100, 1), "the leader was heard from 70 ms ago");
+    assert!(
+        !granted(&mut c, 100, 1),
+        "the leader was heard from 70 ms ago"
+    );
     let timeout = c.config().fetch_timeout_ms;
     assert!(granted(&mut c, 30 + timeout, 2), "past the fetch timeout");
     assert_eq!(c.role(), RoleKind::Follower, "a pre-vote changes no state");
@@ -736,7 +739,11 @@ fn an_observer_without_a_leader_keeps_looking_for_it_on_its_own_timer() {
     )
     .unwrap();
     assert!(sent_fetches(&mut c).is_empty(), "not again at once");
-    assert_eq!(c.next_deadline_ms(), 20 + backoff, "again after the backoff");
+    assert_eq!(
+        c.next_deadline_ms(),
+        20 + backoff,
+        "again after the backoff"
+    );
     c.poll(20 + backoff).unwrap();
     assert_eq!(sent_fetches(&mut c).len(), 1, "the next discovery fetch");
 }
