@@ -80,6 +80,15 @@ impl ControlState {
         self.voters.last().map(|(o, _)| *o)
     }
 
+    /// Every voter set read, `(offset, set)` in ascending offsets (the offset of its
+    /// `VotersRecord`; -1 for the bootstrap checkpoint, a snapshot's end offset - 1 for one
+    /// read from a snapshot). Read-only, for checkers: the simulation counts the entries past
+    /// the committed offset to check that a log never holds two uncommitted voter changes
+    /// (KIP-853).
+    pub fn voter_set_history(&self) -> impl Iterator<Item = (i64, &VoterSet)> + '_ {
+        self.voters.iter().map(|(o, s)| (*o, s))
+    }
+
     /// The voter set in force at `offset` (the latest at or before it).
     pub fn voters_at(&self, offset: i64) -> &VoterSet {
         self.voters

@@ -15,6 +15,15 @@
 //!   lower epoch. Not every batch committed so far: a candidate whose thread stalled can win an
 //!   old epoch's election after a later epoch committed more (its votes were granted in time),
 //!   and that is safe, as it can commit nothing in its old epoch.
+//! - **One uncommitted voter change at a time** (KIP-853, Kafka `LeaderState` and
+//!   `AddVoterHandler`): no node's log ever holds two `VotersRecord`s past the committed
+//!   offset (the larger of its own high watermark and the globally committed prefix: a
+//!   follower's high watermark lags the leader's).
+//! - **Only a voter leads** (KIP-853): a node that becomes leader is a voter, by node id *and*
+//!   directory id, of the voter set in force in its own log; so a removed voter, or a node
+//!   whose disk was replaced (a new directory id) and which was not added back, never leads.
+//!   Committed data survives membership changes through the two checks above it: they cover
+//!   every running node, observers (spares, removed voters, wiped disks) included.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -92,6 +101,11 @@ impl Invariants {
         t.role = None;
     }
 
+    /// A node's disk was replaced: its epoch and `quorum-state` start over with the new disk.
+    pub fn on_disk_replaced(&mut self, id: i32) {
+        self.nodes.insert(id, NodeTrack::default());
+    }
+
     /// Checks one node after it handled an event.
     pub fn check_node<L: ReplicatedLog, Q: QuorumStateStore>(
         &mut self,
@@ -144,8 +158,37 @@ impl Invariants {
         if let Some(hw) = hw {
             self.check_committed(id, core.log(), hw, epoch);
         }
+        self.check_one_voter_change(id, core);
         if became_leader {
+            if !core.is_voter() {
+                let key = core.local_key();
+                let set = core.voter_set();
+                return self.violation(format!(
+                    "node {id} ({key:?}) became leader of epoch {epoch} but is not a voter of the set in force in its log: {set:?}"
+                ));
+            }
             self.check_leader_completeness(id, core);
+        }
+    }
+
+    /// KIP-853: at most one voter change past the committed offset in the node's log.
+    fn check_one_voter_change<L: ReplicatedLog, Q: QuorumStateStore>(
+        &mut self,
+        id: i32,
+        core: &RaftCore<L, Q>,
+    ) {
+        let committed = core.high_watermark().unwrap_or(0).max(self.committed_end);
+        let uncommitted: Vec<i64> = core
+            .control_state()
+            .voter_set_history()
+            .map(|(offset, _)| offset)
+            .filter(|&offset| offset >= committed)
+            .collect();
+        if uncommitted.len() > 1 {
+            self.violation(format!(
+                "node {id}: {} uncommitted voter changes in its log (VotersRecords at offsets {uncommitted:?}, committed below {committed})",
+                uncommitted.len()
+            ));
         }
     }
 

@@ -11,6 +11,7 @@
 
 pub mod harness;
 pub mod invariants;
+pub mod membership;
 pub mod network;
 pub mod node_cluster;
 pub mod options;

@@ -5,6 +5,10 @@ use rand::{Rng, SeedableRng};
 
 use crate::versions::Release;
 
+/// The workload never removes a voter from a set of this many (only a disk replacement takes
+/// it one below for a while: the old key goes before the new one can be added).
+pub const MIN_VOTERS: usize = 3;
+
 /// What the simulation exercises in one run.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -46,6 +50,16 @@ pub struct SimOptions {
     /// the faults (`kafka-features upgrade --feature kraft.version=1`, Kafka 4.1+): the leader
     /// is asked again and again until every voter has reported itself with UpdateRaftVoter.
     pub kraft_version_upgrade: bool,
+    /// Nodes besides the voters (ids `voters + 1 ..`), formatted like
+    /// `kafka-storage format --no-initial-controllers`: an empty log, their own directory id,
+    /// `controller.quorum.bootstrap.servers` to find the leader. They start as observers and
+    /// become voters only when the workload adds them (kraft.version 1 only).
+    pub spares: usize,
+    /// The workload changes the voter set during the faults (KIP-853): adds spare nodes,
+    /// removes voters (the leader too, case C11; never below [`MIN_VOTERS`] voters) and
+    /// replaces a voter's disk (a new directory id, removed by its old key, added by its new
+    /// one). On top of [`Self::kraft_version_1`].
+    pub membership_changes: bool,
     // TODO(issue 9 item 4): disk errors (short writes, ENOSPC, EIO on fsync, flipped bytes,
     // truncated files) once the fault-injecting storage layer exists; today a disk only crashes
     // (losing unflushed data) and tears its last write.
@@ -61,6 +75,26 @@ impl SimOptions {
                 *r = crate::versions::CURRENT;
             }
         }
+    }
+
+    /// Makes the run a dynamic quorum whose voter set the workload changes while the faults go
+    /// on ([`Self::membership_changes`]), with spare nodes to add: two beside 3 voters, one
+    /// beside 5 (so the set ranges over 3–5 or 3–6 voters). Spares speak the current release;
+    /// their clocks run at voter 1's rate.
+    pub fn with_membership_changes(&mut self) {
+        self.with_kraft_version_1();
+        self.membership_changes = true;
+        self.spares = if self.voters <= 3 { 2 } else { 1 };
+        let rate = self.clock_rates_ppm.first().copied().unwrap_or(1_000_000);
+        for _ in 0..self.spares {
+            self.releases.push(crate::versions::CURRENT);
+            self.clock_rates_ppm.push(rate);
+        }
+    }
+
+    /// Number of node processes: the voters and the spares.
+    pub fn nodes(&self) -> usize {
+        self.voters + self.spares
     }
 
     /// Makes the run a static quorum upgraded to kraft.version 1 while it runs; voters of
@@ -102,6 +136,8 @@ impl SimOptions {
             hostile_interval_ms: 0,
             kraft_version_1: false,
             kraft_version_upgrade: false,
+            spares: 0,
+            membership_changes: false,
         };
         // Drawn after the settings above, so they are the same as before these existed.
         options.releases = (0..voters).map(|_| Release::draw(&mut rng)).collect();

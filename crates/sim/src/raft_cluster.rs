@@ -14,6 +14,7 @@ use rand::Rng;
 
 use crate::harness::{Cluster, Outgoing, Sim, SimRaft, SimulatedNode, Workload};
 use crate::invariants::{Invariants, Violation};
+use crate::membership::{Membership, MembershipStats};
 
 /// A simulation of Raft cores alone.
 pub type RaftCluster = Cluster<RaftWrites>;
@@ -91,6 +92,9 @@ pub enum RaftEvent {
     /// Ask the leader to upgrade kraft.version to 1 (runs with
     /// [`crate::SimOptions::kraft_version_upgrade`]), again until it is done.
     UpgradeKraftVersion,
+    /// Change the voter set (runs with [`crate::SimOptions::membership_changes`]): see
+    /// [`Membership::step`].
+    ChangeVoters,
 }
 
 /// Writes of 1–5 records proposed to the leader every `write_interval_ms` on average.
@@ -100,6 +104,8 @@ pub struct RaftWrites {
     committed_at_heal: Option<i64>,
     /// Times the leader accepted the kraft.version upgrade (appended its control batch).
     upgrades_appended: u64,
+    /// Membership changes, in runs with [`crate::SimOptions::membership_changes`].
+    membership: Option<Membership>,
 }
 
 impl RaftWrites {
@@ -193,6 +199,7 @@ impl Workload for RaftWrites {
             writes_proposed: 0,
             committed_at_heal: None,
             upgrades_appended: 0,
+            membership: None,
         }
     }
 
@@ -202,6 +209,11 @@ impl Workload for RaftWrites {
         if sim.options.kraft_version_upgrade {
             let at = sim.rng.gen_range(1_000..=sim.options.fault_phase_ms);
             sim.schedule(at, RaftEvent::UpgradeKraftVersion);
+        }
+        if sim.options.membership_changes {
+            self.membership = Some(Membership::default());
+            let at = Membership::next_at(sim, 500);
+            sim.schedule(at, RaftEvent::ChangeVoters);
         }
     }
 
@@ -219,6 +231,16 @@ impl Workload for RaftWrites {
                 let at = now + sim.rng.gen_range(500..=3_000);
                 sim.schedule(at, RaftEvent::UpgradeKraftVersion);
             }
+            RaftEvent::ChangeVoters => {
+                let now = sim.now_ms();
+                if let Some(m) = &mut self.membership {
+                    m.step(sim);
+                    if !sim.faults_over || m.busy() {
+                        let at = Membership::next_at(sim, now);
+                        sim.schedule(at, RaftEvent::ChangeVoters);
+                    }
+                }
+            }
         }
     }
 
@@ -230,7 +252,13 @@ impl Workload for RaftWrites {
         if sim.options.kraft_version_upgrade {
             Self::check_upgraded_voters(sim);
         }
+        if let Some(m) = &mut self.membership {
+            m.after_event(sim, now_ms)?;
+        }
         if !sim.faults_over {
+            return Ok(None);
+        }
+        if self.membership.as_ref().is_some_and(Membership::busy) {
             return Ok(None);
         }
         if sim.options.kraft_version_upgrade && !Self::upgrade_committed(sim) {
@@ -246,6 +274,7 @@ impl Workload for RaftWrites {
                     leaders_elected: sim.invariants.leaders_elected(),
                     writes_proposed: self.writes_proposed,
                     upgrades_appended: self.upgrades_appended,
+                    membership: self.membership.as_ref().map(|m| m.stats.clone()),
                 }));
             }
             _ => {}
@@ -254,6 +283,13 @@ impl Workload for RaftWrites {
     }
 
     fn liveness_failure(&mut self, sim: &mut Sim<SimRaft>) -> String {
+        if let Some(text) = self
+            .membership
+            .as_ref()
+            .and_then(|m| m.liveness_failure(sim))
+        {
+            return text;
+        }
         if sim.options.kraft_version_upgrade && !Self::upgrade_committed(sim) {
             return format!(
                 "liveness: the kraft.version upgrade did not commit within {} ms after the faults stopped ({} upgrade batches appended)",
@@ -282,4 +318,6 @@ pub struct SimReport {
     /// kraft.version upgrade batches appended (more than one: a leader's uncommitted upgrade
     /// was truncated and a later leader upgraded again).
     pub upgrades_appended: u64,
+    /// What the membership workload did, in runs with it.
+    pub membership: Option<MembershipStats>,
 }

@@ -24,3 +24,14 @@ fn raft_safety_and_liveness_at_kraft_version_1() {
 fn raft_safety_and_liveness_through_a_kraft_version_upgrade() {
     kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_kraft_version_upgrade);
 }
+
+/// Membership changes of a dynamic quorum (KIP-853) under the same faults: spare nodes
+/// formatted with `--no-initial-controllers` are added, voters are removed (the leader too,
+/// case C11), and a voter's disk is replaced (removed by its old directory id, added back by its
+/// new one). At most one uncommitted voter change is ever in a log, only a voter of its own
+/// voter set leads, no committed write is lost, every request is answered, and a replacement in
+/// progress completes once the faults stop.
+#[test]
+fn raft_safety_and_liveness_through_membership_changes() {
+    kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_membership_changes);
+}

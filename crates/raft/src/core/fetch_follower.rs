@@ -52,6 +52,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         )
     }
 
+    /// True if [`Self::send_fetch_to_any_voter`] has somewhere to send: a bootstrap server, or
+    /// a voter besides this node.
+    pub(crate) fn has_discovery_target(&self) -> bool {
+        let me = self.config.node_id;
+        !self.config.bootstrap_servers.is_empty() || self.voter_set().ids().any(|v| v != me)
+    }
+
     /// Observers (and voters that lost the leader) discover the leader by fetching from a
     /// random bootstrap server (`controller.quorum.bootstrap.servers`, Kafka
     /// `maybeSendFetchToAnyBootstrap`) or, without any, from a random voter; the answer names

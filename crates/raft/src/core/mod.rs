@@ -548,9 +548,26 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Earliest time at which [`poll`](Self::poll) has work to do, in ms.
     pub fn next_deadline_ms(&self) -> u64 {
         let role_deadline = match &self.role {
-            Role::Unattached(u) => u.election_deadline_ms.unwrap_or(u64::MAX),
+            Role::Unattached(u) if self.is_voter() => u.election_deadline_ms.unwrap_or(u64::MAX),
+            // An observer looks for the leader (Kafka `pollUnattachedAsObserver`): at once when
+            // no discovery fetch is in flight or backing off, else when that ends (the
+            // requests' deadline below). Without this a driver that sleeps until the deadline
+            // would never send the first discovery fetch.
+            Role::Unattached(_)
+                if self.requests.next_deadline_ms().is_none() && self.has_discovery_target() =>
+            {
+                0
+            }
+            Role::Unattached(_) => u64::MAX,
             Role::Prospective(p) => p.election_deadline_ms,
             Role::Candidate(c) => c.election_deadline_ms,
+            // An observer waits on its one fetch (to the leader, or a discovery fetch once
+            // its fetch timeout expired) or on its backoff, as Kafka's
+            // `pollFollowerAsObserver` does; the expired timer alone would make the driver
+            // poll in a busy loop while the leader is unreachable.
+            Role::Follower(_) if !self.is_voter() && self.requests.next_deadline_ms().is_some() => {
+                u64::MAX
+            }
             Role::Follower(f) => self.follower_deadline_ms(f),
             Role::Resigned(r) => r.election_deadline_ms,
             Role::Leader(l) => {
@@ -674,7 +691,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     RaftResponse::RemoveRaftVoter(r) => self.handle_remove_voter_response(&r),
                     RaftResponse::DescribeQuorum(_) => true,
                 };
-                if !handled {
+                // An observer still looking for the leader also backs off after an answer that
+                // named none, as Kafka's observers retry bootstrap servers only after
+                // `retry.backoff.ms`; else it would ask again at once, or (with no deadline)
+                // never.
+                let discovering = matches!(&self.role, Role::Unattached(_)) && !self.is_voter();
+                if !handled || discovering {
                     self.requests
                         .backoff(source, now_ms, self.config.retry_backoff_ms);
                 }

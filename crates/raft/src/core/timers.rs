@@ -205,6 +205,12 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         let Role::Unattached(u) = &self.role else {
             unreachable!()
         };
+        // Kafka `pollUnattached`: only a voter runs for election. A node that is not one (a
+        // spare, a removed voter, a wiped disk) may still hold an election timer, e.g. from
+        // a vote it granted before the VotersRecord adding it reached it.
+        if !self.is_voter() {
+            return self.send_fetch_to_any_voter(now_ms);
+        }
         match u.election_deadline_ms {
             Some(deadline) if now_ms >= deadline && !self.shutting_down => {
                 self.start_election(now_ms)
@@ -244,6 +250,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 destination,
                 "no endpoint known for the destination; not sent"
             );
+            // Retried after the backoff, not at once (no timer would spin on it).
+            self.requests
+                .backoff(destination, now_ms, self.config.retry_backoff_ms);
             return;
         };
         let id = self

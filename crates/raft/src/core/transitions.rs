@@ -105,11 +105,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         now_ms: u64,
     ) -> Result<(), RaftError> {
         self.persist(None, Some(candidate))?;
-        let deadline = self.random_election_deadline(now_ms);
+        // A node outside the voter set in force may grant a vote (KIP-853: the candidate's log
+        // may already add it) but runs no election of its own.
+        let deadline = self
+            .is_voter()
+            .then(|| self.random_election_deadline(now_ms));
         self.role = Role::Unattached(Unattached {
             voted: Some(candidate),
             leader_hint: None,
-            election_deadline_ms: Some(deadline),
+            election_deadline_ms: deadline,
         });
         info!(epoch = self.epoch, candidate, "voted");
         Ok(())

@@ -144,7 +144,15 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                     }
                 }
             }
-            Role::Follower(f) => pre_vote && !f.has_fetched_from_leader && log_up_to_date,
+            // KIP-996: a follower refuses pre-votes while it hears from its leader. A voter
+            // leaves Follower when its fetch timeout expires, but an observer (a voter whose
+            // log does not add it yet, say) stays; past the timeout it must grant, or a quorum
+            // whose leader is gone can wait on it forever.
+            Role::Follower(f) => {
+                pre_vote
+                    && (!f.has_fetched_from_leader || now_ms >= f.fetch_deadline_ms)
+                    && log_up_to_date
+            }
             Role::Candidate(_) | Role::Resigned(_) => pre_vote && log_up_to_date,
             Role::Leader(_) => false,
         };

@@ -279,6 +279,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// Completes the pending change once the high watermark passed it; a leader that removed
     /// itself then asks to resign (done by the next poll).
     pub(crate) fn maybe_complete_voter_change(&mut self, now_ms: u64) {
+        self.complete_pending_voter_change(now_ms);
+        // Case C11 also when the removal's request timed out before it committed (the
+        // VotersRecord stays in the log and commits later): a leader outside its committed
+        // voter set resigns. Found by the simulation (seed 217 of
+        // `raft_safety_and_liveness_through_membership_changes`): such a leader led on, and
+        // even appended further voter changes.
+        if !self.resign_requested
+            && matches!(self.role, Role::Leader(_))
+            && self.high_watermark.is_some()
+            && !self.is_voter()
+            && !self.has_uncommitted_voter_change()
+        {
+            info!("this leader is not in its committed voter set: resigning");
+            self.resign_requested = true;
+        }
+    }
+
+    fn complete_pending_voter_change(&mut self, now_ms: u64) {
         let Some(pending) = &self.pending_voter_change else {
             return;
         };

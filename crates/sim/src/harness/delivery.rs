@@ -23,7 +23,15 @@ impl<N: SimulatedNode> Sim<N> {
                 id,
                 destination,
                 request,
-            } => self.send_request(from, incarnation, id, destination.node_id, request),
+            } => {
+                // A bootstrap server has a negative id in the core; the endpoint names the node.
+                let to = if destination.node_id < 0 {
+                    super::sim::node_at(&destination.endpoint).unwrap_or(destination.node_id)
+                } else {
+                    destination.node_id
+                };
+                self.send_request(from, incarnation, id, to, request)
+            }
             Output::Respond { id, response } => self.send_response(from, id, response),
         }
     }

@@ -22,6 +22,7 @@ mod delivery;
 pub mod hostile;
 mod sim;
 pub(crate) use sim::directory_id;
+pub use sim::endpoint;
 #[cfg(test)]
 mod tests;
 

@@ -18,7 +18,7 @@ use crate::options::SimOptions;
 use crate::scheduler::Scheduler;
 use crate::versions::Release;
 
-/// One voter: its running process, or its disk while it is down.
+/// One node: its running process, or its disk while it is down.
 pub struct Slot<N> {
     /// The running process.
     pub node: Option<N>,
@@ -32,6 +32,11 @@ pub struct Slot<N> {
     scheduled_tick_ms: Option<u64>,
     /// How fast the machine's clock runs, in parts per million of simulated time.
     clock_ppm: u64,
+    /// The metadata directory id of its current disk (`directory.id` in `meta.properties`): a
+    /// replaced disk gets a new one ([`Sim::replace_disk`]).
+    directory_id: Uuid,
+    /// Disks this node had replaced so far (makes each new directory id unique).
+    disks_replaced: u64,
 }
 
 /// The shared state of a simulation of nodes of kind `N`.
@@ -75,20 +80,21 @@ impl<N: SimulatedNode> Sim<N> {
     pub(super) fn new(seed: u64, options: SimOptions) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let voters: BTreeMap<i32, Endpoint> = (1..=options.voters as i32)
-            .map(|id| {
-                let endpoint = Endpoint {
-                    host: "127.0.0.1".into(),
-                    port: 9000 + id as u16,
-                };
-                (id, endpoint)
-            })
+            .map(|id| (id, endpoint(id)))
             .collect();
         let static_voters = if options.kraft_version_1 {
             BTreeMap::new()
         } else {
             voters.clone()
         };
-        let raft_config = RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), static_voters, "CONTROLLER");
+        let mut raft_config =
+            RaftConfig::new(1, CLUSTER_ID, Uuid::nil(), static_voters, "CONTROLLER");
+        if options.spares > 0 {
+            // Every node's `controller.quorum.bootstrap.servers` lists every controller, as
+            // Kafka's quickstart does: a spare or a wiped disk knows no voter set and finds the
+            // leader through them.
+            raft_config.bootstrap_servers = (1..=options.nodes() as i32).map(endpoint).collect();
+        }
         let bootstrap_voters = options.kraft_version_1.then(|| {
             kraftwerk_raft::VoterSet::from_nodes(voters.iter().map(|(&id, e)| {
                 kraftwerk_raft::VoterNode {
@@ -131,19 +137,27 @@ impl<N: SimulatedNode> Sim<N> {
         if let Some(line) = N::describe_config(&sim.config) {
             sim.log(line);
         }
-        for &id in voters.keys() {
+        for id in 1..=sim.options.nodes() as i32 {
             let table = sim.release(id).table();
             sim.tables.insert(id, table);
+            // A spare is formatted with `--no-initial-controllers`: no checkpoint at all.
+            let bootstrap = if voters.contains_key(&id) {
+                bootstrap_voters.as_ref()
+            } else {
+                None
+            };
             let slot = Slot {
                 node: None,
                 parked_log: Some(with_bootstrap_checkpoint(
                     N::fresh_log(&sim.config),
-                    bootstrap_voters.as_ref(),
+                    bootstrap,
                 )),
                 store: MemQuorumStateStore::new(),
                 incarnation: 0,
                 scheduled_tick_ms: None,
                 clock_ppm: u64::from(sim.options.clock_rates_ppm[(id - 1) as usize]),
+                directory_id: directory_id(id),
+                disks_replaced: 0,
             };
             sim.nodes.insert(id, slot);
             sim.start_node(id);
@@ -249,7 +263,10 @@ impl<N: SimulatedNode> Sim<N> {
         let now = self.node_now_ms(id);
         let mut raft = self.raft_config.clone();
         raft.node_id = id;
-        raft.directory_id = directory_id(id);
+        raft.directory_id = self.directory_id_of(id);
+        if self.options.spares > 0 {
+            raft.local_endpoints = BTreeMap::from([("CONTROLLER".to_owned(), endpoint(id))]);
+        }
         self.release(id).configure(&mut raft);
         let slot = self.nodes.get_mut(&id).expect("node exists");
         let log = slot
@@ -292,7 +309,7 @@ impl<N: SimulatedNode> Sim<N> {
         let interval = self.options.stall_interval_ms;
         if interval > 0 {
             let at = self.now_ms() + self.rng.gen_range(0..2 * interval);
-            let node = self.rng.gen_range(1..=self.options.voters as i32);
+            let node = self.rng.gen_range(1..=self.options.nodes() as i32);
             self.scheduler.schedule(at, Event::Stall { node });
         }
     }
@@ -316,7 +333,7 @@ impl<N: SimulatedNode> Sim<N> {
     pub(super) fn schedule_crash(&mut self) {
         if self.options.crash_interval_ms > 0 {
             let at = self.now_ms() + self.rng.gen_range(0..2 * self.options.crash_interval_ms);
-            let node = self.rng.gen_range(1..=self.options.voters as i32);
+            let node = self.rng.gen_range(1..=self.options.nodes() as i32);
             self.scheduler.schedule(at, Event::Crash { node });
         }
     }
@@ -339,8 +356,46 @@ impl<N: SimulatedNode> Sim<N> {
         self.log(format!("node {id} crashed (torn bytes dropped: {dropped})"));
     }
 
-    pub(super) fn tick(&mut self, id: i32) {
+    /// The directory id of node `id`'s current disk.
+    pub fn directory_id_of(&self, id: i32) -> Uuid {
+        self.nodes
+            .get(&id)
+            .map_or_else(|| directory_id(id), |s| s.directory_id)
+    }
+
+    /// Node `id`'s disk is replaced, as an operator does after a disk failure: the process
+    /// stops (if it runs), its log and `quorum-state` are gone, the new disk is formatted with
+    /// `--no-initial-controllers` (an empty log, a new directory id) and the node starts again
+    /// after `down_ms`. It comes back as an observer until it is added by its new key.
+    pub fn replace_disk(&mut self, id: i32, down_ms: u64) {
+        if self.node(id).is_some() {
+            self.crash(id);
+        }
+        self.stalls.remove(&id);
+        let log = N::fresh_log(&self.config);
         let slot = self.nodes.get_mut(&id).expect("node");
+        slot.parked_log = Some(log);
+        slot.store = MemQuorumStateStore::new();
+        slot.disks_replaced += 1;
+        slot.directory_id = Uuid::from_u64_pair(slot.disks_replaced, 1000 + id as u64);
+        let dir = slot.directory_id;
+        self.invariants.on_disk_replaced(id);
+        self.log(format!(
+            "node {id} has a new empty disk, directory id {dir}"
+        ));
+        let at = self.now_ms() + down_ms;
+        self.scheduler.schedule(at, Event::Restart { node: id });
+    }
+
+    pub(super) fn tick(&mut self, id: i32) {
+        let now = self.now_ms();
+        let slot = self.nodes.get_mut(&id).expect("node");
+        // A tick superseded by a later one is stale (an earlier one was scheduled after it
+        // and fired, and rescheduled): without this check every stale tick would live on as
+        // one more timer, and a node polled every millisecond would collect thousands.
+        if slot.scheduled_tick_ms.is_some_and(|t| t > now) {
+            return;
+        }
         slot.scheduled_tick_ms = None;
         if slot.node.is_some() {
             self.step(id, |n, now| n.poll(now));
@@ -432,7 +487,22 @@ pub(super) fn global_ms(local_ms: u64, ppm: u64) -> u64 {
     (u128::from(local_ms) * 1_000_000).div_ceil(u128::from(ppm)) as u64
 }
 
-/// The metadata directory id of node `id`.
+/// The controller endpoint of node `id` (its port names it).
+pub fn endpoint(id: i32) -> Endpoint {
+    Endpoint {
+        host: "127.0.0.1".into(),
+        port: 9000 + id as u16,
+    }
+}
+
+/// The node whose controller endpoint is `endpoint` ([`endpoint`]).
+pub(super) fn node_at(endpoint: &Endpoint) -> Option<i32> {
+    i32::from(endpoint.port)
+        .checked_sub(9000)
+        .filter(|&id| id > 0)
+}
+
+/// The metadata directory id node `id` is formatted with first.
 pub(crate) fn directory_id(id: i32) -> Uuid {
     Uuid::from_u64_pair(0, 1000 + id as u64)
 }

@@ -294,6 +294,125 @@ fn a_vote_from_a_node_outside_the_set_is_answered_at_kraft_version_1() {
     assert_eq!(r.topics[0].partitions[0].error_code, errors::NONE);
 }
 
+/// Found by the simulation (seed 1 of `raft_safety_and_liveness_through_membership_changes`,
+/// once observers kept looking for the leader): a node outside its own voter set granted a
+/// vote (allowed: the candidate's log may already add it), which armed an election timer, and
+/// when it fired the core panicked in `transition_to_prospective` ("only voters run
+/// elections"). Kafka's `pollUnattached` checks `isVoter` first. Now the vote arms no timer,
+/// and an Unattached non-voter only ever looks for the leader.
+#[test]
+fn a_node_outside_the_voter_set_that_granted_a_vote_never_runs_for_election() {
+    // Node 4 (a spare) knows the voter set {1, 2, 3} and is not in it.
+    let (mut c, store) = dynamic_core(4, dir(4), &voters(&[1, 2, 3]));
+    assert!(!c.is_voter());
+    let RaftRequest::Vote(mut v) = vote_request(3, 1, 0, 0) else {
+        unreachable!()
+    };
+    v.voter_id = 4.into();
+    v.topics[0].partitions[0].replica_directory_id = dir(3);
+    v.topics[0].partitions[0].voter_directory_id = dir(4);
+    c.handle(
+        10,
+        Input::Request {
+            id: InboundId(1),
+            api_version: 1,
+            request: RaftRequest::Vote(v),
+        },
+    )
+    .unwrap();
+    let RaftResponse::Vote(r) = &responses(&mut c)[0].1 else {
+        panic!()
+    };
+    assert!(r.topics[0].partitions[0].vote_granted);
+    assert_eq!(store.current().and_then(|s| s.voted_id), Some(3));
+    // Far past any election timeout: still no election, only discovery fetches.
+    for t in [2_000, 5_000, 100_000] {
+        c.poll(t).unwrap();
+        assert_eq!(c.role(), RoleKind::Unattached, "at {t} ms");
+        assert!(
+            sends(&mut c)
+                .iter()
+                .all(|(_, _, r)| matches!(r, RaftRequest::Fetch(_))),
+            "it looks for the leader with Fetch"
+        );
+    }
+}
+
+/// Found by the simulation (seeds 6 and 10 of
+/// `raft_safety_and_liveness_through_membership_changes`): leader 3 of {1, 2, 3} added 5, and
+/// its disk was replaced before 5 (and 2) read that VotersRecord. Node 1 (set {1, 2, 3, 5})
+/// needs 5's pre-vote, but 5 still thinks it is an observer and stays the Follower of 3, which
+/// refused every pre-vote because it had once fetched from 3: no election, ever. A follower
+/// past its fetch timeout now grants pre-votes (KIP-996 refuses them only while the leader is
+/// heard from).
+#[test]
+fn an_observer_follower_past_its_fetch_timeout_grants_pre_votes() {
+    let (mut c, _) = dynamic_core(5, dir(5), &voters(&[1, 2, 3]));
+    c.poll(10).unwrap();
+    let (id, _, _) = sends(&mut c).pop().expect("discovery fetch");
+    c.handle(
+        20,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(not_leader_response(2, 5, "c2", 9092)),
+        },
+    )
+    .unwrap();
+    assert_eq!(c.role(), RoleKind::Follower);
+    let (id, _) = sent_fetches(&mut c).pop().expect("fetch to the leader");
+    c.handle(
+        30,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(fetch_response(5, Bytes::new(), 0)),
+        },
+    )
+    .unwrap();
+    let pre_vote = || {
+        let RaftRequest::Vote(mut v) = vote_request(1, 5, 0, 0) else {
+            unreachable!()
+        };
+        v.voter_id = 5.into();
+        let p = &mut v.topics[0].partitions[0];
+        p.pre_vote = true;
+        p.replica_directory_id = dir(1);
+        p.voter_directory_id = dir(5);
+        RaftRequest::Vote(v)
+    };
+    let granted = |c: &mut Core, now: u64, n: u64| {
+        c.handle(
+            now,
+            Input::Request {
+                id: InboundId(n),
+                api_version: 2,
+                request: pre_vote(),
+            },
+        )
+        .unwrap();
+        let RaftResponse::Vote(r) = &responses(c)[0].1 else {
+            panic!()
+        };
+        r.topics[0].partitions[0].vote_granted
+    };
+    assert!(
+        !granted(&mut c, 100, 1),
+        "the leader was heard from 70 ms ago"
+    );
+    let timeout = c.config().fetch_timeout_ms;
+    assert!(granted(&mut c, 30 + timeout, 2), "past the fetch timeout");
+    assert_eq!(c.role(), RoleKind::Follower, "a pre-vote changes no state");
+    // Past its fetch timeout an observer looks for the leader, one fetch at a time, and waits
+    // for it: its deadline is not the expired timer (a driver would spin on it).
+    let now = 40 + timeout;
+    c.poll(now).unwrap();
+    let _ = sends(&mut c);
+    assert!(
+        c.next_deadline_ms() > now,
+        "deadline {} is not after {now}",
+        c.next_deadline_ms()
+    );
+}
+
 #[test]
 fn only_a_fetch_with_the_voter_directory_counts_toward_the_high_watermark() {
     let (mut c, _) = dynamic_leader();
@@ -582,6 +701,60 @@ fn item_5_an_observer_finds_the_leader_through_bootstrap_servers_and_follows_it_
         ),
         (2, "c2", 9092)
     );
+}
+
+/// Found by the simulation (seed 22 of `raft_safety_and_liveness_through_membership_changes`):
+/// a node formatted with `--no-initial-controllers` reported no deadline, so a driver that
+/// sleeps until `next_deadline_ms` never sent its first discovery fetch, nor another after a
+/// bootstrap server answered that it knows no leader. Kafka's `pollUnattachedAsObserver`
+/// retries every `retry.backoff.ms`.
+#[test]
+fn an_observer_without_a_leader_keeps_looking_for_it_on_its_own_timer() {
+    let mut config = dynamic_config(7, Uuid::from_u64_pair(7, 7));
+    config.bootstrap_servers = vec![Endpoint {
+        host: "boot-a".into(),
+        port: 9001,
+    }];
+    let backoff = config.retry_backoff_ms;
+    let mut c = RaftCore::new(config, MemLog::new(), MemQuorumStateStore::new(), 3, 0).unwrap();
+    assert_eq!(c.role(), RoleKind::Unattached);
+    assert!(
+        c.next_deadline_ms() <= 10,
+        "the first discovery fetch is due at once, not at {}",
+        c.next_deadline_ms()
+    );
+    c.poll(10).unwrap();
+    let out = sent_fetches(&mut c);
+    assert_eq!(out.len(), 1);
+    let (id, _) = out[0].clone();
+    // The bootstrap server knows no leader either (it is Unattached too).
+    let mut none = not_leader_response(-1, 0, "", 0);
+    none.node_endpoints.clear();
+    c.handle(
+        20,
+        Input::Response {
+            id,
+            response: RaftResponse::Fetch(none),
+        },
+    )
+    .unwrap();
+    assert!(sent_fetches(&mut c).is_empty(), "not again at once");
+    assert_eq!(
+        c.next_deadline_ms(),
+        20 + backoff,
+        "again after the backoff"
+    );
+    c.poll(20 + backoff).unwrap();
+    assert_eq!(sent_fetches(&mut c).len(), 1, "the next discovery fetch");
+}
+
+/// Without anywhere to look (no bootstrap servers, no voter set yet), an observer has nothing
+/// to do and no timer: it must not spin.
+#[test]
+fn an_observer_with_nowhere_to_look_has_no_deadline() {
+    let config = dynamic_config(7, Uuid::from_u64_pair(7, 7));
+    let c = RaftCore::new(config, MemLog::new(), MemQuorumStateStore::new(), 3, 0).unwrap();
+    assert_eq!(c.next_deadline_ms(), u64::MAX);
 }
 
 #[test]

@@ -186,6 +186,40 @@ fn case_c11_add_then_remove_the_leader_commits_over_the_new_set_and_the_leader_r
     ));
 }
 
+/// Found by the simulation (seed 217 of `raft_safety_and_liveness_through_membership_changes`):
+/// the leader's removal of itself timed out (REQUEST_TIMED_OUT) before it committed; it
+/// committed later, and the leader, no longer a voter, led on for good.
+#[test]
+fn case_c11_a_leader_whose_timed_out_removal_commits_later_still_resigns() {
+    let mut c = standalone();
+    fetch_from(&mut c, 100, 2, dir(2));
+    assert_eq!(
+        c.add_voter(200, 1, voter(2), true, supported()).unwrap(),
+        None
+    );
+    fetch_from(&mut c, 300, 2, dir(2));
+    c.take_voter_change_answers();
+    assert_eq!(
+        c.remove_voter(400, 2, ReplicaKey::new(1, dir(1))).unwrap(),
+        None
+    );
+    // Voter 2 is slow: the request times out first.
+    c.poll(400 + crate::config::DEFAULT_REQUEST_TIMEOUT_MS)
+        .unwrap();
+    let answers = c.take_voter_change_answers();
+    assert_eq!(answers[0].error_code, errors::REQUEST_TIMED_OUT);
+    assert_eq!(
+        c.role(),
+        RoleKind::Leader,
+        "the removal is still uncommitted"
+    );
+    // Then 2 fetches past the VotersRecord: committed, so the leader resigns.
+    fetch_from(&mut c, 2_500, 2, dir(2));
+    assert!(!c.has_uncommitted_voter_change());
+    c.poll(2_501).unwrap();
+    assert_eq!(c.role(), RoleKind::Resigned);
+}
+
 #[test]
 fn case_c12_ack_when_false_answers_at_append_and_the_leader_keeps_its_epoch() {
     let mut c = standalone();
