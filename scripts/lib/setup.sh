@@ -77,7 +77,8 @@ kraftwerk_ensure_deps() {
 # is too old for it: Go comes from the machine, e.g. /usr/local/go). NAME prefixes the messages.
 kraftwerk_ensure_promtool() {
     local name="$1" promtool="$KRAFTWERK_BIN/promtool" go
-    if "$promtool" --version 2>/dev/null | grep -q "version ${KRAFTWERK_PROMTOOL_VERSION#v} "; then
+    # `go install` leaves `promtool --version` blank: a stamp beside it names the version built.
+    if [[ -x "$promtool" && "$(cat "$promtool.version" 2>/dev/null)" == "$KRAFTWERK_PROMTOOL_VERSION" ]]; then
         return 0
     fi
     go="$(command -v go || echo /usr/local/go/bin/go)"
@@ -88,6 +89,7 @@ kraftwerk_ensure_promtool() {
     echo "$name: building promtool $KRAFTWERK_PROMTOOL_VERSION (go install; several minutes, once)" >&2
     mkdir -p "$KRAFTWERK_BIN"
     GOBIN="$KRAFTWERK_BIN" "$go" install "github.com/prometheus/prometheus/cmd/promtool@$KRAFTWERK_PROMTOOL_VERSION" >&2 || return 1
+    echo "$KRAFTWERK_PROMTOOL_VERSION" >"$promtool.version"
 }
 
 # kraftwerk_build_notice: what a first build costs, printed before cargo starts one.

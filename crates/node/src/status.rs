@@ -203,7 +203,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 .count(),
             uncommitted_voter_change: self.raft.is_leader()
                 && self.raft.has_uncommitted_voter_change(),
-            image: image_counts(image),
+            image: self.tracking.image_counts.1.clone(),
             brokers: image
                 .cluster
                 .brokers()
@@ -239,9 +239,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     }
 }
 
-/// Broker, topic and partition counts of `image`. O(topics + offline + imbalanced partitions):
-/// the per-topic partition maps know their sizes.
-fn image_counts(image: &MetadataImage) -> ImageCounts {
+/// Broker, topic and partition counts of `image`. O(brokers + topics + offline + imbalanced
+/// partitions): the per-topic partition maps know their sizes. The node recounts only after
+/// replay moved the image (`Node::track`).
+pub(crate) fn image_counts(image: &MetadataImage) -> ImageCounts {
     let brokers = image.cluster.brokers();
     let (mut active, mut fenced, mut shutting_down) = (0, 0, 0);
     for b in brokers {

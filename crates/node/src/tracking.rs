@@ -30,6 +30,9 @@ pub(crate) struct Tracking {
     pub(crate) broker_contacts: BTreeMap<i32, u64>,
     /// Events the driver handed to the node (`EventQueueOperationsStartedCount`).
     pub(crate) events_started: u64,
+    /// Counts of the committed image, and the image's last offset they were taken at
+    /// (recounted only when replay moved it: counting walks every topic).
+    pub(crate) image_counts: (Option<i64>, crate::status::ImageCounts),
     /// Committed unclean leader elections (`UncleanLeaderElectionsPerSec`).
     pub(crate) unclean_leader_elections: u64,
     /// Committed elections from the ELR (`ElectionFromEligibleLeaderReplicasPerSec`).
@@ -52,7 +55,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
         let hw = self.raft.high_watermark().unwrap_or(0);
         let log = self.raft.log();
         let range = (log.start_offset(), log.end_offset().offset);
+        let image = self.controller.image();
         let t = &mut self.tracking;
+        if t.image_counts.0 != Some(image.last_offset) {
+            t.image_counts = (Some(image.last_offset), crate::status::image_counts(image));
+        }
 
         // Commit latency: our appends that the high watermark passed.
         if role == RoleKind::Leader {

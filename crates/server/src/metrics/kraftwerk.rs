@@ -18,7 +18,7 @@ pub fn families(node_id: i32, s: &NodeStatus, now_ms: u64) -> Vec<MetricFamily> 
             s.log_start_offset as f64,
         ),
         gauge(
-            "kraftwerk_snapshot_count",
+            "kraftwerk_snapshots_on_disk",
             "Complete snapshots on disk.",
             s.snapshot_count as f64,
         ),
