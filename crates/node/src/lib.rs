@@ -25,6 +25,7 @@ mod messages;
 mod node;
 mod replay;
 mod requests;
+pub mod sensors;
 pub mod served_apis;
 pub mod snapshot_codec;
 mod snapshot_job;
@@ -32,6 +33,7 @@ mod snapshots;
 mod status;
 #[cfg(test)]
 mod tests;
+mod tracking;
 mod voter_changes;
 mod write;
 
@@ -41,4 +43,4 @@ pub use node::Node;
 pub use snapshot_codec::{decode_snapshot, encode_snapshot, SnapshotReadError};
 pub use snapshot_job::{SnapshotDone, SnapshotJob};
 pub use snapshots::SnapshotPolicy;
-pub use status::{NodeStats, NodeStatus, ReplicaLag};
+pub use status::{BrokerMetrics, ImageCounts, NodeStats, NodeStatus, ReplicaLag};

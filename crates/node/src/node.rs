@@ -46,6 +46,8 @@ pub struct Node<L, Q> {
     /// AddRaftVoter / RemoveRaftVoter requests the Raft layer answers later, by token.
     pub(crate) voter_change_apis:
         std::collections::BTreeMap<u64, crate::voter_changes::VoterChangeApi>,
+    /// Bookkeeping for the Kafka-named metrics.
+    pub(crate) tracking: crate::tracking::Tracking,
 }
 
 impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
@@ -80,6 +82,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             next_clean_ms: now_ms + snapshot_policy.clean_interval_ms,
             latest_snapshot: None,
             stats: NodeStats::default(),
+            tracking: Default::default(),
         };
         if let Some(id) = node.raft.log().latest_snapshot_id() {
             node.load_snapshot(id, now_ms)?;
@@ -159,6 +162,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     pub fn note_broker_contact(&mut self, broker_id: i32, broker_epoch: i64, arrived_ms: u64) {
         self.controller
             .note_broker_contact(broker_id, broker_epoch, arrived_ms);
+        self.track_broker_contact(broker_id, arrived_ms);
     }
 
     /// Runs timers.
@@ -183,6 +187,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
     /// replays what committed, snapshots and cleans when due, (de)activates the controller, runs
     /// its internal writes, and answers the requests whose records committed.
     fn settle(&mut self, now_ms: u64) -> Result<(), NodeError> {
+        let result = self.settle_loop(now_ms);
+        self.track(now_ms);
+        result
+    }
+
+    /// [`Node::settle`]'s work, until nothing changes any more.
+    fn settle_loop(&mut self, now_ms: u64) -> Result<(), NodeError> {
         loop {
             if let Some(id) = self.raft.take_snapshot_installed() {
                 self.load_snapshot(id, now_ms)?;

@@ -61,6 +61,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             }
             if !header.is_control() {
                 let decoded = decode_metadata_batch(header.base_offset, batch)?;
+                self.count_elections(&decoded);
                 self.controller
                     .replay_committed(&decoded)
                     .map_err(|source| NodeError::Replay {

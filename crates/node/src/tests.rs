@@ -421,3 +421,37 @@ fn update_features_upgrades_a_static_quorum_to_kraft_version_1() {
     assert_eq!(h.node.raft().kraft_version(), 0);
     assert!(h.node.controller().is_active(), "still serving");
 }
+
+#[test]
+fn the_status_carries_what_kafkas_controller_metrics_need() {
+    let mut h = Harness::leader();
+    assert_eq!(h.register(1, "localhost"), 0);
+    let epoch = h.node.controller().image().cluster.broker(1).unwrap().epoch;
+    h.node.note_broker_contact(1, epoch, h.now_ms);
+    let now = h.now_ms;
+    let s = h.node.status();
+    assert_eq!(s.role, kraftwerk_raft::RoleKind::Leader);
+    assert_eq!(s.voted_id, Some(1), "a leader voted for itself");
+    assert_eq!((s.voter_count, s.is_voter), (1, true));
+    assert_eq!(s.unknown_voter_connections, 0);
+    assert_eq!(s.new_active_controllers, 1, "one leader, one epoch");
+    // The leader's own appends (bootstrap, registration) committed: commit latency sampled.
+    assert!(!s.sensors.commit_latency_ms.avg(now).is_nan());
+    assert!(s.sensors.append_records.sum(now) >= 2.0);
+    // The leaderless start ended in this node's election.
+    assert!(!s.sensors.election_latency_ms.max(now).is_nan());
+    assert_eq!(
+        s.sensors.fetch_records.sum(now),
+        0.0,
+        "a leader fetches nothing"
+    );
+    // A registered broker is fenced until its first heartbeat asks to be unfenced.
+    assert_eq!((s.image.fenced_brokers, s.image.active_brokers), (1, 0));
+    assert_eq!(s.brokers.len(), 1);
+    assert!(s.brokers[0].fenced);
+    assert_eq!(s.brokers[0].last_contact_ms, Some(now));
+    assert_eq!(s.image.topics, 0);
+    assert!(s.last_written_offset >= s.replayed_end_offset - 1);
+    assert!(s.last_applied_timestamp_ms as u64 <= now);
+    assert_eq!(s.metadata_errors, 0);
+}

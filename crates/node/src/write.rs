@@ -68,6 +68,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 })?;
             first_record += count;
             end_offset = first + count as i64;
+            self.tracking.on_append(end_offset, count, now_ms);
         }
         Ok(WriteOutcome::Appended { end_offset })
     }

@@ -81,7 +81,8 @@ pub struct OutboundRaft {
 /// Handle for submitting events to the node thread.
 #[derive(Clone)]
 pub struct NodeHandle {
-    tx: SyncSender<NodeEvent>,
+    /// Events with the instant they were queued (for `EventQueueTimeMs`).
+    tx: SyncSender<(Instant, NodeEvent)>,
     contacts: SyncSender<BrokerContact>,
     clock: NodeClock,
 }
@@ -101,7 +102,7 @@ pub struct BrokerContact {
 
 /// What the node thread reads: its events, and the heartbeat arrivals it applies first.
 pub struct NodeInbox {
-    events: Receiver<NodeEvent>,
+    events: Receiver<(Instant, NodeEvent)>,
     contacts: Receiver<BrokerContact>,
 }
 
@@ -130,10 +131,12 @@ impl NodeHandle {
 
     /// Queues an event without blocking.
     pub fn submit(&self, event: NodeEvent) -> Result<(), SubmitError> {
-        self.tx.try_send(event).map_err(|e| match e {
-            TrySendError::Full(_) => SubmitError::Overloaded,
-            TrySendError::Disconnected(_) => SubmitError::Stopped,
-        })
+        self.tx
+            .try_send((Instant::now(), event))
+            .map_err(|e| match e {
+                TrySendError::Full(_) => SubmitError::Overloaded,
+                TrySendError::Disconnected(_) => SubmitError::Stopped,
+            })
     }
 }
 
@@ -227,6 +230,7 @@ pub fn run(
         controller_replies: HashMap::new(),
         next_id: 0,
         shutdown_deadline: None,
+        pass_started: None,
     }
     .run()
 }
@@ -235,7 +239,7 @@ pub fn run(
 struct NodeThread {
     node: ServerNode,
     self_handle: NodeHandle,
-    events: Receiver<NodeEvent>,
+    events: Receiver<(Instant, NodeEvent)>,
     contacts: Receiver<BrokerContact>,
     outbound: mpsc::UnboundedSender<OutboundRaft>,
     status: watch::Sender<NodeStatus>,
@@ -246,6 +250,8 @@ struct NodeThread {
     next_id: u64,
     /// When a graceful shutdown stops waiting for a successor, once one began.
     shutdown_deadline: Option<u64>,
+    /// When the current pass began (the last wait for events ended).
+    pass_started: Option<Instant>,
 }
 
 impl NodeThread {
@@ -275,7 +281,7 @@ impl NodeThread {
     /// Waits for an event until the node's next deadline (or the shutdown deadline), then takes
     /// what else is queued (bounded), so a burst is handled in one pass. Empty when the wait
     /// timed out; `None` when every handle is gone.
-    fn collect_batch(&self) -> Option<Vec<NodeEvent>> {
+    fn collect_batch(&mut self) -> Option<Vec<(Instant, NodeEvent)>> {
         let deadline = self
             .node
             .next_deadline_ms()
@@ -283,7 +289,17 @@ impl NodeThread {
         let wait_ms = deadline
             .saturating_sub(self.clock.now_ms())
             .min(MAX_WAIT_MS);
-        let mut batch = match self.events.recv_timeout(Duration::from_millis(wait_ms)) {
+        let waiting = Instant::now();
+        let received = self.events.recv_timeout(Duration::from_millis(wait_ms));
+        // The pass before this one ended where the wait began: one poll of the thread for
+        // `poll-idle-ratio-avg`.
+        let idle_ms = waiting.elapsed().as_millis() as u64;
+        let busy_ms = self.pass_started.map_or(0, |s| {
+            waiting.saturating_duration_since(s).as_millis() as u64
+        });
+        self.pass_started = Some(Instant::now());
+        self.node.record_poll(idle_ms, busy_ms, self.clock.now_ms());
+        let mut batch = match received {
             Ok(event) => vec![event],
             Err(RecvTimeoutError::Timeout) => Vec::new(),
             Err(RecvTimeoutError::Disconnected) => return None,
@@ -298,7 +314,7 @@ impl NodeThread {
     }
 
     /// Feeds `batch` to the node, stopping at the first error, then polls it.
-    fn handle_batch(&mut self, batch: Vec<NodeEvent>) -> Result<(), NodeError> {
+    fn handle_batch(&mut self, batch: Vec<(Instant, NodeEvent)>) -> Result<(), NodeError> {
         let now = self.clock.now_ms();
         // Every heartbeat that arrived by `now` is reported by now: record them before any
         // event or timer runs, so a session never expires for time the heartbeat spent queued
@@ -311,9 +327,14 @@ impl NodeThread {
         // pass, after a FetchSnapshot download) gets a duration.
         let started = Instant::now();
         let loaded_before = self.node.stats().snapshots_loaded;
-        let mut result = batch
-            .into_iter()
-            .try_for_each(|event| self.feed(now, event));
+        let mut result = batch.into_iter().try_for_each(|(queued, event)| {
+            let event_started = Instant::now();
+            let queue_ms = event_started.saturating_duration_since(queued).as_millis() as u64;
+            let result = self.feed(now, event);
+            let processing_ms = event_started.elapsed().as_millis() as u64;
+            self.node.record_event(queue_ms, processing_ms);
+            result
+        });
         if result.is_ok() {
             result = self.node.poll(now);
         }
@@ -463,12 +484,13 @@ impl NodeThread {
 
 /// Queues `event`, retrying while the queue is full (the result of a snapshot must not be
 /// lost); gives up only when the node thread is gone.
-fn submit_until_accepted(handle: &NodeHandle, mut event: NodeEvent) {
+fn submit_until_accepted(handle: &NodeHandle, event: NodeEvent) {
+    let mut queued = (Instant::now(), event);
     loop {
-        match handle.tx.try_send(event) {
+        match handle.tx.try_send(queued) {
             Ok(()) => return,
             Err(TrySendError::Full(e)) => {
-                event = e;
+                queued = e;
                 std::thread::sleep(Duration::from_millis(10));
             }
             Err(TrySendError::Disconnected(_)) => return,

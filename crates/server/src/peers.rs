@@ -29,6 +29,8 @@ pub struct Peers {
     config: PeerClientConfig,
     control_config: PeerClientConfig,
     local_id: i32,
+    /// Raft requests sent and answered, for `kafka.server:type=raft-channel-metrics`.
+    channel: Arc<crate::metrics::ChannelStats>,
 }
 
 /// Most destinations with a client at once; past it the client of a node the core no longer
@@ -54,6 +56,7 @@ impl Peers {
             config,
             control_config,
             local_id,
+            channel: Arc::default(),
         };
         for (node_id, host, port) in voters {
             if node_id != local_id {
@@ -160,6 +163,11 @@ impl Peers {
         }
     }
 
+    /// The Raft channel's request and response counts.
+    pub fn channel_stats(&self) -> Arc<crate::metrics::ChannelStats> {
+        self.channel.clone()
+    }
+
     /// Sends every outbound request on its own task and reports the result to the node.
     pub async fn dispatch(
         self: Arc<Self>,
@@ -182,10 +190,16 @@ impl Peers {
             let client = self.raft_client(&destination);
             let destination = destination.node_id;
             let node = node.clone();
+            let channel = self.channel.clone();
             tokio::spawn(async move {
                 let api = request.api_key();
                 let kind = request.into_kind();
-                let event = match client.send(api, move |_version| kind).await {
+                channel.request_sent();
+                let sent = client.send(api, move |_version| kind).await;
+                if sent.is_ok() {
+                    channel.response_received();
+                }
+                let event = match sent {
                     Ok((_, response)) => match RaftResponse::from_kind(response) {
                         Ok(response) => NodeEvent::RaftResponse { id, response },
                         Err(_) => NodeEvent::RaftSendFailed {

@@ -191,6 +191,7 @@ impl Server {
             config.raft.request_timeout_ms,
         ));
         tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
+        let channel_stats = peers.channel_stats();
 
         let addr = resolve(&settings.host, settings.port)?;
         info!(
@@ -240,7 +241,7 @@ impl Server {
         }
         if let Some((host, port)) = &config.metrics_addr {
             let addr = resolve(host, *port)?;
-            metrics::serve(addr, node_id, status_rx.clone())
+            metrics::serve(addr, node_id, status_rx.clone(), channel_stats.clone())
                 .await
                 .map_err(|source| ServerError::Bind {
                     addr: addr.to_string(),

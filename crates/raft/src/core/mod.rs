@@ -123,6 +123,9 @@ pub struct RaftMetrics {
     /// Time from the start of the last election (first candidacy of a streak, or the loss of
     /// the previous leader) until a leader was known, in ms.
     pub last_election_latency_ms: Option<u64>,
+    /// Leaderless periods that ended with a leader known: how many times
+    /// `last_election_latency_ms` was set (so each one is counted once, `election-latency`).
+    pub elections_completed: u64,
     /// Time from winning the last election until the first high-watermark advance in that
     /// epoch (the LeaderChange record committed: the new leader can serve), in ms.
     pub last_time_to_first_commit_ms: Option<u64>,
@@ -432,6 +435,18 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         }
     }
 
+    /// The candidate this node voted for in the current epoch, if any (`QuorumState.votedKey`,
+    /// for `kafka.server:type=raft-metrics` `current-vote`). A candidate or leader voted for
+    /// itself.
+    pub fn voted_id(&self) -> Option<i32> {
+        match &self.role {
+            Role::Unattached(u) => u.voted,
+            Role::Prospective(p) => p.voted,
+            Role::Follower(f) => f.voted,
+            Role::Candidate(_) | Role::Leader(_) | Role::Resigned(_) => Some(self.config.node_id),
+        }
+    }
+
     /// True if this node leads the current epoch and accepts appends.
     pub fn is_leader(&self) -> bool {
         matches!(self.role, Role::Leader(_))
@@ -530,6 +545,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             Role::Leader(_) | Role::Follower(_) | Role::Resigned(_) => {
                 if let Some(since) = self.leaderless_since_ms.take() {
                     self.metrics.last_election_latency_ms = Some(now_ms.saturating_sub(since));
+                    self.metrics.elections_completed += 1;
                 }
                 self.metrics.last_leader_change_ms = now_ms;
             }

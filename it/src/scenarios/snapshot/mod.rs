@@ -24,7 +24,7 @@
 //! 4. **Kafka's own tools** read the snapshot files: `kafka-metadata-shell --snapshot` (`tree
 //!    /image`) and `kafka-dump-log --cluster-metadata-decoder` decode them without errors, and
 //!    both list exactly the topics that existed at the snapshot's end offset.
-//! 5. **Metrics**: every kraftwerk controller's `GET /metrics` shows `kraftwerk_snapshot_count`
+//! 5. **Metrics**: every kraftwerk controller's `GET /metrics` shows `kraftwerk_snapshots_on_disk`
 //!    ≥ 1 (and the restarted one `kraftwerk_snapshots_loaded_total` ≥ 1).
 //! 6. **On disk**, after a clean stop: the log start is covered by a snapshot (C06), every
 //!    `.checkpoint` is whole with header and footer (C07) and ends on a batch boundary (C08).
@@ -321,19 +321,19 @@ fn check_metrics(env: &Env, metrics: &[(i32, String)], restarted: i32) -> Result
             .with_context(|| format!("GET http://{addr}/metrics of controller {id}"))?;
         let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
         env.step(&format!(
-            "controller {id} GET /metrics: kraftwerk_snapshot_count {} kraftwerk_snapshot_latest_end_offset {} \
+            "controller {id} GET /metrics: kraftwerk_snapshots_on_disk {} kraftwerk_snapshot_latest_end_offset {} \
              kraftwerk_raft_log_start_offset {} kraftwerk_snapshots_written_total {} kraftwerk_snapshots_loaded_total {}",
-            get("kraftwerk_snapshot_count"),
+            get("kraftwerk_snapshots_on_disk"),
             get("kraftwerk_snapshot_latest_end_offset"),
             get("kraftwerk_raft_log_start_offset"),
             get("kraftwerk_snapshots_written_total"),
             get("kraftwerk_snapshots_loaded_total")
         ));
-        let count = get("kraftwerk_snapshot_count");
+        let count = get("kraftwerk_snapshots_on_disk");
         if count.is_nan() || count < 1.0 {
             bail!(
-                "controller {id}'s /metrics shows kraftwerk_snapshot_count {} (expected ≥ 1)",
-                get("kraftwerk_snapshot_count")
+                "controller {id}'s /metrics shows kraftwerk_snapshots_on_disk {} (expected ≥ 1)",
+                get("kraftwerk_snapshots_on_disk")
             );
         }
         if *id == restarted && get("kraftwerk_snapshots_loaded_total") < 1.0 {
