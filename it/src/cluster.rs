@@ -156,6 +156,10 @@ pub struct Cluster<'e> {
     pub retired: Vec<Node>,
     /// How the nodes find the controller quorum.
     pub quorum: QuorumConfig,
+    /// `--command-config` for the tools that talk to the controllers (`kafka-metadata-quorum
+    /// --bootstrap-controller`): the client's `security.protocol=SSL` and stores when the
+    /// controller listener is SSL. `None`: PLAINTEXT.
+    pub controller_client_config: Option<PathBuf>,
     spec: ClusterSpec,
 }
 
@@ -266,6 +270,7 @@ impl<'e> Cluster<'e> {
             brokers,
             retired: Vec::new(),
             quorum,
+            controller_client_config: None,
             spec: spec.clone(),
         })
     }
@@ -729,6 +734,18 @@ impl<'e> Cluster<'e> {
         Ok(())
     }
 
+    /// `--bootstrap-controller <bootstrap>`, the [`Cluster::controller_client_config`] when
+    /// set, then `rest`.
+    pub fn controller_tool_args(&self, bootstrap: &str, rest: &[&str]) -> Vec<String> {
+        let mut a = args(&["--bootstrap-controller", bootstrap]);
+        if let Some(conf) = &self.controller_client_config {
+            a.push("--command-config".into());
+            a.push(conf.to_string_lossy().into_owned());
+        }
+        a.extend(rest.iter().map(|s| s.to_string()));
+        a
+    }
+
     /// `kafka-metadata-quorum --bootstrap-controller <bootstrap> describe --status`.
     pub fn describe_status(
         &self,
@@ -737,7 +754,7 @@ impl<'e> Cluster<'e> {
     ) -> Result<(QuorumStatus, String)> {
         let r = self.env.tool_ok(
             "kafka-metadata-quorum",
-            &args(&["--bootstrap-controller", bootstrap, "describe", "--status"]),
+            &self.controller_tool_args(bootstrap, &["describe", "--status"]),
             None,
             timeout,
         )?;
@@ -751,7 +768,12 @@ impl<'e> Cluster<'e> {
     pub fn describe_status_fast(&self, bootstrap: &str) -> Result<(QuorumStatus, String)> {
         let conf = self.env.work.join("conf/admin-fast.properties");
         if !conf.exists() {
-            std::fs::write(&conf, "request.timeout.ms=1500\ndefault.api.timeout.ms=3000\nretry.backoff.ms=50\nsocket.connection.setup.timeout.ms=1000\n")?;
+            let mut text = "request.timeout.ms=1500\ndefault.api.timeout.ms=3000\nretry.backoff.ms=50\nsocket.connection.setup.timeout.ms=1000\n".to_owned();
+            // Over an SSL controller listener: the same client, plus its TLS settings.
+            if let Some(tls) = &self.controller_client_config {
+                text.push_str(&std::fs::read_to_string(tls)?);
+            }
+            std::fs::write(&conf, text)?;
         }
         let a = args(&[
             "--bootstrap-controller",
@@ -775,12 +797,7 @@ impl<'e> Cluster<'e> {
     ) -> Result<(Vec<ReplicaRow>, String)> {
         let r = self.env.tool_ok(
             "kafka-metadata-quorum",
-            &args(&[
-                "--bootstrap-controller",
-                bootstrap,
-                "describe",
-                "--replication",
-            ]),
+            &self.controller_tool_args(bootstrap, &["describe", "--replication"]),
             None,
             timeout,
         )?;
@@ -911,6 +928,10 @@ fn new_node(env: &Env, id: i32, role: Role) -> Result<Node> {
     Ok(n)
 }
 
+/// In a value of [`ClusterSpec::controller_props`] or [`ClusterSpec::broker_props`], replaced
+/// by the node's id (per-node files such as key stores).
+pub const NODE_ID_TOKEN: &str = "{node.id}";
+
 /// `quorum_line` is `controller.quorum.voters=...` or `controller.quorum.bootstrap.servers=...`.
 fn render_props(n: &Node, quorum_line: &str, spec: &ClusterSpec) -> String {
     let mut s = String::new();
@@ -930,7 +951,7 @@ fn render_props(n: &Node, quorum_line: &str, spec: &ClusterSpec) -> String {
             let _ = writeln!(s, "metadata.log.dir={data}");
             let _ = writeln!(s, "log.dirs={data}");
             for (k, v) in &spec.controller_props {
-                let _ = writeln!(s, "{k}={v}");
+                let _ = writeln!(s, "{k}={}", v.replace(NODE_ID_TOKEN, &n.id.to_string()));
             }
         }
         Role::Broker => {
@@ -945,7 +966,7 @@ fn render_props(n: &Node, quorum_line: &str, spec: &ClusterSpec) -> String {
             let _ = writeln!(s, "log.dirs={data}");
             let _ = writeln!(s, "group.initial.rebalance.delay.ms=0");
             for (k, v) in &spec.broker_props {
-                let _ = writeln!(s, "{k}={v}");
+                let _ = writeln!(s, "{k}={}", v.replace(NODE_ID_TOKEN, &n.id.to_string()));
             }
         }
     }

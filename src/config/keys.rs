@@ -24,6 +24,7 @@ use super::def::Validator::{Any, AtLeast, Syntax};
 use super::def::{define, list_items, ConfigKey};
 use super::quorum::{parse_bootstrap_servers, parse_metrics_listener, parse_voters};
 use super::security_protocol::parse_protocol_map;
+use super::tls;
 
 pub(crate) const PROCESS_ROLES: &str = "process.roles";
 pub(crate) const NODE_ID: &str = "node.id";
@@ -72,6 +73,28 @@ pub(crate) const OFFSETS_TOPIC_NUM_PARTITIONS: &str = "offsets.topic.num.partiti
 pub(crate) const INITIAL_BROKER_REGISTRATION_TIMEOUT_MS: &str =
     "initial.broker.registration.timeout.ms";
 pub(crate) const UNSTABLE_FEATURE_VERSIONS_ENABLE: &str = "unstable.feature.versions.enable";
+pub(crate) const SSL_PROTOCOL: &str = "ssl.protocol";
+pub(crate) const SSL_PROVIDER: &str = "ssl.provider";
+pub(crate) const SSL_CIPHER_SUITES: &str = "ssl.cipher.suites";
+pub(crate) const SSL_ENABLED_PROTOCOLS: &str = "ssl.enabled.protocols";
+pub(crate) const SSL_KEYSTORE_TYPE: &str = "ssl.keystore.type";
+pub(crate) const SSL_KEYSTORE_LOCATION: &str = "ssl.keystore.location";
+pub(crate) const SSL_KEYSTORE_PASSWORD: &str = "ssl.keystore.password";
+pub(crate) const SSL_KEY_PASSWORD: &str = "ssl.key.password";
+pub(crate) const SSL_KEYSTORE_KEY: &str = "ssl.keystore.key";
+pub(crate) const SSL_KEYSTORE_CERTIFICATE_CHAIN: &str = "ssl.keystore.certificate.chain";
+pub(crate) const SSL_TRUSTSTORE_TYPE: &str = "ssl.truststore.type";
+pub(crate) const SSL_TRUSTSTORE_LOCATION: &str = "ssl.truststore.location";
+pub(crate) const SSL_TRUSTSTORE_PASSWORD: &str = "ssl.truststore.password";
+pub(crate) const SSL_TRUSTSTORE_CERTIFICATES: &str = "ssl.truststore.certificates";
+pub(crate) const SSL_KEYMANAGER_ALGORITHM: &str = "ssl.keymanager.algorithm";
+pub(crate) const SSL_TRUSTMANAGER_ALGORITHM: &str = "ssl.trustmanager.algorithm";
+pub(crate) const SSL_ENDPOINT_IDENTIFICATION_ALGORITHM: &str =
+    "ssl.endpoint.identification.algorithm";
+pub(crate) const SSL_SECURE_RANDOM_IMPLEMENTATION: &str = "ssl.secure.random.implementation";
+pub(crate) const SSL_ENGINE_FACTORY_CLASS: &str = "ssl.engine.factory.class";
+pub(crate) const SSL_CLIENT_AUTH: &str = "ssl.client.auth";
+pub(crate) const SSL_PRINCIPAL_MAPPING_RULES: &str = "ssl.principal.mapping.rules";
 
 const DAY_MS: i64 = 24 * 3_600_000;
 
@@ -113,9 +136,9 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
          interface)."),
     define(LISTENER_SECURITY_PROTOCOL_MAP, Str,
         Text("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
-        Syntax(protocol_map_syntax), Checked,
-        "`NAME:PROTOCOL,...`; kraftwerk serves PLAINTEXT only. Unset: controller listener names \
-         map to PLAINTEXT."),
+        Syntax(protocol_map_syntax), Used,
+        "`NAME:PROTOCOL,...`; kraftwerk serves PLAINTEXT and SSL (SASL is not implemented yet). \
+         Unset: controller listener names map to PLAINTEXT."),
     define(ADVERTISED_LISTENERS, Str, Null,
         Any, NotHonoured,
         "`NAME://host:port,...` advertised to others; kraftwerk registers its \
@@ -249,6 +272,74 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Any, Used,
         "Allow non-production metadata.version and feature levels (format, advertised ranges, \
          UpdateFeatures)."),
+    // TLS of an SSL controller listener and of the Raft client (SslConfigs,
+    // BrokerSecurityConfigs); each also as listener.name.<listener>.ssl.*, which wins.
+    define(SSL_PROTOCOL, Str, Text("TLSv1.3"),
+        Syntax(tls::ssl_protocol_syntax), Checked,
+        "The SSLContext protocol: TLS, TLSv1.2 or TLSv1.3 (ssl.enabled.protocols decides the \
+         versions spoken)."),
+    define(SSL_PROVIDER, Str, Null,
+        Syntax(tls::refuse_provider), Checked,
+        "A JCA provider; refused when set (kraftwerk uses rustls)."),
+    define(SSL_CIPHER_SUITES, List, Text(""),
+        Any, Used,
+        "IANA names of the cipher suites allowed; empty: rustls's defaults."),
+    define(SSL_ENABLED_PROTOCOLS, List, Text("TLSv1.2,TLSv1.3"),
+        Any, Used,
+        "TLS versions spoken (TLSv1.2, TLSv1.3; older ones dropped as Java 17 does)."),
+    define(SSL_KEYSTORE_TYPE, Str, Text("JKS"),
+        Syntax(tls::store_type_syntax), Used,
+        "PKCS12, PEM, or JKS (read when the file is PKCS12, as keytool writes it; a true JKS \
+         file is refused with the keytool command that converts it)."),
+    define(SSL_KEYSTORE_LOCATION, Str, Null,
+        Any, Used,
+        "The key store file (PKCS12, or PEM with the key and chain)."),
+    define(SSL_KEYSTORE_PASSWORD, Str, Null,
+        Any, Used,
+        "Password of a PKCS12 key store."),
+    define(SSL_KEY_PASSWORD, Str, Null,
+        Any, Used,
+        "Password of the private key (PKCS12 entry or encrypted PEM key)."),
+    define(SSL_KEYSTORE_KEY, Str, Null,
+        Any, Used,
+        "PEM PKCS#8 private key, inline (ssl.keystore.type=PEM)."),
+    define(SSL_KEYSTORE_CERTIFICATE_CHAIN, Str, Null,
+        Any, Used,
+        "PEM certificate chain, leaf first, inline (ssl.keystore.type=PEM)."),
+    define(SSL_TRUSTSTORE_TYPE, Str, Text("JKS"),
+        Syntax(tls::store_type_syntax), Used,
+        "PKCS12, PEM, or JKS as for ssl.keystore.type."),
+    define(SSL_TRUSTSTORE_LOCATION, Str, Null,
+        Any, Used,
+        "The trust store file; unset: the system's CA certificates."),
+    define(SSL_TRUSTSTORE_PASSWORD, Str, Null,
+        Any, Used,
+        "Password of a PKCS12 trust store (refused with PEM, as in Kafka)."),
+    define(SSL_TRUSTSTORE_CERTIFICATES, Str, Null,
+        Any, Used,
+        "PEM trusted certificates, inline (ssl.truststore.type=PEM)."),
+    define(SSL_KEYMANAGER_ALGORITHM, Str, Text("SunX509"),
+        Syntax(tls::key_manager_syntax), Checked,
+        "Only the default SunX509 (the store's one key is presented)."),
+    define(SSL_TRUSTMANAGER_ALGORITHM, Str, Text("PKIX"),
+        Syntax(tls::trust_manager_syntax), Checked,
+        "Only the default PKIX (webpki verifies chains)."),
+    define(SSL_ENDPOINT_IDENTIFICATION_ALGORITHM, Str, Text("https"),
+        Syntax(tls::endpoint_identification_syntax), Used,
+        "`https`: a peer's certificate must name the host dialled; empty: chain only."),
+    define(SSL_SECURE_RANDOM_IMPLEMENTATION, Str, Null,
+        Syntax(tls::refuse_secure_random), Checked,
+        "A Java SecureRandom; refused when set."),
+    define(SSL_ENGINE_FACTORY_CLASS, Str, Null,
+        Syntax(tls::refuse_engine_factory), Checked,
+        "A Java SslEngineFactory class; refused when set."),
+    define(SSL_CLIENT_AUTH, Str, Text("none"),
+        Syntax(tls::client_auth_syntax), Used,
+        "Mutual TLS: required, requested or none."),
+    define(SSL_PRINCIPAL_MAPPING_RULES, Str, Text("DEFAULT"),
+        Syntax(tls::principal_rules_syntax), Used,
+        "RULE:pattern/replacement/[LU],...,DEFAULT: the principal from the certificate \
+         subject (RFC 2253)."),
 ];
 
 /// The table entry of `name`, if kraftwerk knows the key.

@@ -42,6 +42,7 @@ impl NodeConfig {
                 limits: self.limit_settings(),
                 connections_max_idle_ms: u64::try_from(self.connections.connections_max_idle_ms)
                     .unwrap_or(u64::MAX),
+                tls: self.controller_tls.clone(),
             },
             registration_endpoint: self.registration_endpoint(),
             metrics_addr: self

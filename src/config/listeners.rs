@@ -1,6 +1,6 @@
 //! `listeners` and `advertised.listeners` (`NAME://host:port,...`) of a controller, with the
-//! checks `KafkaConfig` makes for `process.roles=controller` and kraftwerk's PLAINTEXT-only
-//! limit.
+//! checks `KafkaConfig` makes for `process.roles=controller` and kraftwerk's limit (PLAINTEXT
+//! and SSL; SASL not yet).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -26,8 +26,8 @@ pub struct Endpoint {
 
 /// `listeners`, checked against `controller.listener.names`, the protocol map and
 /// `advertised.listeners` (`KafkaConfig.validateValues` for a controller): every listener is a
-/// controller listener, every controller listener name is a listener, all are PLAINTEXT, and
-/// none advertises `0.0.0.0`.
+/// controller listener, every controller listener name is a listener, none is SASL (not
+/// implemented yet), and none advertises `0.0.0.0`.
 pub(super) fn controller_listeners(
     values: &Values,
     controller_listener_names: &[String],
@@ -65,14 +65,18 @@ pub(super) fn controller_listeners(
         )));
     }
     for endpoint in listeners.iter().chain(&advertised) {
-        if endpoint.security_protocol != SecurityProtocol::Plaintext {
+        if matches!(
+            endpoint.security_protocol,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+        ) {
             return Err(invalid(
                 keys::LISTENER_SECURITY_PROTOCOL_MAP,
                 values
                     .text(keys::LISTENER_SECURITY_PROTOCOL_MAP)
                     .unwrap_or(""),
                 format!(
-                    "listener {} uses {}; kraftwerk supports only PLAINTEXT listeners for now",
+                    "listener {} uses {}: SASL is not implemented in kraftwerk yet (PLAINTEXT and \
+                     SSL listeners are)",
                     endpoint.listener_name, endpoint.security_protocol
                 ),
             ));

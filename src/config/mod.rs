@@ -28,6 +28,7 @@ mod layers;
 mod listeners;
 mod quorum;
 mod security_protocol;
+mod tls;
 mod values;
 
 pub use connections::ConnectionSettings;
@@ -120,6 +121,9 @@ pub struct NodeConfig {
     pub unstable_feature_versions_enable: bool,
     /// `kraftwerk.metrics.listener` (kraftwerk-only, optional): `host:port` for HTTP metrics.
     pub metrics_listener: Option<HostPort>,
+    /// The `ssl.*` settings (`listener.name.<l>.` forms first) when the controller listener is
+    /// SSL; the Raft client uses them too. `None` for PLAINTEXT.
+    pub controller_tls: Option<kraftwerk_server::ListenerTls>,
     /// Keys present in the file that kraftwerk does not know, sorted.
     pub ignored_keys: Vec<String>,
     /// Keys present in the file that kraftwerk validates like Kafka but does not act on
@@ -147,7 +151,7 @@ impl NodeConfig {
     /// Builds the configuration from parsed properties: every key of [`keys::CONFIG_DEF`]
     /// parsed and checked alone, then the checks `KafkaConfig` makes across keys for
     /// `process.roles=controller`, plus kraftwerk's own limits (controller role only,
-    /// PLAINTEXT listeners only). Logs [`Self::ignored_keys_warning`] as one `warn` line.
+    /// PLAINTEXT or SSL listeners). Logs [`Self::ignored_keys_warning`] as one `warn` line.
     pub fn from_properties(props: &JavaProperties) -> Result<NodeConfig, ConfigError> {
         let values = Values::parse(props)?;
         let node_id = values.int(keys::NODE_ID);
@@ -174,6 +178,16 @@ impl NodeConfig {
                 key: keys::CONTROLLER_LISTENER_NAMES,
             })?;
         let listeners = listeners::controller_listeners(&values, &controller_listener_names)?;
+        // The listener this node serves and dials its peers with (validated to exist above).
+        let controller = listeners
+            .iter()
+            .find(|e| e.listener_name == controller_listener_names[0]);
+        let controller_tls = match controller {
+            Some(e) if e.security_protocol == SecurityProtocol::Ssl => {
+                Some(tls::listener_tls(props, &values, &e.listener_name)?)
+            }
+            _ => None,
+        };
         let (log_dirs, metadata_log_dir) = directories(&values)?;
         let metrics_listener = match values.text(keys::KRAFTWERK_METRICS_LISTENER) {
             Some(text) => parse_metrics_listener(text)
@@ -182,7 +196,7 @@ impl NodeConfig {
         };
         let (metadata_log_segment_bytes, metadata_log_segment_min_bytes) = segment_sizes(&values)?;
         let connections = connections::connection_settings(&values)?;
-        let (ignored_keys, not_honoured_keys) = unused_keys(props);
+        let (ignored_keys, not_honoured_keys) = unused_keys(props, &listeners);
         let config = NodeConfig {
             node_id,
             quorum_voters,
@@ -217,6 +231,7 @@ impl NodeConfig {
                 .boolean(keys::UNSTABLE_FEATURE_VERSIONS_ENABLE),
             quorum_auto_join_enable: values.boolean(keys::QUORUM_AUTO_JOIN_ENABLE),
             metrics_listener,
+            controller_tls,
             ignored_keys,
             not_honoured_keys,
         };
@@ -329,12 +344,20 @@ fn segment_sizes(values: &Values) -> Result<(i32, i32), ConfigError> {
 }
 
 /// The keys of the file kraftwerk does not act on, each sorted: (unknown to the table, known
-/// but [`Usage::NotHonoured`]).
-fn unused_keys(props: &JavaProperties) -> (Vec<String>, Vec<String>) {
+/// but [`Usage::NotHonoured`]). An `ssl.*` key set for a PLAINTEXT listener is accepted
+/// silently, as Kafka does: it takes effect if the listener becomes SSL.
+fn unused_keys(props: &JavaProperties, listeners: &[Endpoint]) -> (Vec<String>, Vec<String>) {
     let mut ignored = Vec::new();
     let mut not_honoured = Vec::new();
     for (name, _) in props.iter() {
-        match keys::lookup(name).map(|k| k.usage) {
+        // `listener.name.<listener>.ssl.*` of a listener this node has counts as that key; a
+        // prefix naming no listener is unknown, as Kafka ignores it.
+        let key = listeners
+            .iter()
+            .find_map(|e| name.strip_prefix(&tls::listener_prefix(&e.listener_name)))
+            .filter(|k| tls::is_ssl_key(k))
+            .unwrap_or(name);
+        match keys::lookup(key).map(|k| k.usage) {
             None => ignored.push(name.to_owned()),
             Some(Usage::NotHonoured) => not_honoured.push(name.to_owned()),
             Some(Usage::Used | Usage::Checked) => {}

@@ -7,7 +7,8 @@ use super::error::{invalid, ConfigError};
 use super::keys;
 use super::values::Values;
 
-/// A listener security protocol (`SecurityProtocol`). kraftwerk serves PLAINTEXT only.
+/// A listener security protocol (`SecurityProtocol`). kraftwerk serves PLAINTEXT and SSL; SASL
+/// is refused (not implemented yet).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SecurityProtocol {
     /// Un-authenticated, non-encrypted.

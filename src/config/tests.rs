@@ -278,7 +278,14 @@ fn every_malformed_value_names_its_key_and_value() {
         ),
         ("listener.security.protocol.map", "CONTROLLER"),
         ("listener.security.protocol.map", "CONTROLLER:TLS"),
-        ("listener.security.protocol.map", "CONTROLLER:SSL"),
+        ("listener.security.protocol.map", "CONTROLLER:SASL_SSL"),
+        ("ssl.client.auth", "always"),
+        ("ssl.keystore.type", "JCEKS"),
+        ("ssl.truststore.type", "BKS"),
+        ("ssl.endpoint.identification.algorithm", "ldaps"),
+        ("ssl.principal.mapping.rules", "RULE:x"),
+        ("ssl.protocol", "TLSv1.1"),
+        ("ssl.provider", "SunJSSE"),
         ("advertised.listeners", "CONTROLLER://0.0.0.0:9093"),
         ("controller.quorum.election.timeout.ms", "-5"),
         ("controller.quorum.fetch.timeout.ms", "2s"),
@@ -522,7 +529,7 @@ const SAMPLES: &[(&str, &str)] = &[
     ),
     (
         "listener.security.protocol.map",
-        "CONTROLLER:SSL,OTHER:PLAINTEXT",
+        "CONTROLLER:PLAINTEXT,OTHER:SSL",
     ),
     ("advertised.listeners", "CONTROLLER://ctrl.example.com:9093"),
     ("log.dirs", "/b,/c"),
@@ -560,7 +567,66 @@ const SAMPLES: &[(&str, &str)] = &[
     ("offsets.topic.num.partitions", "10"),
     ("initial.broker.registration.timeout.ms", "30000"),
     ("unstable.feature.versions.enable", "true"),
+    // ssl.* keys: set on top of TLS_TWO_LISTENERS (see base_for).
+    ("ssl.protocol", "SSLv3"),
+    ("ssl.provider", "SunJSSE"),
+    ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
+    ("ssl.enabled.protocols", "TLSv1.3"),
+    ("ssl.keystore.type", "JKS"),
+    ("ssl.keystore.location", "/etc/kafka/other.p12"),
+    ("ssl.keystore.password", "other-password"),
+    ("ssl.key.password", "key-password"),
+    ("ssl.keystore.key", "ignored"),
+    ("ssl.keystore.certificate.chain", "ignored"),
+    ("ssl.truststore.type", "PEM"),
+    ("ssl.truststore.location", "/etc/kafka/other-trust.p12"),
+    ("ssl.truststore.password", "trust-password"),
+    ("ssl.truststore.certificates", "ignored"),
+    ("ssl.keymanager.algorithm", "PKIX"),
+    ("ssl.trustmanager.algorithm", "SunX509"),
+    ("ssl.endpoint.identification.algorithm", ""),
+    ("ssl.secure.random.implementation", "SHA1PRNG"),
+    ("ssl.engine.factory.class", "com.example.Factory"),
+    ("ssl.client.auth", "required"),
+    (
+        "ssl.principal.mapping.rules",
+        "RULE:^CN=([^,]+),.*$/$1/L,DEFAULT",
+    ),
 ];
+
+/// [`TWO_LISTENERS`] with the controller listener on SSL and a PKCS12 key store.
+const TLS_TWO_LISTENERS: &str = "process.roles=controller\nnode.id=1\n\
+    controller.quorum.voters=1@localhost:9093,2@localhost:9094\n\
+    listeners=CONTROLLER://localhost:9093,OTHER://localhost:9095\n\
+    controller.listener.names=CONTROLLER,OTHER\n\
+    listener.security.protocol.map=CONTROLLER:SSL,OTHER:SSL\n\
+    ssl.keystore.type=PKCS12\nssl.keystore.location=/etc/kafka/node.p12\n\
+    ssl.keystore.password=secret\nssl.truststore.location=/etc/kafka/trust.p12\n";
+
+/// The file a sample is set on: `ssl.*` keys act only on an SSL listener. Samples that need a
+/// companion key get it here too (inline PEM keys need the PEM type and the other half; the
+/// sample replaces the base's value, the last one in a file winning).
+fn base_for(key: &str) -> String {
+    match key {
+        "listener.security.protocol.map" => TLS_TWO_LISTENERS.to_owned(),
+        "ssl.keystore.key" | "ssl.keystore.certificate.chain" => TLS_TWO_LISTENERS
+            .replace("ssl.keystore.type=PKCS12", "ssl.keystore.type=PEM")
+            .replace(
+                "ssl.keystore.location=/etc/kafka/node.p12\n",
+                "ssl.keystore.key=key\n",
+            )
+            .replace(
+                "ssl.keystore.password=secret\n",
+                "ssl.keystore.certificate.chain=chain\n",
+            ),
+        "ssl.truststore.certificates" => TLS_TWO_LISTENERS.replace(
+            "ssl.truststore.location=/etc/kafka/trust.p12\n",
+            "ssl.truststore.type=PEM\n",
+        ),
+        k if k.starts_with("ssl.") => TLS_TWO_LISTENERS.to_owned(),
+        _ => TWO_LISTENERS.to_owned(),
+    }
+}
 
 /// Everything a configuration hands on: what `run` gives the server, and what
 /// `kraftwerk format` reads (cli/format.rs: node id, voters, directories, unstable versions).
@@ -579,9 +645,43 @@ fn reached(c: &NodeConfig) -> String {
             &c.quorum_voters,
             c.all_log_dirs(),
             &c.metadata_log_dir,
-            c.unstable_feature_versions_enable
+            c.unstable_feature_versions_enable,
+            c.controller_tls.as_ref().map(tls_secrets)
         )
     )
+}
+
+/// What the stores' `Debug` hides (passwords, inline PEM, the JKS name), so that setting one
+/// of those keys shows in [`reached`].
+fn tls_secrets(t: &kraftwerk_server::ListenerTls) -> String {
+    use kraftwerk_tls::{KeyStoreSource as K, TrustStoreSource as T};
+    let k = match &t.settings.keystore {
+        Some(K::Pkcs12 {
+            password,
+            key_password,
+            named_jks,
+            ..
+        }) => {
+            format!("{password}/{key_password:?}/{named_jks}")
+        }
+        Some(K::PemFile { key_password, .. }) => format!("{key_password:?}"),
+        Some(K::PemInline {
+            chain,
+            key,
+            key_password,
+        }) => format!("{chain}/{key}/{key_password:?}"),
+        None => String::new(),
+    };
+    let t = match &t.settings.truststore {
+        T::Pkcs12 {
+            password,
+            named_jks,
+            ..
+        } => format!("{password}/{named_jks}"),
+        T::PemInline { certificates } => certificates.clone(),
+        _ => String::new(),
+    };
+    format!("{k};{t}")
 }
 
 #[test]
@@ -590,10 +690,11 @@ fn every_key_reaches_the_node_or_is_refused_or_reported_as_not_honoured() {
         let samples = SAMPLES.iter().filter(|(k, _)| *k == key.name).count();
         assert_eq!(samples, 1, "{}: give it one entry in SAMPLES", key.name);
     }
-    let base = reached(&parse(TWO_LISTENERS).unwrap());
     for (key, sample) in SAMPLES {
+        let base_file = base_for(key);
+        let base = reached(&parse(&base_file).unwrap());
         let def = lookup(key).unwrap_or_else(|| panic!("{key} is not in CONFIG_DEF"));
-        let result = parse(&format!("{TWO_LISTENERS}{key}={sample}\n"));
+        let result = parse(&format!("{base_file}{key}={sample}\n"));
         match def.usage {
             Usage::Used => {
                 let c = result.unwrap_or_else(|e| panic!("{key}={sample}: {e}"));
@@ -694,4 +795,121 @@ fn connection_keys() {
         matches!(&e, ConfigError::Invalid { key, .. } if *key == "max.connections"),
         "{e}"
     );
+}
+
+/// An SSL controller listener (Kafka's keys, the `listener.name.<l>.` form winning), SASL
+/// refused with its own message, the keys Kafka has that kraftwerk cannot honour refused in
+/// either form.
+#[test]
+fn ssl_listener_keys_and_listener_prefix() {
+    let ssl = format!(
+        "{MINIMAL}listener.security.protocol.map=CONTROLLER:SSL\n\
+         ssl.keystore.type=PKCS12\nssl.keystore.location=/plain.p12\nssl.keystore.password=p\n\
+         listener.name.controller.ssl.keystore.location=/prefixed.p12\n\
+         ssl.truststore.type=PKCS12\nssl.truststore.location=/trust.p12\n\
+         ssl.truststore.password=t\nlistener.name.controller.ssl.client.auth=required\n\
+         ssl.endpoint.identification.algorithm=\n"
+    );
+    let c = parse(&ssl).unwrap();
+    assert_eq!(
+        c.controller_listener().security_protocol,
+        SecurityProtocol::Ssl
+    );
+    let tls = c.controller_tls.as_ref().unwrap();
+    assert_eq!(
+        tls.settings.keystore,
+        Some(kraftwerk_tls::KeyStoreSource::Pkcs12 {
+            path: PathBuf::from("/prefixed.p12"),
+            password: "p".into(),
+            key_password: None,
+            named_jks: false,
+        })
+    );
+    assert_eq!(
+        tls.settings.client_auth,
+        kraftwerk_tls::ClientAuth::Required
+    );
+    assert!(!tls.settings.endpoint_identification);
+    assert_eq!(tls.principal_mapping_rules, "DEFAULT");
+    assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
+    // A prefix for a listener this node does not have is an unknown key.
+    let c = parse(&format!("{ssl}listener.name.other.ssl.client.auth=none\n")).unwrap();
+    assert_eq!(c.ignored_keys, ["listener.name.other.ssl.client.auth"]);
+    // A prefixed value is checked like the plain key, and named as written.
+    let err = parse(&format!(
+        "{ssl}listener.name.controller.ssl.client.auth=always\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("listener.name.controller.ssl.client.auth"),
+        "{err}"
+    );
+    let err = parse(&format!(
+        "{ssl}listener.name.controller.ssl.provider=SunJSSE\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("listener.name.controller.ssl.provider") && err.contains("rustls"),
+        "{err}"
+    );
+    // No key store: refused at parse time, naming the keys to set.
+    let err = parse(&format!(
+        "{MINIMAL}listener.security.protocol.map=CONTROLLER:SSL\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("ssl.keystore.location"), "{err}");
+    // A PKCS12 store without its password, as Kafka refuses it.
+    let err = parse(&ssl.replace("ssl.keystore.password=p\n", ""))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("key store password is not specified"), "{err}");
+    // SASL: refused with its own message.
+    for sasl in ["SASL_SSL", "SASL_PLAINTEXT"] {
+        let err = parse(&format!(
+            "{MINIMAL}listener.security.protocol.map=CONTROLLER:{sasl}\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("SASL is not implemented"), "{err}");
+    }
+    // A PLAINTEXT listener has no TLS, and its ssl.* keys are accepted as Kafka accepts them.
+    let c = parse(&format!("{MINIMAL}ssl.keystore.location=/x.p12\n")).unwrap();
+    assert!(c.controller_tls.is_none());
+    assert!(c.ignored_keys.is_empty() && c.not_honoured_keys.is_empty());
+}
+
+/// Inline PEM key stores and trust stores (`ssl.keystore.key`, `ssl.truststore.certificates`).
+#[test]
+fn ssl_inline_pem_stores() {
+    let c = parse(&format!(
+        "{MINIMAL}listener.security.protocol.map=CONTROLLER:SSL\nssl.keystore.type=PEM\n\
+         ssl.keystore.key=KEY\nssl.keystore.certificate.chain=CHAIN\nssl.truststore.type=PEM\n\
+         ssl.truststore.certificates=CERTS\n"
+    ))
+    .unwrap();
+    let tls = c.controller_tls.unwrap();
+    assert_eq!(
+        tls.settings.keystore,
+        Some(kraftwerk_tls::KeyStoreSource::PemInline {
+            chain: "CHAIN".into(),
+            key: "KEY".into(),
+            key_password: None
+        })
+    );
+    assert_eq!(
+        tls.settings.truststore,
+        kraftwerk_tls::TrustStoreSource::PemInline {
+            certificates: "CERTS".into()
+        }
+    );
+    let err = parse(&format!(
+        "{MINIMAL}listener.security.protocol.map=CONTROLLER:SSL\nssl.keystore.location=/a.p12\n\
+         ssl.keystore.password=p\nssl.keystore.key=KEY\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("PEM"), "{err}");
 }

@@ -71,15 +71,16 @@ impl RequestHandler for NodeRequestHandler {
                         });
                     }
                     // A forwarded request runs as the client's principal; a direct one as the
-                    // connection's (User:ANONYMOUS on our PLAINTEXT listeners).
-                    let principal =
-                        ctx.forwarded
-                            .as_ref()
-                            .map_or_else(Principal::default, |f| Principal {
-                                principal_type: f.principal.principal_type.clone(),
-                                name: f.principal.name.clone(),
-                                token_authenticated: f.principal.token_authenticated,
-                            });
+                    // connection's (User:ANONYMOUS on PLAINTEXT, the mapped certificate
+                    // subject on SSL).
+                    let principal = ctx.forwarded.as_ref().map_or_else(
+                        || connection_principal(&ctx.principal),
+                        |f| Principal {
+                            principal_type: f.principal.principal_type.clone(),
+                            name: f.principal.name.clone(),
+                            token_authenticated: f.principal.token_authenticated,
+                        },
+                    );
                     let mut cctx = ControllerContext {
                         api_version: ctx.api_version,
                         client_id: Some(ctx.client_id.clone()),
@@ -123,5 +124,17 @@ impl RequestHandler for NodeRequestHandler {
                 }
             }
         })
+    }
+}
+
+/// `TYPE:NAME` of a connection (`KafkaPrincipal.toString`) as the controller's principal.
+fn connection_principal(text: &str) -> Principal {
+    match text.split_once(':') {
+        Some((principal_type, name)) => Principal {
+            principal_type: principal_type.to_owned(),
+            name: name.to_owned(),
+            token_authenticated: false,
+        },
+        None => Principal::default(),
     }
 }

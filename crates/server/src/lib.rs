@@ -15,4 +15,4 @@ mod registration;
 pub mod resources;
 mod server;
 
-pub use server::{ListenerSettings, Server, ServerConfig, ServerError};
+pub use server::{ListenerSettings, ListenerTls, Server, ServerConfig, ServerError};

@@ -34,6 +34,8 @@ pub struct Registration {
     pub host: String,
     /// Advertised port.
     pub port: u16,
+    /// The listener's `SecurityProtocol` id (0 PLAINTEXT, 1 SSL), as Java registers it.
+    pub security_protocol: i16,
     /// Whether unstable feature levels are enabled.
     pub unstable_features: bool,
 }
@@ -48,7 +50,7 @@ impl Registration {
                 .with_name(StrBytes::from_string(self.listener_name.clone()))
                 .with_host(StrBytes::from_string(self.host.clone()))
                 .with_port(self.port)
-                .with_security_protocol(0)])
+                .with_security_protocol(self.security_protocol)])
             .with_features(
                 controller_supported_features(self.unstable_features)
                     .into_iter()

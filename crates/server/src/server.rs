@@ -24,6 +24,7 @@ use tracing::{error, info};
 use uuid::Uuid;
 
 use crate::net::listener::{FeaturesFn, Listener, ListenerConfig};
+use crate::net::tls::{ClientTls, ServerTls};
 use crate::node_thread::{self, NodeExit, NodeHandle};
 use crate::resources::{self, LimitSettings};
 use crate::{api, handler, metrics, peers, registration};
@@ -70,6 +71,41 @@ pub struct ListenerSettings {
     /// `connections.max.idle.ms`: close a connection that completes no request for this long
     /// (`u64::MAX` for Kafka's negative value: never).
     pub connections_max_idle_ms: u64,
+    /// `Some` when the listener's security protocol is SSL: its `ssl.*` settings, which the
+    /// Raft client uses too.
+    pub tls: Option<ListenerTls>,
+}
+
+/// The `ssl.*` settings of an SSL controller listener (`listener.name.<l>.` forms resolved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListenerTls {
+    /// Key store, trust store, `ssl.client.auth`, protocols, suites, endpoint identification.
+    pub settings: kraftwerk_tls::TlsSettings,
+    /// `ssl.principal.mapping.rules` (default `DEFAULT`).
+    pub principal_mapping_rules: String,
+}
+
+impl ListenerTls {
+    /// The listener's and the Raft client's TLS configurations, with the key and trust
+    /// material read now.
+    ///
+    /// Errors: unreadable or unusable material, settings rustls cannot honour, bad mapping
+    /// rules; the message names the setting.
+    pub fn build(&self) -> Result<(ServerTls, ClientTls), String> {
+        let config = kraftwerk_tls::server_config(&self.settings)
+            .map_err(|e| format!("controller listener TLS: {e}"))?;
+        let mapper = kraftwerk_tls::SslPrincipalMapper::from_rules(&self.principal_mapping_rules)
+            .map_err(|e| format!("ssl.principal.mapping.rules: {e}"))?;
+        let client = kraftwerk_tls::client_config(&self.settings)
+            .map_err(|e| format!("Raft client TLS (the controller listener's ssl.* keys): {e}"))?;
+        Ok((
+            ServerTls {
+                config,
+                mapper: Arc::new(mapper),
+            },
+            ClientTls { config: client },
+        ))
+    }
 }
 
 /// Why a node could not start.
@@ -101,6 +137,9 @@ pub enum ServerError {
     /// The node thread could not be started.
     #[error("starting the node thread: {0}")]
     Thread(std::io::Error),
+    /// The TLS material or settings of an SSL controller listener cannot be used.
+    #[error("{0}")]
+    Tls(String),
 }
 
 /// A started node.
@@ -165,6 +204,14 @@ impl Server {
         let settings = &config.listener;
         let other_voters = resources::reserve_hosts(&config.raft);
         let limits = resources::connection_limits(&settings.limits, open_files, other_voters)?;
+        // TLS material is read before anything starts, so a bad key store stops the node here.
+        let (server_tls, client_tls) = match &settings.tls {
+            Some(tls) => {
+                let (server, client) = tls.build().map_err(ServerError::Tls)?;
+                (Some(server), Some(client))
+            }
+            None => (None, None),
+        };
         let clock = node_thread::NodeClock::start();
         let node = open_node(&config, clock)?;
         let (status_tx, status_rx) = watch::channel(node.status());
@@ -189,6 +236,7 @@ impl Server {
                 .map(|(id, e)| (*id, e.host.clone(), e.port)),
             api_table.clone(),
             config.raft.request_timeout_ms,
+            client_tls,
         ));
         tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
         let channel_stats = peers.channel_stats();
@@ -209,6 +257,7 @@ impl Server {
                 cluster_id: config.raft.cluster_id.clone(),
                 node_id: config.raft.node_id,
             }),
+            tls: server_tls,
         };
         let listener = Listener::bind(
             addr,
@@ -230,6 +279,8 @@ impl Server {
                 listener_name: settings.name.clone(),
                 host: host.clone(),
                 port: *port,
+                // SecurityProtocol ids: PLAINTEXT 0, SSL 1.
+                security_protocol: if settings.tls.is_some() { 1 } else { 0 },
                 unstable_features: config.unstable_feature_versions_enable,
             };
             tokio::spawn(registration::run(

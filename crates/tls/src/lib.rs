@@ -19,9 +19,11 @@
 //!   the host dialled) or empty (chain checked, name not).
 //!
 //! [`settings`] holds the parsed settings, [`stores`] reads key and trust material, [`configs`]
-//! builds the rustls server and client configurations.
+//! builds the rustls server and client configurations, [`principal`] names a client by its
+//! certificate (`ssl.principal.mapping.rules`).
 
 pub mod configs;
+pub mod principal;
 pub mod settings;
 pub mod stores;
 
@@ -29,5 +31,6 @@ pub mod stores;
 mod tests;
 
 pub use configs::{client_config, server_config};
+pub use principal::{subject_rfc2253, PrincipalError, SslPrincipalMapper, ANONYMOUS};
 pub use settings::{ClientAuth, KeyStoreSource, TlsProtocol, TlsSettings, TrustStoreSource};
 pub use stores::{KeyMaterial, TlsError};

@@ -269,3 +269,17 @@ fn a_listener_without_a_key_store_is_refused() {
     let e = server_config(&s).unwrap_err().to_string();
     assert!(e.contains("ssl.keystore.location"), "{e}");
 }
+
+#[test]
+fn client_certificate_subject_prints_like_x500_principal() {
+    let pem = std::fs::read(fixture("client.crt")).unwrap();
+    use rustls::pki_types::pem::PemObject;
+    let der = rustls::pki_types::CertificateDer::from_pem_slice(&pem).unwrap();
+    // `openssl x509 -nameopt RFC2253` and Java's X500Principal.getName() agree here.
+    assert_eq!(
+        subject_rfc2253(&der).unwrap(),
+        "CN=client,OU=test,O=kraftwerk"
+    );
+    let mapper = SslPrincipalMapper::from_rules("RULE:^CN=([^,]+),.*$/$1/U,DEFAULT").unwrap();
+    assert_eq!(mapper.principal(&der).unwrap(), "User:CLIENT");
+}

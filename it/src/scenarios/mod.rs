@@ -23,6 +23,7 @@ pub mod mixed;
 pub mod rf3;
 pub mod rolling;
 pub mod snapshot;
+pub mod tls;
 pub mod tools;
 pub mod upgrade;
 
@@ -46,6 +47,15 @@ pub const SCENARIOS: &[Scenario] = &[
                 (failover_ms), broker keeps serving, restarted controller catches up",
         deadline: Duration::from_secs(480),
         run: e2e::run,
+    },
+    Scenario {
+        name: "tls",
+        about: "the controller listener on SSL with mutual TLS (CA, PKCS12 key stores and trust store made by \
+                openssl/keytool at run time): 3 controllers dialling each other over TLS, a broker on an SSL \
+                controller channel registers, records each way, kafka-metadata-quorum over SSL; a plaintext \
+                ApiVersions, a client without a certificate and a self-signed one are refused",
+        deadline: Duration::from_secs(480),
+        run: tls::run,
     },
     Scenario {
         name: "hostile",

@@ -16,6 +16,8 @@ use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use super::tls::{self, BoxStream};
+
 use super::listener::{ForwardedContext, HandlerError, RequestContext, Shared, ShutdownRx};
 use super::quotas::ConnectionSlot;
 use kraftwerk_protocol::adapt::{adapt_response_for_version, AdaptError};
@@ -81,7 +83,9 @@ impl Close {
 }
 
 struct Connection {
-    stream: TcpStream,
+    stream: BoxStream,
+    /// `User:ANONYMOUS`, or the mapped subject of the client's certificate.
+    principal: Arc<str>,
     peer_addr: SocketAddr,
     shared: Arc<Shared>,
     decoder: FrameDecoder,
@@ -91,17 +95,43 @@ struct Connection {
     api_key: Option<i16>,
 }
 
-/// Serves one connection until it closes; holds its connection slot (`_slot`) until then.
+/// Serves one connection until it closes; holds its connection slot (`_slot`) until then. On
+/// an SSL listener the TLS handshake comes first, bounded by `connections.max.idle.ms` like any
+/// silence (Kafka's idle check covers a stalled handshake too); a failed one closes the
+/// connection with one log line.
 pub(crate) async fn serve(
-    stream: TcpStream,
+    tcp: TcpStream,
     peer_addr: SocketAddr,
     shared: Arc<Shared>,
     shutdown: ShutdownRx,
     _slot: ConnectionSlot,
 ) {
+    let (stream, principal): (BoxStream, Arc<str>) = match &shared.config.tls {
+        None => (Box::new(tcp), Arc::from(kraftwerk_tls::ANONYMOUS)),
+        Some(server_tls) => {
+            let idle = Duration::from_millis(shared.config.connections_max_idle_ms);
+            match tokio::time::timeout(idle, tls::accept(server_tls, tcp)).await {
+                Ok(Ok((stream, principal))) => {
+                    tracing::debug!(listener = %shared.listener_name, peer = %peer_addr, %principal, "TLS connection authenticated");
+                    (stream, Arc::from(principal))
+                }
+                // Kafka logs failed SSL authentication at info: a scanner or a client with the
+                // wrong certificate is not the node's problem.
+                Ok(Err(e)) => {
+                    tracing::info!(listener = %shared.listener_name, peer = %peer_addr, "failed authentication: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::info!(listener = %shared.listener_name, peer = %peer_addr, "TLS handshake not finished within connections.max.idle.ms; closed");
+                    return;
+                }
+            }
+        }
+    };
     let decoder = FrameDecoder::new(shared.config.max_frame_bytes);
     let mut conn = Connection {
         stream,
+        principal,
         peer_addr,
         shared,
         decoder,
@@ -185,9 +215,13 @@ impl Connection {
 
     async fn write(&mut self, frame: &[u8]) -> Result<(), Close> {
         let idle_ms = self.shared.config.connections_max_idle_ms;
-        match tokio::time::timeout(Duration::from_millis(idle_ms), self.stream.write_all(frame))
-            .await
-        {
+        // The flush matters on TLS: rustls may still hold encrypted bytes after write_all.
+        let stream = &mut self.stream;
+        let write = async move {
+            stream.write_all(frame).await?;
+            stream.flush().await
+        };
+        match tokio::time::timeout(Duration::from_millis(idle_ms), write).await {
             Ok(result) => result.map_err(Close::Io),
             Err(_) => Err(Close::WriteTimeout(idle_ms)),
         }
@@ -276,6 +310,7 @@ impl Connection {
             listener_name: self.shared.listener_name.clone(),
             forwarded,
             received_at,
+            principal: self.principal.clone(),
         }
     }
 

@@ -29,6 +29,7 @@ use kraftwerk_protocol::envelope::ForwardedPrincipal;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
 
 use super::quotas::{ConnectionLimits, ConnectionQuotas};
+use super::tls::ServerTls;
 
 /// A boxed, sendable future (the shape [`RequestHandler::handle`] returns).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -53,6 +54,10 @@ pub struct RequestContext {
     pub forwarded: Option<ForwardedContext>,
     /// When the request's last byte was read (a heartbeat counts from here, KAFKA-15019).
     pub received_at: std::time::Instant,
+    /// The connection's principal (`KafkaPrincipal` as `User:NAME`): on an SSL listener the
+    /// mapped subject of the client's certificate, else `User:ANONYMOUS`. Kept for the
+    /// authorizer; nothing is authorized on it yet.
+    pub principal: Arc<str>,
 }
 
 /// Where a forwarded request came from (KIP-590 Envelope).
@@ -123,6 +128,8 @@ pub struct ListenerConfig {
     /// The cluster and node ApiVersions v5+ requests are checked against (KIP-1242:
     /// `REBOOTSTRAP_REQUIRED` on a mismatch); `None` checks nothing.
     pub identity: Option<ServerIdentity>,
+    /// `Some` on an SSL listener: every connection starts with a TLS handshake.
+    pub tls: Option<ServerTls>,
 }
 
 impl Default for ListenerConfig {
@@ -133,6 +140,7 @@ impl Default for ListenerConfig {
             limits: ConnectionLimits::default(),
             connections_max_idle_ms: 600_000,
             identity: None,
+            tls: None,
         }
     }
 }
@@ -196,7 +204,12 @@ impl Listener {
             features,
             handler,
         });
-        tracing::info!(listener = %shared.listener_name, %local_addr, "listening");
+        let security = if shared.config.tls.is_some() {
+            "SSL"
+        } else {
+            "PLAINTEXT"
+        };
+        tracing::info!(listener = %shared.listener_name, %local_addr, security, "listening");
         let accept_task = tokio::spawn(accept_loop(listener, shared, shutdown_rx));
         Ok(Listener {
             local_addr,

@@ -6,6 +6,7 @@ mod connection;
 pub mod listener;
 pub mod peer;
 pub mod quotas;
+pub mod tls;
 
 pub use listener::{
     BoxFuture, FeaturesFn, ForwardedContext, HandlerError, HandlerResult, Listener, ListenerConfig,
@@ -13,6 +14,7 @@ pub use listener::{
 };
 pub use peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
 pub use quotas::{ConnectionLimits, ConnectionQuotas, Refused};
+pub use tls::{BoxStream, ClientTls, ServerTls};
 
 #[cfg(test)]
 mod tests;

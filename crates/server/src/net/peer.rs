@@ -27,7 +27,7 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, RequestKind, Response
 use kafka_protocol::protocol::StrBytes;
 use rand::Rng;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -39,6 +39,8 @@ use kraftwerk_protocol::codec::{decode_response, encode_request_frame, request_h
 use kraftwerk_protocol::frame::{FrameDecoder, DEFAULT_MAX_FRAME_BYTES};
 use kraftwerk_protocol::kinds::{request_api_key, response_api_key};
 use kraftwerk_raft::config::DEFAULT_REQUEST_TIMEOUT_MS;
+
+use super::tls::{BoxStream, ClientTls};
 
 /// The peer to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +74,11 @@ pub struct PeerClientConfig {
     pub max_queued: usize,
     /// Largest accepted response frame in bytes.
     pub max_frame_bytes: usize,
+    /// `Some` when the controller listener is SSL: every connection is TLS with the
+    /// controller listener's `ssl.*` settings (Java's Raft client uses that listener's channel
+    /// builder), the peer's certificate checked against the host dialled unless
+    /// `ssl.endpoint.identification.algorithm` is empty.
+    pub tls: Option<ClientTls>,
 }
 
 impl PeerClientConfig {
@@ -88,6 +95,7 @@ impl PeerClientConfig {
             max_in_flight: 8,
             max_queued: 256,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            tls: None,
         }
     }
 }
@@ -240,7 +248,7 @@ struct InFlight {
 
 /// An established, negotiated connection.
 struct Live {
-    writer: OwnedWriteHalf,
+    writer: WriteHalf<BoxStream>,
     frames: mpsc::Receiver<Result<Bytes, String>>,
     reader: JoinHandle<()>,
     /// The peer's ApiVersions answer: api key → (min, max).

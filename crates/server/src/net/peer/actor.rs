@@ -203,7 +203,13 @@ impl Actor {
             }
         };
         let live = self.live.as_mut().expect("still connected");
-        match tokio::time::timeout_at(call.deadline, live.writer.write_all(&frame)).await {
+        // The flush matters on TLS: rustls may still hold encrypted bytes after write_all.
+        let writer = &mut live.writer;
+        let write = async move {
+            writer.write_all(&frame).await?;
+            writer.flush().await
+        };
+        match tokio::time::timeout_at(call.deadline, write).await {
             Ok(Ok(())) => live.in_flight.push_back(InFlight {
                 correlation_id,
                 api_key: api,
@@ -311,12 +317,32 @@ impl Actor {
             .map_err(|_| timed_out())?
             .map_err(|e| PeerError::Io(Arc::new(e)))?;
         let _ = stream.set_nodelay(true);
-        let mut stream = stream;
+        let mut stream: BoxStream = match &self.config.tls {
+            None => Box::new(stream),
+            Some(tls) => {
+                tokio::time::timeout_at(deadline, super::super::tls::connect(tls, &self.node.host, stream))
+                    .await
+                    .map_err(|_| PeerError::Disconnected {
+                        reason: "TLS handshake timed out".into(),
+                    })?
+                    .map_err(|e| {
+                        // A certificate the peer refuses, or one we refuse, is a configuration
+                        // problem an operator must see, not a transient disconnect.
+                        // Warned once per run of failures; the retries every backoff go to debug.
+                        if self.failures == 0 {
+                            tracing::warn!(node = self.node.node_id, host = %self.node.host, port = self.node.port, "TLS handshake with peer failed: {e}");
+                        } else {
+                            tracing::debug!(node = self.node.node_id, host = %self.node.host, port = self.node.port, "TLS handshake with peer failed: {e}");
+                        }
+                        PeerError::Io(Arc::new(e))
+                    })?
+            }
+        };
         let mut buf = BytesMut::new();
         let versions = tokio::time::timeout_at(deadline, self.handshake(&mut stream, &mut buf))
             .await
             .map_err(|_| timed_out())??;
-        let (reader, writer) = stream.into_split();
+        let (reader, writer) = tokio::io::split(stream);
         let (tx, frames) = mpsc::channel(self.config.max_in_flight + 1);
         let decoder = FrameDecoder::new(self.config.max_frame_bytes);
         let reader = tokio::spawn(read_frames(reader, decoder, buf, tx));
@@ -333,7 +359,7 @@ impl Actor {
     /// version the peer listed (KIP-511). Returns the peer's api → (min, max) map.
     async fn handshake(
         &mut self,
-        stream: &mut TcpStream,
+        stream: &mut BoxStream,
         buf: &mut BytesMut,
     ) -> Result<HashMap<i16, (i16, i16)>, PeerError> {
         let protocol = |reason: String| PeerError::Protocol { reason };
@@ -362,6 +388,10 @@ impl Actor {
                 .map_err(|e| protocol(e.to_string()))?;
             stream
                 .write_all(&frame)
+                .await
+                .map_err(|e| PeerError::Io(Arc::new(e)))?;
+            stream
+                .flush()
                 .await
                 .map_err(|e| PeerError::Io(Arc::new(e)))?;
             let payload = read_one_frame(stream, &decoder, buf).await?;
@@ -421,7 +451,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 async fn read_one_frame(
-    stream: &mut TcpStream,
+    stream: &mut BoxStream,
     decoder: &FrameDecoder,
     buf: &mut BytesMut,
 ) -> Result<Bytes, PeerError> {
@@ -446,7 +476,7 @@ async fn read_one_frame(
 
 /// Reads frames off the connection into `tx` until an error or EOF, which it reports.
 async fn read_frames(
-    mut reader: tokio::net::tcp::OwnedReadHalf,
+    mut reader: ReadHalf<BoxStream>,
     decoder: FrameDecoder,
     mut buf: BytesMut,
     tx: mpsc::Sender<Result<Bytes, String>>,

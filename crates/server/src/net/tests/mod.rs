@@ -4,6 +4,7 @@
 mod java;
 mod limits;
 mod peer;
+mod tls;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

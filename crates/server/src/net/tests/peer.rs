@@ -11,7 +11,7 @@ use super::*;
 use super::{init_logs, start};
 use kraftwerk_protocol::api_table::ApiTable;
 
-fn client_table() -> Arc<ApiTable> {
+pub(super) fn client_table() -> Arc<ApiTable> {
     Arc::new(
         ApiTable::new([
             (ApiKey::ApiVersions, 0, 4),
@@ -25,7 +25,7 @@ fn client_table() -> Arc<ApiTable> {
     )
 }
 
-fn client(addr: SocketAddr, config: impl FnOnce(&mut PeerClientConfig)) -> PeerClient {
+pub(super) fn client(addr: SocketAddr, config: impl FnOnce(&mut PeerClientConfig)) -> PeerClient {
     let mut cfg = PeerClientConfig::raft(7, client_table());
     config(&mut cfg);
     PeerClient::new(

@@ -1,0 +1,125 @@
+//! TLS on the listener and in the peer client, over loopback with the `kraftwerk-tls` fixtures
+//! (a CA, server and client key pairs signed by it, SAN 127.0.0.1): mutual TLS lets a client
+//! with a trusted certificate in under its mapped principal and shuts out one without, and a
+//! plaintext client gets no Kafka answer.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kraftwerk_tls::{ClientAuth, KeyStoreSource, TlsSettings, TrustStoreSource};
+
+use super::peer::client_table;
+use super::*;
+use crate::server::ListenerTls;
+
+const PASSWORD: &str = "test-password";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tls/src/fixtures")
+        .join(name)
+}
+
+fn settings(keystore: Option<&str>, client_auth: ClientAuth) -> TlsSettings {
+    let mut s = TlsSettings::new(TrustStoreSource::Pkcs12 {
+        path: fixture("truststore.p12"),
+        password: PASSWORD.into(),
+        named_jks: false,
+    });
+    s.keystore = keystore.map(|who| KeyStoreSource::Pkcs12 {
+        path: fixture(&format!("{who}.p12")),
+        password: PASSWORD.into(),
+        key_password: Some(PASSWORD.into()),
+        named_jks: false,
+    });
+    s.client_auth = client_auth;
+    s
+}
+
+async fn tls_listener(client_auth: ClientAuth) -> (Listener, Arc<TestHandler>) {
+    let (server, _) = ListenerTls {
+        settings: settings(Some("server"), client_auth),
+        principal_mapping_rules: "RULE:^CN=([^,]+),.*$/$1/U,DEFAULT".into(),
+    }
+    .build()
+    .unwrap();
+    let config = ListenerConfig {
+        tls: Some(server),
+        ..ListenerConfig::default()
+    };
+    start(config, "127.0.0.1:0".parse().unwrap()).await
+}
+
+fn tls_client(addr: std::net::SocketAddr, keystore: Option<&str>) -> PeerClient {
+    let config = kraftwerk_tls::client_config(&settings(keystore, ClientAuth::None)).unwrap();
+    let mut cfg = PeerClientConfig::raft(7, client_table());
+    cfg.tls = Some(ClientTls { config });
+    cfg.request_timeout_ms = 2_000;
+    PeerClient::new(
+        PeerNode {
+            node_id: 1,
+            host: addr.ip().to_string(),
+            port: addr.port(),
+        },
+        cfg,
+    )
+}
+
+#[tokio::test]
+async fn mutual_tls_admits_a_trusted_client_under_its_mapped_principal() {
+    init_logs();
+    let (listener, handler) = tls_listener(ClientAuth::Required).await;
+    let peer = tls_client(listener.local_addr(), Some("client"));
+    let (_, response) = peer.send(ApiKey::Vote, |_| vote(5)).await.unwrap();
+    assert_eq!(vote_epoch(&response), 5);
+    let seen = handler.seen.lock().unwrap();
+    assert_eq!(&*seen[0].principal, "User:CLIENT");
+}
+
+#[tokio::test]
+async fn mutual_tls_refuses_a_client_without_a_certificate_and_plaintext() {
+    init_logs();
+    let (listener, handler) = tls_listener(ClientAuth::Required).await;
+    let peer = tls_client(listener.local_addr(), None);
+    let err = peer.send(ApiKey::Vote, |_| vote(5)).await.unwrap_err();
+    assert!(
+        matches!(err, PeerError::Io(_) | PeerError::Disconnected { .. }),
+        "{err:?}"
+    );
+    // A plaintext Kafka client: the bytes are not TLS, no Kafka frame comes back.
+    let mut raw = RawClient::connect(listener.local_addr()).await;
+    raw.send(
+        ApiKey::ApiVersions,
+        0,
+        1,
+        RequestKind::ApiVersions(ApiVersionsRequest::default()),
+    )
+    .await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WAIT, raw.stream.read_to_end(&mut answer)).await;
+    assert!(
+        answer.len() < 8 || answer[4..8] != 1i32.to_be_bytes(),
+        "a plaintext client got a Kafka answer: {answer:?}"
+    );
+    assert!(handler.seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn requested_client_auth_lets_an_anonymous_client_in_and_plaintext_is_anonymous() {
+    init_logs();
+    let (listener, handler) = tls_listener(ClientAuth::Requested).await;
+    let peer = tls_client(listener.local_addr(), None);
+    peer.send(ApiKey::Vote, |_| vote(1)).await.unwrap();
+    assert_eq!(
+        &*handler.seen.lock().unwrap()[0].principal,
+        "User:ANONYMOUS"
+    );
+
+    let (plain, handler) = start_default().await;
+    let peer = super::peer::client(plain.local_addr(), |_| {});
+    peer.send(ApiKey::Vote, |_| vote(1)).await.unwrap();
+    assert_eq!(
+        &*handler.seen.lock().unwrap()[0].principal,
+        "User:ANONYMOUS"
+    );
+}
