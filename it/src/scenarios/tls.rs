@@ -219,7 +219,10 @@ fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> Result<PathB
 
 /// The controllers' TLS keys, all in the `listener.name.controller.` form (kraftwerk and Java
 /// read them alike), and the broker's for its controller channel.
-fn tls_props(dir: &Path) -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// Properties, `key = value`.
+type Props = Vec<(String, String)>;
+
+fn tls_props(dir: &Path) -> (Props, Props) {
     let keystore = dir.join(format!("node-{NODE_ID_TOKEN}.p12"));
     let keystore = keystore.to_string_lossy();
     let truststore = dir.join("truststore.p12");
