@@ -10,13 +10,14 @@
 #                          rustfmt and clippy components (added with rustup when missing)
 #   promtool               Prometheus's own checker of the /metrics exposition (a crates/server
 #                          test runs `promtool check metrics`); `go install`ed into
-#                          $KRAFTWERK_BIN (needs Go; the first build takes several minutes)
+#                          $KRAFTWERK_TOOLS (needs Go; the first build takes several minutes)
 #
 # KRAFTWERK_NO_INSTALL=1 reports what is missing instead of installing it.
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kraftwerk/target}"
 # Tools built for kraftwerk's checks (promtool); the crates/server metrics test looks here.
-export KRAFTWERK_BIN="${KRAFTWERK_BIN:-$HOME/.cache/kraftwerk/bin}"
+# (Not KRAFTWERK_BIN: that names the kraftwerk binary the it/ scenarios run.)
+export KRAFTWERK_TOOLS="${KRAFTWERK_TOOLS:-$HOME/.cache/kraftwerk/bin}"
 KRAFTWERK_PROMTOOL_VERSION=v0.316.0
 # The newest Kafka release kraftwerk is checked against (scripts/test runs compat/ against it as
 # well as against $KAFKA_VERSION; .ci/run fetches its jars).
@@ -72,23 +73,23 @@ kraftwerk_ensure_deps() {
     kraftwerk_ensure_promtool "$name"
 }
 
-# kraftwerk_ensure_promtool NAME: makes sure $KRAFTWERK_BIN/promtool is Prometheus's promtool
+# kraftwerk_ensure_promtool NAME: makes sure $KRAFTWERK_TOOLS/promtool is Prometheus's promtool
 # $KRAFTWERK_PROMTOOL_VERSION, building it with `go install` when it is not (Debian's golang
 # is too old for it: Go comes from the machine, e.g. /usr/local/go). NAME prefixes the messages.
 kraftwerk_ensure_promtool() {
-    local name="$1" promtool="$KRAFTWERK_BIN/promtool" go
+    local name="$1" promtool="$KRAFTWERK_TOOLS/promtool" go
     # `go install` leaves `promtool --version` blank: a stamp beside it names the version built.
     if [[ -x "$promtool" && "$(cat "$promtool.version" 2>/dev/null)" == "$KRAFTWERK_PROMTOOL_VERSION" ]]; then
         return 0
     fi
     go="$(command -v go || echo /usr/local/go/bin/go)"
     if [[ "${KRAFTWERK_NO_INSTALL:-0}" == 1 ]] || [[ ! -x "$go" ]]; then
-        echo "$name: promtool is missing (GOBIN=$KRAFTWERK_BIN go install github.com/prometheus/prometheus/cmd/promtool@$KRAFTWERK_PROMTOOL_VERSION)" >&2
+        echo "$name: promtool is missing (GOBIN=$KRAFTWERK_TOOLS go install github.com/prometheus/prometheus/cmd/promtool@$KRAFTWERK_PROMTOOL_VERSION)" >&2
         return 1
     fi
     echo "$name: building promtool $KRAFTWERK_PROMTOOL_VERSION (go install; several minutes, once)" >&2
-    mkdir -p "$KRAFTWERK_BIN"
-    GOBIN="$KRAFTWERK_BIN" "$go" install "github.com/prometheus/prometheus/cmd/promtool@$KRAFTWERK_PROMTOOL_VERSION" >&2 || return 1
+    mkdir -p "$KRAFTWERK_TOOLS"
+    GOBIN="$KRAFTWERK_TOOLS" "$go" install "github.com/prometheus/prometheus/cmd/promtool@$KRAFTWERK_PROMTOOL_VERSION" >&2 || return 1
     echo "$KRAFTWERK_PROMTOOL_VERSION" >"$promtool.version"
 }
 

@@ -3,7 +3,7 @@
 //! Prometheus JMX exporter gives the Java controller (dashboards query those names).
 //!
 //! promtool comes from `scripts/lib/setup.sh` (`kraftwerk_ensure_deps`, which scripts/test
-//! and .ci/run call before `cargo test`): `$KRAFTWERK_BIN/promtool`, default
+//! and .ci/run call before `cargo test`): `$KRAFTWERK_TOOLS/promtool`, default
 //! `~/.cache/kraftwerk/bin/promtool`, or `$KRAFTWERK_PROMTOOL`. This test fails, never skips,
 //! when it is missing.
 
@@ -29,7 +29,7 @@ fn promtool() -> PathBuf {
     if let Some(path) = std::env::var_os("KRAFTWERK_PROMTOOL") {
         return path.into();
     }
-    let bin = std::env::var_os("KRAFTWERK_BIN").map_or_else(
+    let bin = std::env::var_os("KRAFTWERK_TOOLS").map_or_else(
         || {
             let home = std::env::var_os("HOME").expect("HOME is set");
             PathBuf::from(home).join(".cache/kraftwerk/bin")
