@@ -70,18 +70,7 @@ pub fn bootstrap_dynamic<'e>(
     };
     let mut c = Cluster::new_dynamic(env, &spec)?;
     let ids: Vec<i32> = c.controllers.iter().map(|n| n.id).collect();
-    let first = ids[0];
-    c.format_node(first, &Format::Standalone)?;
-    c.start(first)?;
-    let addr = c.node(first)?.addr();
-    let d1 = c.directory_id(first)?;
-    let st = wait_voters(env, &mut c, &addr, &[(first, d1)], Duration::from_secs(90))?;
-    if st.leader_id != first {
-        bail!(
-            "the --standalone controller {first} is the only voter but describe --status shows LeaderId {}",
-            st.leader_id
-        );
-    }
+    start_standalone(env, &mut c, ids[0])?;
     for id in &ids[1..] {
         c.format_node(*id, &Format::NoInitialControllers)?;
         c.start(*id)?;
@@ -104,6 +93,23 @@ pub fn bootstrap_dynamic<'e>(
         c.wait_broker_ready(b, Duration::from_secs(150))?;
     }
     Ok(c)
+}
+
+/// Formats controller `first` with `--standalone`, starts it, and waits until it is the only
+/// voter and leads (it elects itself).
+fn start_standalone(env: &Env, c: &mut Cluster, first: i32) -> Result<()> {
+    c.format_node(first, &Format::Standalone)?;
+    c.start(first)?;
+    let addr = c.node(first)?.addr();
+    let d1 = c.directory_id(first)?;
+    let st = wait_voters(env, c, &addr, &[(first, d1)], Duration::from_secs(90))?;
+    if st.leader_id != first {
+        bail!(
+            "the --standalone controller {first} is the only voter but describe --status shows LeaderId {}",
+            st.leader_id
+        );
+    }
+    Ok(())
 }
 
 /// `(id, directory id from meta.properties)` of each of `ids`.
@@ -639,12 +645,7 @@ pub fn run_auto_join(env: &Env) -> Result<()> {
     };
     let mut c = Cluster::new_dynamic(env, &spec)?;
     let ids: Vec<i32> = c.controllers.iter().map(|n| n.id).collect();
-    let first = ids[0];
-    c.format_node(first, &Format::Standalone)?;
-    c.start(first)?;
-    let addr = c.node(first)?.addr();
-    let d1 = c.directory_id(first)?;
-    wait_voters(env, &mut c, &addr, &[(first, d1)], Duration::from_secs(90))?;
+    start_standalone(env, &mut c, ids[0])?;
     let t0 = Instant::now();
     for id in &ids[1..] {
         c.format_node(*id, &Format::NoInitialControllers)?;
