@@ -294,6 +294,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         if p.error_code == errors::NONE {
             if let Role::Resigned(r) = &mut self.role {
                 r.unacked.remove(&source);
+                if self.shutting_down {
+                    // Asked again after the backoff until a successor is known (poll_resigned).
+                    self.requests
+                        .backoff(source, now_ms, self.config.retry_backoff_ms);
+                }
             }
             return Ok(true);
         }

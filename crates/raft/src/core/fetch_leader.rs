@@ -171,7 +171,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             || part.snapshot_id.end_offset != -1
             // KIP-1166 (Fetch v18): a fetcher whose high watermark is behind learns at once.
             || (api_version >= 18 && part.high_watermark >= 0 && p.high_watermark < part.high_watermark);
-        if answer_now {
+        // A resigned leader holds a fetch of its own epoch until a successor is known, so
+        // the fetcher learns the new leader from this node (which may be the only one it
+        // knows: a broker's bootstrap servers can all be gone by then).
+        let hold_for_successor = part.error_code == errors::NOT_LEADER_OR_FOLLOWER
+            && request.max_wait_ms > 0
+            && matches!(self.role, Role::Resigned(_));
+        if hold_for_successor {
+            if let Role::Resigned(r) = &mut self.role {
+                r.parked.push(ParkedFetch {
+                    id,
+                    api_version,
+                    fetch_offset: p.fetch_offset,
+                    fetcher_high_watermark: i64::MAX,
+                    deadline_ms: now_ms + request.max_wait_ms as u64,
+                    request,
+                });
+            }
+        } else if answer_now {
             self.emit(Output::Respond {
                 id,
                 response: RaftResponse::Fetch(response),
@@ -305,6 +322,19 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             });
         l.parked = waiting;
         self.answer_parked(now_ms, ready)
+    }
+
+    /// Answers the fetches a resigned leader held whose MaxWaitMs is over (still without a
+    /// successor to name).
+    pub(crate) fn expire_resigned_fetches(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        let Role::Resigned(r) = &mut self.role else {
+            return Ok(());
+        };
+        let (due, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) = std::mem::take(&mut r.parked)
+            .into_iter()
+            .partition(|f| now_ms >= f.deadline_ms);
+        r.parked = waiting;
+        self.answer_parked(now_ms, due)
     }
 
     pub(crate) fn expire_parked_fetches(&mut self, now_ms: u64) -> Result<(), RaftError> {

@@ -146,6 +146,9 @@ pub struct RaftCore<L, Q> {
     pub(crate) requests: RequestManager,
     outputs: Vec<Output>,
     shutting_down: bool,
+    /// Voters that refused a connection since the shutdown began (see
+    /// [`Self::shutdown_may_complete`]).
+    unreachable_while_stopping: BTreeSet<i32>,
     /// Set when leadership is gained; cleared by [`RaftCore::take_leadership_event`].
     became_leader: bool,
     /// Fetches parked by a leadership we just left, answered once the new role is in place.
@@ -208,6 +211,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             requests: RequestManager::default(),
             outputs: Vec::new(),
             shutting_down: false,
+            unreachable_while_stopping: BTreeSet::new(),
             became_leader: false,
             pending_reanswer: Vec::new(),
             snapshot_installed: None,
@@ -243,6 +247,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 election_deadline_ms: deadline,
                 unacked: BTreeSet::new(),
                 preferred_successors: Vec::new(),
+                parked: Vec::new(),
             });
         } else if stored.voted_id == Some(id) && core.is_voter() {
             let deadline = core.random_election_deadline(now_ms);
@@ -585,7 +590,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 u64::MAX
             }
             Role::Follower(f) => self.follower_deadline_ms(f),
-            Role::Resigned(r) => r.election_deadline_ms,
+            Role::Resigned(r) => r
+                .parked
+                .iter()
+                .map(|f| f.deadline_ms)
+                .fold(r.election_deadline_ms, u64::min),
             Role::Leader(l) => {
                 let mut d = l.begin_quorum_epoch_deadline_ms;
                 if !l.check_quorum_disabled() {
@@ -812,13 +821,24 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.poll(now_ms)
     }
 
-    /// True when a graceful shutdown may finish: another node leads, or this node neither
-    /// leads nor resigned an epoch others still wait on.
+    /// True when a graceful shutdown may finish (Kafka `KafkaRaftClient.maybeCompleteShutdown`):
+    /// this node is an observer or the only voter, another node leads, or every other voter
+    /// refused a connection since the shutdown began (they are stopping too). A resigned
+    /// leader therefore stays until its successor is known and has told the fetchers it held
+    /// (see [`crate::role::Resigned::parked`]); the driver bounds the wait (Java: 5 s).
     pub fn shutdown_may_complete(&self) -> bool {
+        if !self.is_voter() || self.majority() == 1 {
+            return !matches!(self.role, Role::Leader(_));
+        }
         match &self.role {
             Role::Leader(_) => false,
-            Role::Resigned(r) => r.unacked.is_empty(),
-            _ => true,
+            Role::Follower(_) => true,
+            _ => {
+                let me = self.config.node_id;
+                self.voter_set()
+                    .ids()
+                    .all(|id| id == me || self.unreachable_while_stopping.contains(&id))
+            }
         }
     }
 

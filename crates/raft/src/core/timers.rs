@@ -128,8 +128,9 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             }
             Role::Resigned(r) if self.shutting_down && failure == SendFailure::Disconnected => {
                 // A voter that refuses connections is gone (stopping with us, say): waiting for
-                // its EndQuorumEpoch acknowledgement would only hold up our shutdown.
+                // its acknowledgement or its leadership would only hold up our shutdown.
                 r.unacked.remove(&destination);
+                self.unreachable_while_stopping.insert(destination);
                 Ok(())
             }
             Role::Prospective(_) if failure == SendFailure::UnsupportedVersion => {
@@ -232,14 +233,25 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 self.transition_to_unattached(epoch, now_ms)
             };
         }
-        let targets: Vec<i32> = r.unacked.iter().copied().collect();
+        // Stopping, every voter is asked again (each retry backoff) until a successor is
+        // known: a voter that already leads the next epoch names itself in its answer, and
+        // one that refuses the connection is gone.
+        let targets: Vec<i32> = if self.shutting_down {
+            let me = self.config.node_id;
+            self.voter_set()
+                .ids()
+                .filter(|id| *id != me && !self.unreachable_while_stopping.contains(id))
+                .collect()
+        } else {
+            r.unacked.iter().copied().collect()
+        };
         for voter in targets {
             if self.requests.is_ready(voter, now_ms) {
                 let request = self.build_end_quorum_epoch_request();
                 self.send(voter, now_ms, request);
             }
         }
-        Ok(())
+        self.expire_resigned_fetches(now_ms)
     }
 
     /// Sends `request` to node `destination` (negative: a bootstrap server) at the endpoint

@@ -52,10 +52,11 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     pub(super) fn leave_role(&mut self, now_ms: u64) -> Result<(), RaftError> {
         self.requests.reset();
         self.abort_voter_change();
-        if let Role::Leader(l) = &mut self.role {
-            let parked = std::mem::take(&mut l.parked);
-            // Re-evaluated after the transition they get the new epoch/leader in an error.
-            self.pending_reanswer = parked;
+        // Re-evaluated after the transition they get the new epoch/leader in an error.
+        match &mut self.role {
+            Role::Leader(l) => self.pending_reanswer = std::mem::take(&mut l.parked),
+            Role::Resigned(r) => self.pending_reanswer = std::mem::take(&mut r.parked),
+            _ => {}
         }
         let _ = now_ms;
         Ok(())
@@ -367,6 +368,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             election_deadline_ms: deadline,
             unacked: successors.iter().copied().collect(),
             preferred_successors: successors,
+            parked: Vec::new(),
         });
         info!(epoch = self.epoch, "resigned");
         self.reanswer_parked(now_ms)

@@ -113,8 +113,9 @@ fn the_first_preferred_successor_runs_for_election_at_once() {
     assert_eq!(c.epoch(), 5);
 }
 
-#[test]
-fn a_graceful_resign_names_successors_and_finishes_once_they_acknowledge() {
+/// Node 1 leads epoch 1, resigns to shut down, and both other voters acknowledge its
+/// EndQuorumEpoch (neither has been elected yet).
+fn resigned_for_shutdown_and_acknowledged() -> Core {
     let mut c = leader();
     c.resign(2_100, true).unwrap();
     assert_eq!(c.role(), RoleKind::Resigned);
@@ -143,11 +144,143 @@ fn a_graceful_resign_names_successors_and_finishes_once_they_acknowledge() {
         )
         .unwrap();
     }
-    assert!(c.shutdown_may_complete());
+    c
+}
+
+fn begin_quorum_epoch(leader: i32, epoch: i32) -> RaftRequest {
+    let mut begin = kafka_protocol::messages::BeginQuorumEpochRequest::default().with_topics(vec![
+        kafka_protocol::messages::begin_quorum_epoch_request::TopicData::default()
+            .with_topic_name(topic_name())
+            .with_partitions(vec![
+                kafka_protocol::messages::begin_quorum_epoch_request::PartitionData::default()
+                    .with_leader_id(leader.into())
+                    .with_leader_epoch(epoch),
+            ]),
+    ]);
+    begin.cluster_id = Some(StrBytes::from_static_str("cluster-A"));
+    RaftRequest::BeginQuorumEpoch(begin)
+}
+
+#[test]
+fn a_graceful_resign_names_successors_and_finishes_once_a_successor_leads() {
+    let mut c = resigned_for_shutdown_and_acknowledged();
+    // Acknowledged is not enough (Kafka `maybeCompleteShutdown`): nobody leads yet.
+    assert!(!c.shutdown_may_complete());
     assert_eq!(
         c.append(2_102, vec![Bytes::from_static(b"x")]),
         Err(AppendError::NotLeader)
     );
+    // Stopping, it asks the voters again after the backoff until one names a successor.
+    c.poll(2_101 + 1_000).unwrap();
+    let again = sends(&mut c)
+        .into_iter()
+        .filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_)))
+        .count();
+    assert_eq!(again, 2);
+    c.handle(
+        3_200,
+        Input::Request {
+            id: InboundId(9),
+            api_version: 1,
+            request: begin_quorum_epoch(2, 2),
+        },
+    )
+    .unwrap();
+    assert_eq!(c.role(), RoleKind::Follower);
+    assert!(c.shutdown_may_complete());
+}
+
+#[test]
+fn a_resigned_leader_holds_a_brokers_fetch_and_answers_it_with_the_successor() {
+    let mut c = resigned_for_shutdown_and_acknowledged();
+    c.handle(
+        2_200,
+        Input::Request {
+            id: InboundId(7),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
+        },
+    )
+    .unwrap();
+    assert!(
+        responses(&mut c).is_empty(),
+        "held: answering now could only name this node"
+    );
+    c.handle(
+        2_300,
+        Input::Request {
+            id: InboundId(9),
+            api_version: 1,
+            request: begin_quorum_epoch(3, 2),
+        },
+    )
+    .unwrap();
+    let answers = responses(&mut c);
+    let (id, fetch) = answers
+        .iter()
+        .find(|(id, _)| *id == InboundId(7))
+        .expect("the held fetch is answered at the transition");
+    assert_eq!(*id, InboundId(7));
+    let p = fetch_partition_of(fetch);
+    assert_eq!(p.error_code, errors::FENCED_LEADER_EPOCH);
+    assert_eq!(p.current_leader.leader_id.0, 3);
+    assert_eq!(p.current_leader.leader_epoch, 2);
+    let RaftResponse::Fetch(f) = fetch else {
+        unreachable!()
+    };
+    assert!(
+        f.node_endpoints.iter().any(|e| e.node_id.0 == 3),
+        "the successor's endpoint goes with it (Fetch v17)"
+    );
+    assert!(c.shutdown_may_complete());
+}
+
+#[test]
+fn a_held_fetch_is_answered_at_its_max_wait_without_a_successor() {
+    let mut c = resigned_for_shutdown_and_acknowledged();
+    c.handle(
+        2_200,
+        Input::Request {
+            id: InboundId(7),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
+        },
+    )
+    .unwrap();
+    assert!(c.next_deadline_ms() <= 2_700);
+    c.poll(2_700).unwrap();
+    let answers = responses(&mut c);
+    let (_, fetch) = answers
+        .iter()
+        .find(|(id, _)| *id == InboundId(7))
+        .expect("answered at MaxWaitMs");
+    assert_eq!(
+        fetch_partition_of(fetch).error_code,
+        errors::NOT_LEADER_OR_FOLLOWER
+    );
+}
+
+#[test]
+fn a_resigned_leader_stops_once_every_other_voter_refuses_connections() {
+    let mut c = resigned_for_shutdown_and_acknowledged();
+    c.poll(3_200).unwrap();
+    let probes: Vec<_> = sends(&mut c)
+        .into_iter()
+        .filter(|(_, _, r)| matches!(r, RaftRequest::EndQuorumEpoch(_)))
+        .collect();
+    assert_eq!(probes.len(), 2);
+    for (n, (id, _, _)) in probes.into_iter().enumerate() {
+        assert!(!c.shutdown_may_complete(), "one voter may still take over");
+        c.handle(
+            3_201 + n as u64,
+            Input::SendFailed {
+                id,
+                failure: SendFailure::Disconnected,
+            },
+        )
+        .unwrap();
+    }
+    assert!(c.shutdown_may_complete(), "the others are stopping too");
 }
 
 #[test]
