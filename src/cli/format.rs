@@ -40,7 +40,6 @@ use kraftwerk_log::bootstrap::{
     write_bootstrap_snapshot, BootstrapError, BootstrapLayout, BootstrapMetadata,
 };
 use kraftwerk_log::formatted::{verify_ensemble, LoadError};
-use kraftwerk_log::java_properties::JavaProperties;
 use kraftwerk_log::meta_properties::{MetaProperties, MetaPropertiesError};
 use kraftwerk_protocol::kafka_uuid::{
     is_reserved_directory_id, kafka_uuid_from_string, kafka_uuid_to_string, random_directory_id,
@@ -134,10 +133,6 @@ pub struct FormatOptions {
     pub ignore_formatted: bool,
     /// `--standalone`, `--initial-controllers` or `--no-initial-controllers`.
     pub quorum: QuorumOption,
-    /// The `advertised.listeners` value of the configuration file, if set: `--standalone`
-    /// advertises this node's controller endpoint from it (`NodeConfig` keeps only
-    /// `listeners`).
-    pub advertised_listeners: Option<String>,
 }
 
 impl FormatArgs {
@@ -146,11 +141,6 @@ impl FormatArgs {
     /// Errors: [`FormatError::Config`] when the file is missing or invalid.
     pub fn to_options(&self) -> Result<FormatOptions, FormatError> {
         let config = NodeConfig::load(&self.config)?;
-        // The file parsed again for the one key NodeConfig does not keep; load() has checked it.
-        let advertised_listeners = fs::read(&self.config)
-            .ok()
-            .and_then(|bytes| JavaProperties::parse(&bytes).ok())
-            .and_then(|props| props.get("advertised.listeners").map(str::to_owned));
         let quorum = match (
             self.standalone,
             &self.initial_controllers,
@@ -168,7 +158,6 @@ impl FormatArgs {
             features: self.features.clone(),
             ignore_formatted: self.ignore_formatted,
             quorum,
-            advertised_listeners,
         })
     }
 }
@@ -456,32 +445,14 @@ fn effective_levels(
 /// directory id, written as `id@host:port:directoryId` and parsed back as Java does: so an IPv6
 /// controller listener fails there, as in Kafka (the host is not bracketed).
 fn standalone_voter(opts: &FormatOptions) -> Result<Vec<DynamicVoter>, FormatError> {
-    let name = &opts.config.controller_listener_names[0];
-    let advertised = opts.advertised_listeners.as_deref().and_then(|text| {
-        text.split(',').map(str::trim).find_map(|entry| {
-            let (listener, address) = entry.split_once("://")?;
-            if !listener.eq_ignore_ascii_case(name) {
-                return None;
-            }
-            let (host, port) = address.rsplit_once(':')?;
-            let host = host.strip_prefix('[').unwrap_or(host);
-            let host = host.strip_suffix(']').unwrap_or(host);
-            Some((host.to_owned(), port.parse::<u16>().ok()?))
-        })
-    });
-    let (host, port) = match advertised {
-        Some(endpoint) => endpoint,
-        None => {
-            let listener = opts.config.controller_listener();
-            let host = if listener.host == "0.0.0.0" {
-                String::new()
-            } else {
-                listener.host.clone()
-            };
-            (host, listener.port)
-        }
+    let listener = opts.config.advertised_controller_listener();
+    let host = if listener.host == "0.0.0.0" {
+        ""
+    } else {
+        listener.host.as_str()
     };
-    let host = if host.is_empty() { "localhost" } else { &host };
+    let port = listener.port;
+    let host = if host.is_empty() { "localhost" } else { host };
     let text = format!(
         "{}@{host}:{port}:{}",
         opts.config.node_id,

@@ -140,9 +140,10 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         "`NAME:PROTOCOL,...`; kraftwerk serves PLAINTEXT and SSL (SASL is not implemented yet). \
          Unset: controller listener names map to PLAINTEXT."),
     define(ADVERTISED_LISTENERS, Str, Null,
-        Any, NotHonoured,
-        "`NAME://host:port,...` advertised to others; kraftwerk registers its \
-         controller.quorum.voters entry instead."),
+        Any, Used,
+        "`NAME://host:port,...` advertised to others: a dynamic controller's voter entry and \
+         ControllerRegistration use its controller listener's entry (so `listeners` may bind \
+         0.0.0.0); a static voter is dialled at its controller.quorum.voters entry."),
     // Directories (ServerLogConfigs, KRaftConfigs).
     define(LOG_DIRS, List, Null,
         Any, Used,

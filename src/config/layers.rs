@@ -54,17 +54,17 @@ impl NodeConfig {
     }
 
     /// The endpoint this controller registers (KIP-919 ControllerRegistration, what
-    /// DescribeCluster lists for `--bootstrap-controller` tools): its voter entry in a static
-    /// quorum; in a dynamic quorum (only `controller.quorum.bootstrap.servers`) its controller
-    /// listener, as Java's `ControllerRegistrationManager` registers the listeners it
-    /// advertises. `None` for a static observer without a usable listener host.
+    /// DescribeCluster lists for `--bootstrap-controller` tools): its controller listener as
+    /// advertised (`advertised.listeners`, else `listeners`), as Java's
+    /// `ControllerRegistrationManager` registers `effectiveAdvertisedControllerListeners`; when
+    /// that names no host (`CONTROLLER://:9093`), a static voter's `controller.quorum.voters`
+    /// entry. `None` for a static observer without a host to name.
     pub(crate) fn registration_endpoint(&self) -> Option<(String, u16)> {
-        if let Some(v) = self.local_voter() {
-            return Some((v.host.clone(), v.port));
+        let listener = self.advertised_controller_listener();
+        if !listener.host.is_empty() {
+            return Some((listener.host.clone(), listener.port));
         }
-        let listener = self.controller_listener();
-        (self.quorum_voters.is_empty() && !listener.host.is_empty())
-            .then(|| (listener.host.clone(), listener.port))
+        self.local_voter().map(|v| (v.host.clone(), v.port))
     }
 
     /// The listener's connection caps (validated ≥ 0; a negative override count, which Kafka
@@ -121,9 +121,10 @@ impl NodeConfig {
                 port: b.port,
             })
             .collect();
-        // A dynamic voter's own entry (VotersRecord, LeaderEndpoints): its controller listener.
-        // A static quorum keeps the entry `controller.quorum.voters` gives it.
-        let listener = self.controller_listener();
+        // A dynamic voter's own entry (VotersRecord, LeaderEndpoints, UpdateRaftVoter): its
+        // controller listener as advertised. A static quorum keeps the entry
+        // `controller.quorum.voters` gives it.
+        let listener = self.advertised_controller_listener();
         if self.quorum_voters.is_empty() && !listener.host.is_empty() {
             raft.local_endpoints.insert(
                 listener.listener_name.clone(),

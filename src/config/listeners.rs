@@ -24,19 +24,20 @@ pub struct Endpoint {
     pub security_protocol: SecurityProtocol,
 }
 
-/// `listeners`, checked against `controller.listener.names`, the protocol map and
-/// `advertised.listeners` (`KafkaConfig.validateValues` for a controller): every listener is a
-/// controller listener, every controller listener name is a listener, none is SASL (not
-/// implemented yet), and none advertises `0.0.0.0`.
+/// `listeners` and the controller listeners as advertised, checked against
+/// `controller.listener.names`, the protocol map and `advertised.listeners`
+/// (`KafkaConfig.validateValues` for a controller): every listener is a controller listener,
+/// every controller listener name is a listener, none is SASL (not implemented yet), and none
+/// advertises `0.0.0.0`. Returns (listeners, effective advertised controller listeners).
 pub(super) fn controller_listeners(
     values: &Values,
     controller_listener_names: &[String],
-) -> Result<Vec<Endpoint>, ConfigError> {
+) -> Result<(Vec<Endpoint>, Vec<Endpoint>), ConfigError> {
     let protocols = effective_protocol_map(values, controller_listener_names)?;
     let listeners_text = values.text(keys::LISTENERS).unwrap_or("");
     let listeners = parse_endpoints(keys::LISTENERS, listeners_text, &protocols, true)?;
-    // advertised.listeners is not honoured (a controller registers its voter entry), but a
-    // value Kafka would refuse is refused.
+    // What a dynamic controller tells others to dial (its voter entry, ControllerRegistration);
+    // a static voter is dialled at its controller.quorum.voters entry whatever it advertises.
     let advertised =
         advertised_controller_listeners(values, controller_listener_names, &protocols, &listeners)?;
     if listeners
@@ -95,7 +96,7 @@ pub(super) fn controller_listeners(
             ),
         ));
     }
-    Ok(listeners)
+    Ok((listeners, advertised))
 }
 
 /// The controller listeners as they would be advertised

@@ -58,6 +58,11 @@ pub struct NodeConfig {
     /// `listeners` (default `PLAINTEXT://:9092`): every listener; for a controller all of them
     /// are controller listeners.
     pub listeners: Vec<Endpoint>,
+    /// The controller listeners as others dial them, in `controller.listener.names` order
+    /// (`KafkaConfig.effectiveAdvertisedControllerListeners`): the `advertised.listeners`
+    /// entry of each, else its `listeners` entry. Never `0.0.0.0`; an empty host means the
+    /// listener binds every interface and names no host.
+    pub advertised_controller_listeners: Vec<Endpoint>,
     /// `controller.listener.names` (required): the first is the listener peers and brokers
     /// use.
     pub controller_listener_names: Vec<String>,
@@ -177,7 +182,8 @@ impl NodeConfig {
             .ok_or(ConfigError::Missing {
                 key: keys::CONTROLLER_LISTENER_NAMES,
             })?;
-        let listeners = listeners::controller_listeners(&values, &controller_listener_names)?;
+        let (listeners, advertised_controller_listeners) =
+            listeners::controller_listeners(&values, &controller_listener_names)?;
         // The listener this node serves and dials its peers with (validated to exist above).
         let controller = listeners
             .iter()
@@ -202,6 +208,7 @@ impl NodeConfig {
             quorum_voters,
             quorum_bootstrap_servers,
             listeners,
+            advertised_controller_listeners,
             controller_listener_names,
             metadata_log_dir,
             log_dirs,
@@ -271,6 +278,16 @@ impl NodeConfig {
             .iter()
             .find(|e| e.listener_name == *name)
             .expect("validated in from_properties")
+    }
+
+    /// The served controller listener as others dial it: its entry in
+    /// [`Self::advertised_controller_listeners`].
+    pub fn advertised_controller_listener(&self) -> &Endpoint {
+        let name = &self.controller_listener_names[0];
+        self.advertised_controller_listeners
+            .iter()
+            .find(|e| e.listener_name == *name)
+            .unwrap_or_else(|| self.controller_listener())
     }
 
     /// The voter entry of this node, if the quorum is static.

@@ -82,8 +82,8 @@ fn reads_a_kafka_controller_config() {
         config.controller_listener().security_protocol,
         SecurityProtocol::Plaintext
     );
-    // advertised.listeners is validated (and not honoured): the controller listener it
-    // advertises is the one it names.
+    // advertised.listeners names what others dial (a static voter is still dialled at its
+    // controller.quorum.voters entry).
     let props = props(KAFKA_STYLE_CONTROLLER);
     let values = Values::parse(&props).unwrap();
     let names = &config.controller_listener_names;
@@ -91,6 +91,7 @@ fn reads_a_kafka_controller_config() {
     let advertised =
         advertised_controller_listeners(&values, names, &protocols, &config.listeners).unwrap();
     assert_eq!(advertised[0].host, "ctrl-2.example.com");
+    assert_eq!(config.advertised_controller_listener(), &advertised[0]);
     assert_eq!(
         config.metadata_log_dir,
         PathBuf::from("/var/lib/kafka/controller-data")
@@ -117,7 +118,7 @@ fn reads_a_kafka_controller_config() {
     );
     assert_eq!(
         config.not_honoured_keys,
-        ["advertised.listeners", "offsets.topic.replication.factor"]
+        ["offsets.topic.replication.factor"]
     );
 }
 
@@ -912,4 +913,35 @@ fn ssl_inline_pem_stores() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("PEM"), "{err}");
+}
+
+/// A dynamic controller that binds every interface (`0.0.0.0`, as in containers) and
+/// advertises a routable name: its voter entry and registration carry the advertised one;
+/// without `advertised.listeners` the same `listeners` is refused, as Kafka refuses it.
+#[test]
+fn a_dynamic_controller_binds_0_0_0_0_and_advertises_its_advertised_listener() {
+    let base = "process.roles=controller\nnode.id=4\n\
+                controller.quorum.bootstrap.servers=ctrl-1.example.com:9093\n\
+                listeners=CONTROLLER://0.0.0.0:9093\ncontroller.listener.names=CONTROLLER\n\
+                log.dirs=/var/lib/kraftwerk\n";
+    let err = parse(base).unwrap_err().to_string();
+    assert!(err.contains("0.0.0.0"), "{err}");
+    let config = parse(&format!(
+        "{base}advertised.listeners=CONTROLLER://ctrl-4.example.com:19093\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        config.controller_listener().host,
+        "0.0.0.0",
+        "binds every interface"
+    );
+    assert_eq!(
+        config.registration_endpoint(),
+        Some(("ctrl-4.example.com".to_owned(), 19093))
+    );
+    assert!(
+        config.not_honoured_keys.is_empty(),
+        "{:?}",
+        config.not_honoured_keys
+    );
 }

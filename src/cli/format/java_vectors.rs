@@ -143,7 +143,6 @@ fn write_rust_dynamic_vectors() {
                 Some(list) => QuorumOption::InitialControllers(list.clone()),
                 None => QuorumOption::NoInitialControllers,
             },
-            advertised_listeners: None,
         };
         format(&opts).unwrap();
         let voters_hex = match &list {

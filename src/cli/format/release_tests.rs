@@ -206,7 +206,6 @@ fn compare_release(release: &str, mode: Mode) -> String {
         features: vec![],
         ignore_formatted: false,
         quorum,
-        advertised_listeners: None,
     };
     let report = format(&opts).unwrap();
     assert_eq!(report.metadata_version, mv);

@@ -574,7 +574,6 @@ fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
             features: vec![],
             ignore_formatted: false,
             quorum: QuorumOption::None,
-            advertised_listeners: None,
         };
         let (mv, levels) = effective_levels(&opts, false).unwrap();
         let ours = BootstrapMetadata::from_versions(mv, &levels, "format command")
