@@ -635,7 +635,13 @@ pub fn format(opts: &FormatOptions) -> Result<FormatReport, FormatError> {
 
 /// Runs `kraftwerk format` and prints what `kafka-storage format` prints.
 pub fn run_format(args: &FormatArgs) -> anyhow::Result<()> {
-    let report = format(&args.to_options()?)?;
+    let options = args.to_options()?;
+    // `format` has no log subscriber: the configuration's warnings go to stderr, so a typo in
+    // the file shows before the node is ever started.
+    for warning in options.config.warnings() {
+        eprintln!("WARN {warning}");
+    }
+    let report = format(&options)?;
     if report.formatted.is_empty() {
         println!("All of the log directories are already formatted.");
     }

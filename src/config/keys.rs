@@ -30,6 +30,17 @@ pub(crate) const PROCESS_ROLES: &str = "process.roles";
 pub(crate) const NODE_ID: &str = "node.id";
 pub(crate) const BROKER_ID: &str = "broker.id";
 pub(crate) const QUORUM_VOTERS: &str = "controller.quorum.voters";
+pub(crate) const DELETE_TOPIC_ENABLE: &str = "delete.topic.enable";
+pub(crate) const AUTO_LEADER_REBALANCE_ENABLE: &str = "auto.leader.rebalance.enable";
+pub(crate) const LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS: &str =
+    "leader.imbalance.check.interval.seconds";
+pub(crate) const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
+pub(crate) const UNCLEAN_LEADER_ELECTION_ENABLE: &str = "unclean.leader.election.enable";
+pub(crate) const UNCLEAN_LEADER_ELECTION_INTERVAL_MS: &str = "unclean.leader.election.interval.ms";
+pub(crate) const REMOTE_LOG_STORAGE_SYSTEM_ENABLE: &str = "remote.log.storage.system.enable";
+pub(crate) const CREATE_TOPIC_POLICY_CLASS_NAME: &str = "create.topic.policy.class.name";
+pub(crate) const ALTER_CONFIG_POLICY_CLASS_NAME: &str = "alter.config.policy.class.name";
+pub(crate) const CONFIG_PROVIDERS: &str = "config.providers";
 pub(crate) const QUORUM_BOOTSTRAP_SERVERS: &str = "controller.quorum.bootstrap.servers";
 pub(crate) const QUORUM_AUTO_JOIN_ENABLE: &str = "controller.quorum.auto.join.enable";
 pub(crate) const CONTROLLER_LISTENER_NAMES: &str = "controller.listener.names";
@@ -341,11 +352,67 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Syntax(tls::principal_rules_syntax), Used,
         "RULE:pattern/replacement/[LU],...,DEFAULT: the principal from the certificate \
          subject (RFC 2253)."),
+    // What the active controller decides for topics and partitions (ServerConfigs,
+    // ReplicationConfigs, ServerLogConfigs, RemoteLogManagerConfig as QuorumController reads
+    // them in ControllerServer).
+    define(DELETE_TOPIC_ENABLE, Boolean, Bool(true),
+        Any, Used,
+        "false: DeleteTopics is refused with TOPIC_DELETION_DISABLED."),
+    define(AUTO_LEADER_REBALANCE_ENABLE, Boolean, Bool(true),
+        Any, Used,
+        "Periodic preferred-leader elections for imbalanced partitions."),
+    define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, Long, Number(300),
+        AtLeast(1), Used,
+        "Seconds between preferred-leader election runs."),
+    define(MIN_INSYNC_REPLICAS, Int, Number(1),
+        AtLeast(1), Used,
+        "Cluster default of the topic config min.insync.replicas (ISR shrink and leader \
+         election decisions)."),
+    define(UNCLEAN_LEADER_ELECTION_ENABLE, Boolean, Bool(false),
+        Any, Used,
+        "Cluster default of the topic config: a partition with no live ISR member may elect an \
+         out-of-sync replica."),
+    define(UNCLEAN_LEADER_ELECTION_INTERVAL_MS, Long, Number(300_000),
+        AtLeast(1), Used,
+        "Milliseconds between checks for partitions an unclean election could bring back."),
+    define(REMOTE_LOG_STORAGE_SYSTEM_ENABLE, Boolean, Bool(false),
+        Any, Used,
+        "Tiered storage (KIP-405): topics may set remote.storage.enable=true only when true."),
+    define(CREATE_TOPIC_POLICY_CLASS_NAME, Str, Null,
+        Syntax(refuse_java_plugin), Checked,
+        "A Java CreateTopicPolicy class: kraftwerk cannot load one, so a node that sets it \
+         refuses to start rather than create topics the policy would refuse."),
+    define(ALTER_CONFIG_POLICY_CLASS_NAME, Str, Null,
+        Syntax(refuse_java_plugin), Checked,
+        "A Java AlterConfigPolicy class: refused as create.topic.policy.class.name is."),
+    define(CONFIG_PROVIDERS, List, Text(""),
+        Syntax(refuse_config_providers), Checked,
+        "Java ConfigProviders (`${file:...}` values): kraftwerk resolves none, so a non-empty \
+         list is refused rather than a placeholder taken literally."),
 ];
 
 /// The table entry of `name`, if kraftwerk knows the key.
 pub fn lookup(name: &str) -> Option<&'static ConfigKey> {
     CONFIG_DEF.iter().find(|k| k.name == name)
+}
+
+/// A Java plugin class kraftwerk cannot load: refused when set (fail closed), empty allowed.
+fn refuse_java_plugin(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "kraftwerk cannot load Java classes: remove `{}` from the controller's configuration \
+         (the policy cannot be enforced here)",
+        text.trim()
+    ))
+}
+
+fn refuse_config_providers(text: &str) -> Result<(), String> {
+    if list_items(text).is_empty() {
+        return Ok(());
+    }
+    Err("kraftwerk resolves no config providers: write the values into the file".to_owned())
 }
 
 fn controller_role_only(text: &str) -> Result<(), String> {

@@ -153,6 +153,14 @@ impl NodeConfig {
         c.kraft_version = 0;
         c.quorum_node_ids = self.quorum_voters.iter().map(|v| v.id).collect();
         c.enable_unstable_feature_versions = self.unstable_feature_versions_enable;
+        c.delete_topic_enable = self.delete_topic_enable;
+        c.auto_leader_rebalance_enable = self.auto_leader_rebalance_enable;
+        c.leader_imbalance_check_interval_ms =
+            (self.leader_imbalance_check_interval_seconds as u64).saturating_mul(1_000);
+        c.min_insync_replicas = self.min_insync_replicas;
+        c.unclean_leader_election_enable = self.unclean_leader_election_enable;
+        c.unclean_leader_election_interval_ms = self.unclean_leader_election_interval_ms as u64;
+        c.remote_log_storage_system_enable = self.remote_log_storage_system_enable;
         c
     }
 }

@@ -9,8 +9,9 @@
 //! `security_protocol.rs`), and `layers.rs` builds the configurations of the layers below.
 //! Every error names the key and the offending value.
 //!
-//! Keys kraftwerk does not know, and known keys it accepts but does not act on
-//! ([`Usage::NotHonoured`]), are named in one `warn` line ([`NodeConfig::ignored_keys_warning`]).
+//! Keys neither kraftwerk nor Kafka knows get a `warn` line each, with a did-you-mean
+//! (`known_keys.rs`); known keys kraftwerk accepts but does not act on ([`Usage::NotHonoured`])
+//! are named in one more ([`NodeConfig::warnings`]); Kafka's broker-only keys pass silently.
 //! [`NodeConfig::server_config`] hands the result to the server.
 
 use std::collections::BTreeSet;
@@ -24,6 +25,7 @@ mod connections;
 mod def;
 mod error;
 pub mod keys;
+mod known_keys;
 mod layers;
 mod listeners;
 mod quorum;
@@ -88,6 +90,20 @@ pub struct NodeConfig {
     /// `controller.quorum.auto.join.enable` (default false, Kafka 4.2+): join the voter set as
     /// an observer of a dynamic quorum.
     pub quorum_auto_join_enable: bool,
+    /// `delete.topic.enable` (true).
+    pub delete_topic_enable: bool,
+    /// `auto.leader.rebalance.enable` (true).
+    pub auto_leader_rebalance_enable: bool,
+    /// `leader.imbalance.check.interval.seconds` (300, ≥ 1).
+    pub leader_imbalance_check_interval_seconds: i64,
+    /// `min.insync.replicas` (1, ≥ 1): the cluster default of the topic config.
+    pub min_insync_replicas: i32,
+    /// `unclean.leader.election.enable` (false): the cluster default of the topic config.
+    pub unclean_leader_election_enable: bool,
+    /// `unclean.leader.election.interval.ms` (300,000, ≥ 1).
+    pub unclean_leader_election_interval_ms: i64,
+    /// `remote.log.storage.system.enable` (false).
+    pub remote_log_storage_system_enable: bool,
     /// `controller.quorum.fetch.max.bytes` (bytes, default 1048576, ≥ 1; KIP-1219).
     pub quorum_fetch_max_bytes: i32,
     /// `controller.quorum.fetch.snapshot.max.bytes` (bytes, default 1048576, ≥ 1; KIP-1219).
@@ -129,7 +145,7 @@ pub struct NodeConfig {
     /// The `ssl.*` settings (`listener.name.<l>.` forms first) when the controller listener is
     /// SSL; the Raft client uses them too. `None` for PLAINTEXT.
     pub controller_tls: Option<kraftwerk_server::ListenerTls>,
-    /// Keys present in the file that kraftwerk does not know, sorted.
+    /// Keys present in the file that neither kraftwerk nor Kafka defines, sorted.
     pub ignored_keys: Vec<String>,
     /// Keys present in the file that kraftwerk validates like Kafka but does not act on
     /// ([`Usage::NotHonoured`]), sorted.
@@ -156,7 +172,7 @@ impl NodeConfig {
     /// Builds the configuration from parsed properties: every key of [`keys::CONFIG_DEF`]
     /// parsed and checked alone, then the checks `KafkaConfig` makes across keys for
     /// `process.roles=controller`, plus kraftwerk's own limits (controller role only,
-    /// PLAINTEXT or SSL listeners). Logs [`Self::ignored_keys_warning`] as one `warn` line.
+    /// PLAINTEXT or SSL listeners). Logs each of [`Self::warnings`] as a `warn` line.
     pub fn from_properties(props: &JavaProperties) -> Result<NodeConfig, ConfigError> {
         let values = Values::parse(props)?;
         let node_id = values.int(keys::NODE_ID);
@@ -237,37 +253,55 @@ impl NodeConfig {
             unstable_feature_versions_enable: values
                 .boolean(keys::UNSTABLE_FEATURE_VERSIONS_ENABLE),
             quorum_auto_join_enable: values.boolean(keys::QUORUM_AUTO_JOIN_ENABLE),
+            delete_topic_enable: values.boolean(keys::DELETE_TOPIC_ENABLE),
+            auto_leader_rebalance_enable: values.boolean(keys::AUTO_LEADER_REBALANCE_ENABLE),
+            leader_imbalance_check_interval_seconds: values
+                .long(keys::LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS),
+            min_insync_replicas: values.int(keys::MIN_INSYNC_REPLICAS),
+            unclean_leader_election_enable: values.boolean(keys::UNCLEAN_LEADER_ELECTION_ENABLE),
+            unclean_leader_election_interval_ms: values
+                .long(keys::UNCLEAN_LEADER_ELECTION_INTERVAL_MS),
+            remote_log_storage_system_enable: values
+                .boolean(keys::REMOTE_LOG_STORAGE_SYSTEM_ENABLE),
             metrics_listener,
             controller_tls,
             ignored_keys,
             not_honoured_keys,
         };
-        if let Some(warning) = config.ignored_keys_warning() {
+        for warning in config.warnings() {
             tracing::warn!("{warning}");
         }
         Ok(config)
     }
 
-    /// The start-up warning naming the keys of the file kraftwerk does not act on: unknown keys,
-    /// then known keys it validates but does not honour. `None` when there are none.
-    pub fn ignored_keys_warning(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if !self.ignored_keys.is_empty() {
-            parts.push(format!(
-                "ignoring {} configuration keys kraftwerk does not use: {}",
-                self.ignored_keys.len(),
-                self.ignored_keys.join(", ")
-            ));
-        }
+    /// The start-up warnings about keys of the file kraftwerk does not act on: one line per
+    /// unknown key (neither kraftwerk's nor Kafka's), with the key it probably misspells, then
+    /// one line naming the known keys it validates but does not honour. Keys Kafka defines for
+    /// brokers only are accepted without a word, as Java's controller accepts them.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .ignored_keys
+            .iter()
+            .map(|key| match known_keys::did_you_mean(key) {
+                Some(near) => format!(
+                    "unknown configuration key `{key}` ignored (neither Kafka nor kraftwerk \
+                     defines it); did you mean `{near}`?"
+                ),
+                None => format!(
+                    "unknown configuration key `{key}` ignored (neither Kafka nor kraftwerk \
+                     defines it)"
+                ),
+            })
+            .collect();
         if !self.not_honoured_keys.is_empty() {
-            parts.push(format!(
+            lines.push(format!(
                 "accepting {} configuration keys kraftwerk validates but does not act on (no \
                  effect): {}",
                 self.not_honoured_keys.len(),
                 self.not_honoured_keys.join(", ")
             ));
         }
-        (!parts.is_empty()).then(|| parts.join("; "))
+        lines
     }
 
     /// The listener this node serves Raft and controller RPCs on: the first
@@ -360,9 +394,10 @@ fn segment_sizes(values: &Values) -> Result<(i32, i32), ConfigError> {
     }
 }
 
-/// The keys of the file kraftwerk does not act on, each sorted: (unknown to the table, known
-/// but [`Usage::NotHonoured`]). An `ssl.*` key set for a PLAINTEXT listener is accepted
-/// silently, as Kafka does: it takes effect if the listener becomes SSL.
+/// The keys of the file kraftwerk does not act on, each sorted: (unknown to the table and to
+/// Kafka, known but [`Usage::NotHonoured`]). An `ssl.*` key set for a PLAINTEXT listener is
+/// accepted silently, as Kafka does: it takes effect if the listener becomes SSL; so is a
+/// `listener.name.<listener>.` override of a Kafka key for a listener this node lacks.
 fn unused_keys(props: &JavaProperties, listeners: &[Endpoint]) -> (Vec<String>, Vec<String>) {
     let mut ignored = Vec::new();
     let mut not_honoured = Vec::new();
@@ -375,6 +410,9 @@ fn unused_keys(props: &JavaProperties, listeners: &[Endpoint]) -> (Vec<String>, 
             .filter(|k| tls::is_ssl_key(k))
             .unwrap_or(name);
         match keys::lookup(key).map(|k| k.usage) {
+            // Kafka's own keys kraftwerk's table lacks are broker-side: accepted silently.
+            None if known_keys::is_kafka_key(key)
+                || known_keys::is_listener_override_of_kafka_key(name) => {}
             None => ignored.push(name.to_owned()),
             Some(Usage::NotHonoured) => not_honoured.push(name.to_owned()),
             Some(Usage::Used | Usage::Checked) => {}

@@ -101,21 +101,8 @@ fn reads_a_kafka_controller_config() {
         Some(1)
     );
     assert_eq!(config.local_voter().unwrap().host, "ctrl-2.example.com");
-    assert_eq!(
-        config.ignored_keys,
-        [
-            "log.retention.check.interval.ms",
-            "log.retention.hours",
-            "log.segment.bytes",
-            "num.io.threads",
-            "num.network.threads",
-            "num.recovery.threads.per.data.dir",
-            "socket.receive.buffer.bytes",
-            "socket.send.buffer.bytes",
-            "transaction.state.log.min.isr",
-            "transaction.state.log.replication.factor",
-        ]
-    );
+    // The broker keys a copied file keeps are Kafka's: accepted without a warning.
+    assert!(config.ignored_keys.is_empty(), "{:?}", config.ignored_keys);
     assert_eq!(
         config.not_honoured_keys,
         ["offsets.topic.replication.factor"]
@@ -177,7 +164,7 @@ fn defaults_are_kafkas() {
     assert_eq!(c.metadata_log_dir, PathBuf::from("/tmp/kafka-logs"));
     assert!(c.ignored_keys.is_empty());
     assert!(c.not_honoured_keys.is_empty());
-    assert_eq!(c.ignored_keys_warning(), None);
+    assert!(c.warnings().is_empty());
 }
 
 fn default_of(key: &str) -> DefaultValue {
@@ -516,6 +503,16 @@ const TWO_LISTENERS: &str = "process.roles=controller\nnode.id=1\n\
 /// refuses.
 const SAMPLES: &[(&str, &str)] = &[
     ("process.roles", "broker"),
+    ("delete.topic.enable", "false"),
+    ("auto.leader.rebalance.enable", "false"),
+    ("leader.imbalance.check.interval.seconds", "30"),
+    ("min.insync.replicas", "2"),
+    ("unclean.leader.election.enable", "true"),
+    ("unclean.leader.election.interval.ms", "1000"),
+    ("remote.log.storage.system.enable", "true"),
+    ("create.topic.policy.class.name", "com.example.Policy"),
+    ("alter.config.policy.class.name", "com.example.Policy"),
+    ("config.providers", "file"),
     ("node.id", "2"),
     ("broker.id", "2"),
     (
@@ -717,7 +714,7 @@ fn every_key_reaches_the_node_or_is_refused_or_reported_as_not_honoured() {
                     "{key}={sample} changes the node: mark it Used"
                 );
                 assert_eq!(c.not_honoured_keys, [*key]);
-                let warning = c.ignored_keys_warning().unwrap();
+                let warning = c.warnings().join("\n");
                 assert!(
                     warning.contains(key) && warning.contains("does not act on"),
                     "{warning}"
@@ -728,13 +725,18 @@ fn every_key_reaches_the_node_or_is_refused_or_reported_as_not_honoured() {
 }
 
 #[test]
-fn the_warning_names_unknown_and_not_honoured_keys_apart() {
+fn the_warnings_name_unknown_keys_one_by_one_and_pass_kafkas_broker_keys() {
     let c = parse(&format!(
         "{MINIMAL}num.io.threads=8\nmetadata.log.segment.ms=1000\n\
-         initial.broker.registration.timeout.ms=1000\n"
+         initial.broker.registration.timeout.ms=1000\ncontroler.quorum.election.timeout.ms=1\n\
+         my.own.setting=1\n"
     ))
     .unwrap();
-    assert_eq!(c.ignored_keys, ["num.io.threads"]);
+    assert_eq!(
+        c.ignored_keys,
+        ["controler.quorum.election.timeout.ms", "my.own.setting"],
+        "num.io.threads is a Kafka broker key: accepted silently"
+    );
     assert_eq!(
         c.not_honoured_keys,
         [
@@ -743,10 +745,15 @@ fn the_warning_names_unknown_and_not_honoured_keys_apart() {
         ]
     );
     assert_eq!(
-        c.ignored_keys_warning().unwrap(),
-        "ignoring 1 configuration keys kraftwerk does not use: num.io.threads; accepting 2 \
-         configuration keys kraftwerk validates but does not act on (no effect): \
-         initial.broker.registration.timeout.ms, metadata.log.segment.ms"
+        c.warnings(),
+        [
+            "unknown configuration key `controler.quorum.election.timeout.ms` ignored (neither \
+             Kafka nor kraftwerk defines it); did you mean `controller.quorum.election.timeout.ms`?",
+            "unknown configuration key `my.own.setting` ignored (neither Kafka nor kraftwerk \
+             defines it)",
+            "accepting 2 configuration keys kraftwerk validates but does not act on (no effect): \
+             initial.broker.registration.timeout.ms, metadata.log.segment.ms",
+        ]
     );
 }
 
@@ -833,9 +840,10 @@ fn ssl_listener_keys_and_listener_prefix() {
     assert!(!tls.settings.endpoint_identification);
     assert_eq!(tls.principal_mapping_rules, "DEFAULT");
     assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
-    // A prefix for a listener this node does not have is an unknown key.
+    // A prefix for a listener this node does not have changes nothing, as in Kafka (a
+    // broker listener's override in a shared file).
     let c = parse(&format!("{ssl}listener.name.other.ssl.client.auth=none\n")).unwrap();
-    assert_eq!(c.ignored_keys, ["listener.name.other.ssl.client.auth"]);
+    assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
     // A prefixed value is checked like the plain key, and named as written.
     let err = parse(&format!(
         "{ssl}listener.name.controller.ssl.client.auth=always\n"
