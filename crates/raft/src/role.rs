@@ -142,10 +142,6 @@ pub(crate) struct Resigned {
     pub unacked: BTreeSet<i32>,
     /// Other voters by descending fetch offset: the preferred successors.
     pub preferred_successors: Vec<i32>,
-    /// Fetches of our resigned epoch, held until a successor is known (then answered with it)
-    /// or their MaxWaitMs ends: an observer whose only bootstrap server is this node learns
-    /// the new leader from it before it stops.
-    pub parked: Vec<crate::leader::ParkedFetch>,
 }
 
 #[derive(Debug)]

@@ -171,23 +171,21 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             || part.snapshot_id.end_offset != -1
             // KIP-1166 (Fetch v18): a fetcher whose high watermark is behind learns at once.
             || (api_version >= 18 && part.high_watermark >= 0 && p.high_watermark < part.high_watermark);
-        // A resigned leader holds a fetch of its own epoch until a successor is known, so
-        // the fetcher learns the new leader from this node (which may be the only one it
-        // knows: a broker's bootstrap servers can all be gone by then).
-        let hold_for_successor = part.error_code == errors::NOT_LEADER_OR_FOLLOWER
+        // Answered now, an error from a node that knows no other leader could name nobody:
+        // held until a leader is known (see `held_fetches`).
+        let hold = part.error_code != errors::NONE
             && request.max_wait_ms > 0
-            && matches!(self.role, Role::Resigned(_));
-        if hold_for_successor {
-            if let Role::Resigned(r) = &mut self.role {
-                r.parked.push(ParkedFetch {
-                    id,
-                    api_version,
-                    fetch_offset: p.fetch_offset,
-                    fetcher_high_watermark: i64::MAX,
-                    deadline_ms: now_ms + request.max_wait_ms as u64,
-                    request,
-                });
-            }
+            && !self.knows_a_serving_leader()
+            && self.held_fetches.len() < MAX_HELD_FETCHES;
+        if hold {
+            self.held_fetches.push(ParkedFetch {
+                id,
+                api_version,
+                fetch_offset: p.fetch_offset,
+                fetcher_high_watermark: i64::MAX,
+                deadline_ms: now_ms + request.max_wait_ms as u64,
+                request,
+            });
         } else if answer_now {
             self.emit(Output::Respond {
                 id,
@@ -324,16 +322,22 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.answer_parked(now_ms, ready)
     }
 
-    /// Answers the fetches a resigned leader held whose MaxWaitMs is over (still without a
-    /// successor to name).
-    pub(crate) fn expire_resigned_fetches(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let Role::Resigned(r) = &mut self.role else {
+    /// True when this node leads, or follows a leader it knows: a fetch's answer can name
+    /// the leader (a resigned node names only itself).
+    fn knows_a_serving_leader(&self) -> bool {
+        matches!(self.role, Role::Leader(_) | Role::Follower(_))
+    }
+
+    /// Answers the held fetches whose MaxWaitMs is over (still with no leader to name).
+    pub(crate) fn expire_held_fetches(&mut self, now_ms: u64) -> Result<(), RaftError> {
+        if self.held_fetches.iter().all(|f| now_ms < f.deadline_ms) {
             return Ok(());
-        };
-        let (due, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) = std::mem::take(&mut r.parked)
-            .into_iter()
-            .partition(|f| now_ms >= f.deadline_ms);
-        r.parked = waiting;
+        }
+        let (due, waiting): (Vec<ParkedFetch>, Vec<ParkedFetch>) =
+            std::mem::take(&mut self.held_fetches)
+                .into_iter()
+                .partition(|f| now_ms >= f.deadline_ms);
+        self.held_fetches = waiting;
         self.answer_parked(now_ms, due)
     }
 
@@ -348,10 +352,14 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.answer_parked(now_ms, due)
     }
 
-    /// Answers fetches parked by a leadership that just ended (they get the new epoch/leader).
+    /// After a transition: answers fetches parked by a leadership that just ended (they get
+    /// the new epoch/leader), and the held ones once there is a leader to name.
     pub(crate) fn reanswer_parked(&mut self, now_ms: u64) -> Result<(), RaftError> {
-        let parked = std::mem::take(&mut self.pending_reanswer);
-        self.answer_parked(now_ms, parked)
+        let mut fetches = std::mem::take(&mut self.pending_reanswer);
+        if self.knows_a_serving_leader() {
+            fetches.append(&mut self.held_fetches);
+        }
+        self.answer_parked(now_ms, fetches)
     }
 
     fn answer_parked(&mut self, now_ms: u64, fetches: Vec<ParkedFetch>) -> Result<(), RaftError> {
@@ -465,3 +473,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         )
     }
 }
+
+/// Most fetches held at once (see `RaftCore::held_fetches`); beyond it a fetch is answered at
+/// once, as Kafka answers every one, so a flood cannot grow the list.
+pub(crate) const MAX_HELD_FETCHES: usize = 1_024;

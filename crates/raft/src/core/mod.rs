@@ -153,6 +153,11 @@ pub struct RaftCore<L, Q> {
     became_leader: bool,
     /// Fetches parked by a leadership we just left, answered once the new role is in place.
     pending_reanswer: Vec<ParkedFetch>,
+    /// Fetches that arrived while this node knew no other leader (it resigned, or an election
+    /// is on), held until one is known or their MaxWaitMs ends, at most `MAX_HELD_FETCHES`:
+    /// answered at once they could name nobody, and an observer whose bootstrap servers are
+    /// gone but this node would never learn the new leader (Kafka answers at once).
+    held_fetches: Vec<ParkedFetch>,
     /// Set when a snapshot from the leader replaced the log; cleared by
     /// [`RaftCore::take_snapshot_installed`] (the state machine must reload from it).
     pub(crate) snapshot_installed: Option<crate::storage::OffsetAndEpoch>,
@@ -214,6 +219,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             unreachable_while_stopping: BTreeSet::new(),
             became_leader: false,
             pending_reanswer: Vec::new(),
+            held_fetches: Vec::new(),
             snapshot_installed: None,
             metrics: RaftMetrics::default(),
             leaderless_since_ms: Some(now_ms),
@@ -247,7 +253,6 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 election_deadline_ms: deadline,
                 unacked: BTreeSet::new(),
                 preferred_successors: Vec::new(),
-                parked: Vec::new(),
             });
         } else if stored.voted_id == Some(id) && core.is_voter() {
             let deadline = core.random_election_deadline(now_ms);
@@ -590,11 +595,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 u64::MAX
             }
             Role::Follower(f) => self.follower_deadline_ms(f),
-            Role::Resigned(r) => r
-                .parked
-                .iter()
-                .map(|f| f.deadline_ms)
-                .fold(r.election_deadline_ms, u64::min),
+            Role::Resigned(r) => r.election_deadline_ms,
             Role::Leader(l) => {
                 let mut d = l.begin_quorum_epoch_deadline_ms;
                 if !l.check_quorum_disabled() {
@@ -615,7 +616,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 l.parked.iter().map(|p| p.deadline_ms).fold(d, u64::min)
             }
         };
-        role_deadline.min(self.requests.next_deadline_ms().unwrap_or(u64::MAX))
+        let held = self.held_fetches.iter().map(|f| f.deadline_ms).min();
+        role_deadline
+            .min(self.requests.next_deadline_ms().unwrap_or(u64::MAX))
+            .min(held.unwrap_or(u64::MAX))
     }
 
     // ----- inputs ----------------------------------------------------------------------------
@@ -744,6 +748,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     /// batch linger, parked fetch expiry, request timeouts, and sends what is due.
     pub fn poll(&mut self, now_ms: u64) -> Result<(), RaftError> {
         self.requests.expire(now_ms, self.config.retry_backoff_ms);
+        self.expire_held_fetches(now_ms)?;
         match self.role.kind() {
             RoleKind::Leader => self.poll_leader(now_ms),
             RoleKind::Prospective => self.poll_prospective(now_ms),

@@ -251,7 +251,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
                 self.send(voter, now_ms, request);
             }
         }
-        self.expire_resigned_fetches(now_ms)
+        Ok(())
     }
 
     /// Sends `request` to node `destination` (negative: a bootstrap server) at the endpoint

@@ -52,11 +52,10 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
     pub(super) fn leave_role(&mut self, now_ms: u64) -> Result<(), RaftError> {
         self.requests.reset();
         self.abort_voter_change();
-        // Re-evaluated after the transition they get the new epoch/leader in an error.
-        match &mut self.role {
-            Role::Leader(l) => self.pending_reanswer = std::mem::take(&mut l.parked),
-            Role::Resigned(r) => self.pending_reanswer = std::mem::take(&mut r.parked),
-            _ => {}
+        if let Role::Leader(l) = &mut self.role {
+            let parked = std::mem::take(&mut l.parked);
+            // Re-evaluated after the transition they get the new epoch/leader in an error.
+            self.pending_reanswer = parked;
         }
         let _ = now_ms;
         Ok(())
@@ -270,6 +269,8 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
         self.leader_since_ms = Some(now_ms);
         self.note_role_change(now_ms);
         info!(epoch = self.epoch, epoch_start_offset, "became leader");
+        // Fetches held while nobody led learn that this node leads now.
+        self.reanswer_parked(now_ms)?;
         self.after_leader_append(now_ms)?;
         self.poll_leader(now_ms)
     }
@@ -368,7 +369,6 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> RaftCore<L, Q> {
             election_deadline_ms: deadline,
             unacked: successors.iter().copied().collect(),
             preferred_successors: successors,
-            parked: Vec::new(),
         });
         info!(epoch = self.epoch, "resigned");
         self.reanswer_parked(now_ms)

@@ -235,6 +235,57 @@ fn a_resigned_leader_holds_a_brokers_fetch_and_answers_it_with_the_successor() {
     assert!(c.shutdown_may_complete());
 }
 
+/// Dynamic-mixed round 10: the resigned leader votes for a candidate (Unattached in the next
+/// epoch, still nobody to name) before the candidate wins; the broker's fetch stays held
+/// through both transitions and is answered once the new leader is known.
+#[test]
+fn a_held_fetch_waits_through_the_election_for_the_leader_it_can_name() {
+    let mut c = resigned_for_shutdown_and_acknowledged();
+    c.handle(
+        2_200,
+        Input::Request {
+            id: InboundId(7),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
+        },
+    )
+    .unwrap();
+    let end = c.log().end_offset();
+    c.handle(
+        2_210,
+        Input::Request {
+            id: InboundId(8),
+            api_version: 1,
+            request: vote_request(2, 2, end.epoch, end.offset),
+        },
+    )
+    .unwrap();
+    assert_eq!(c.role(), RoleKind::Unattached);
+    assert!(
+        !responses(&mut c).iter().any(|(id, _)| *id == InboundId(7)),
+        "still held: the vote names no leader"
+    );
+    assert!(!c.shutdown_may_complete());
+    c.handle(
+        2_220,
+        Input::Request {
+            id: InboundId(9),
+            api_version: 1,
+            request: begin_quorum_epoch(2, 2),
+        },
+    )
+    .unwrap();
+    let answers = responses(&mut c);
+    let (_, fetch) = answers
+        .iter()
+        .find(|(id, _)| *id == InboundId(7))
+        .expect("answered once the leader is known");
+    let p = fetch_partition_of(fetch);
+    assert_eq!(p.current_leader.leader_id.0, 2);
+    assert_eq!(p.current_leader.leader_epoch, 2);
+    assert!(c.shutdown_may_complete());
+}
+
 #[test]
 fn a_held_fetch_is_answered_at_its_max_wait_without_a_successor() {
     let mut c = resigned_for_shutdown_and_acknowledged();
