@@ -19,6 +19,7 @@ pub mod dynamic;
 pub mod e2e;
 pub mod failover;
 pub mod hostile;
+pub mod metrics;
 pub mod mixed;
 pub mod rf3;
 pub mod rolling;
@@ -47,6 +48,14 @@ pub const SCENARIOS: &[Scenario] = &[
                 (failover_ms), broker keeps serving, restarted controller catches up",
         deadline: Duration::from_secs(480),
         run: e2e::run,
+    },
+    Scenario {
+        name: "metrics",
+        about: "/metrics of 3 kraftwerk controllers under the Kafka (JMX exporter) names Strimzi reads: one active \
+                controller that is the Raft leader, one epoch, broker counts; SIGKILL the active controller (the \
+                count moves, the epoch rises), SIGKILL a broker (fenced broker count 1 after its session)",
+        deadline: Duration::from_secs(300),
+        run: metrics::run,
     },
     Scenario {
         name: "tls",
