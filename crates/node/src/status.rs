@@ -54,6 +54,9 @@ pub struct NodeStatus {
     /// Other voters with no endpoint known on the controller listener
     /// (`number-unknown-voter-connections`).
     pub unknown_voter_connections: usize,
+    /// Hosts of the other voters' controller-listener endpoints in the voter set in force,
+    /// sorted and de-duplicated (the listener's connection reserve follows them).
+    pub voter_hosts: Vec<String>,
     /// A voter change is appended but not committed (leader only; `uncommitted-voter-change`).
     pub uncommitted_voter_change: bool,
     /// Counts from the committed image (`ControllerMetadataMetrics`).
@@ -202,6 +205,13 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
                 .ids()
                 .filter(|&id| id != local_id && voters.endpoint(id, listener).is_none())
                 .count(),
+            voter_hosts: voters
+                .ids()
+                .filter(|&id| id != local_id)
+                .filter_map(|id| voters.endpoint(id, listener).map(|e| e.host.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             uncommitted_voter_change: self.raft.is_leader()
                 && self.raft.has_uncommitted_voter_change(),
             image: self.tracking.image_counts.1.clone(),

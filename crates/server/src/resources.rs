@@ -156,7 +156,8 @@ pub fn connection_limits<'a>(
 
 /// The hosts whose connections get a reserve ([`connection_limits`]): the other static voters,
 /// or for a dynamic quorum the bootstrap servers (the controllers as configured; their ids are
-/// unknown, so this node's own entry is among them). Voters added later at other hosts get none.
+/// unknown, so this node's own entry is among them). Voters added later at other hosts get it
+/// from [`follow_voter_hosts`].
 pub fn reserve_hosts(raft: &kraftwerk_raft::RaftConfig) -> Vec<&str> {
     if raft.voters.is_empty() {
         return raft
@@ -170,6 +171,43 @@ pub fn reserve_hosts(raft: &kraftwerk_raft::RaftConfig) -> Vec<&str> {
         .filter(|(id, _)| **id != raft.node_id)
         .map(|(_, e)| e.host.as_str())
         .collect()
+}
+
+/// Keeps the listener's connection reserve on the voter set in force
+/// ([`kraftwerk_node::NodeStatus::voter_hosts`]): a voter added at a host the configuration
+/// did not name gets [`PEER_SLOTS_PER_VOTER`] slots and its addresses, as the configured ones
+/// have. A host that does not resolve gets none, with a warning. Ends when the node stops.
+pub async fn follow_voter_hosts(
+    mut status: tokio::sync::watch::Receiver<kraftwerk_node::NodeStatus>,
+    quotas: crate::net::ConnectionQuotas,
+    configured: Vec<String>,
+) {
+    let mut last: Option<Vec<String>> = None;
+    loop {
+        let hosts = status.borrow_and_update().voter_hosts.clone();
+        if last.as_ref() != Some(&hosts) {
+            let learned: Vec<&String> = hosts.iter().filter(|h| !configured.contains(h)).collect();
+            let mut addresses = HashSet::new();
+            for host in &learned {
+                match tokio::net::lookup_host((host.as_str(), 0)).await {
+                    Ok(found) => addresses.extend(found.map(|a| canonical(a.ip()))),
+                    Err(e) => warn!(
+                        host = host.as_str(),
+                        error = %e,
+                        "voter host does not resolve: no connection reserve for it"
+                    ),
+                }
+            }
+            if !learned.is_empty() {
+                info!(hosts = ?learned, "connection reserve extended to voters added at run time");
+            }
+            quotas.set_learned_peers(addresses, learned.len() * PEER_SLOTS_PER_VOTER);
+            last = Some(hosts);
+        }
+        if status.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -203,6 +203,7 @@ impl Server {
         let open_files = resources::raise_open_files_limit();
         let settings = &config.listener;
         let other_voters = resources::reserve_hosts(&config.raft);
+        let configured_peers: Vec<String> = other_voters.iter().map(|h| h.to_string()).collect();
         let limits = resources::connection_limits(&settings.limits, open_files, other_voters)?;
         // TLS material is read before anything starts, so a bad key store stops the node here.
         let (server_tls, client_tls) = match &settings.tls {
@@ -271,6 +272,11 @@ impl Server {
             addr: addr.to_string(),
             source,
         })?;
+        tokio::spawn(resources::follow_voter_hosts(
+            status_rx.clone(),
+            listener.quotas().clone(),
+            configured_peers,
+        ));
 
         if let Some((host, port)) = &config.registration_endpoint {
             let registration = registration::Registration {

@@ -171,6 +171,7 @@ pub struct ShutdownReport {
 /// loop and, with it, every connection task at once.
 pub struct Listener {
     local_addr: SocketAddr,
+    quotas: ConnectionQuotas,
     shutdown_tx: watch::Sender<Option<Instant>>,
     /// `None` only after `shutdown` took it.
     accept_task: Option<JoinHandle<ShutdownReport>>,
@@ -210,9 +211,11 @@ impl Listener {
             "PLAINTEXT"
         };
         tracing::info!(listener = %shared.listener_name, %local_addr, security, "listening");
-        let accept_task = tokio::spawn(accept_loop(listener, shared, shutdown_rx));
+        let quotas = ConnectionQuotas::new(shared.config.limits.clone());
+        let accept_task = tokio::spawn(accept_loop(listener, shared, quotas.clone(), shutdown_rx));
         Ok(Listener {
             local_addr,
+            quotas,
             shutdown_tx,
             accept_task: Some(accept_task),
         })
@@ -221,6 +224,11 @@ impl Listener {
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The listener's connection counts (shared with its accept loop).
+    pub fn quotas(&self) -> &ConnectionQuotas {
+        &self.quotas
     }
 
     /// Stops accepting, lets in-flight requests finish and their responses go out for up to
@@ -255,9 +263,9 @@ const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(50);
 async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
+    quotas: ConnectionQuotas,
     mut shutdown: ShutdownRx,
 ) -> ShutdownReport {
-    let quotas = ConnectionQuotas::new(shared.config.limits.clone());
     let mut connections = JoinSet::new();
     let mut closed_connections = 0;
     loop {

@@ -78,6 +78,10 @@ struct Counts {
     /// Connections in the peers' reserve.
     reserved: usize,
     per_ip: HashMap<IpAddr, usize>,
+    /// Voters learned at run time (a dynamic quorum's VotersRecord): their addresses and the
+    /// reserve they add to [`ConnectionLimits::peer_reserve`].
+    learned_peers: HashSet<IpAddr>,
+    learned_reserve: usize,
 }
 
 /// The counts of one listener; cheap to share between the accept loop and the slots it hands
@@ -124,7 +128,9 @@ impl ConnectionQuotas {
         if from_ip >= per_ip_max {
             return Err(Refused::PerIp { max: per_ip_max });
         }
-        let reserved = limits.peer_addresses.contains(&ip) && counts.reserved < limits.peer_reserve;
+        let is_peer = limits.peer_addresses.contains(&ip) || counts.learned_peers.contains(&ip);
+        let reserve = limits.peer_reserve + counts.learned_reserve;
+        let reserved = is_peer && counts.reserved < reserve;
         if reserved {
             counts.reserved += 1;
         } else if counts.shared < limits.max_connections {
@@ -140,6 +146,19 @@ impl ConnectionQuotas {
             reserved,
             counts: self.counts.clone(),
         })
+    }
+
+    /// Voters found at run time (a dynamic quorum's voter set: added controllers at other
+    /// hosts): connections from `addresses` get the peers' reserve too, enlarged by
+    /// `extra_reserve` slots. Replaces what an earlier call set; the configured peers stay.
+    pub fn set_learned_peers(&self, addresses: HashSet<IpAddr>, extra_reserve: usize) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts.learned_peers = addresses
+            .into_iter()
+            .map(canonical)
+            .filter(|ip| !self.limits.peer_addresses.contains(ip))
+            .collect();
+        counts.learned_reserve = extra_reserve;
     }
 
     /// Connections open now.
@@ -255,5 +274,29 @@ mod tests {
         assert!(quotas.try_acquire(ip("10.0.0.2")).is_err());
         drop((peers, clients));
         assert_eq!(quotas.open(), 0);
+    }
+
+    #[test]
+    fn voters_learned_at_run_time_get_the_reserve() {
+        let quotas = ConnectionQuotas::new(ConnectionLimits {
+            max_connections: 1,
+            peer_addresses: [ip("10.0.0.2")].into(),
+            peer_reserve: 1,
+            ..ConnectionLimits::default()
+        });
+        let _client = quotas.try_acquire(ip("10.0.0.50")).unwrap();
+        assert!(
+            quotas.try_acquire(ip("10.0.0.7")).is_err(),
+            "not a peer yet"
+        );
+        quotas.set_learned_peers([ip("10.0.0.7")].into(), 1);
+        let _configured = quotas.try_acquire(ip("10.0.0.2")).unwrap();
+        let _learned = quotas.try_acquire(ip("::ffff:10.0.0.7")).unwrap();
+        assert!(
+            quotas.try_acquire(ip("10.0.0.7")).is_err(),
+            "the reserve is 1 + 1 slots"
+        );
+        quotas.set_learned_peers(HashSet::new(), 0);
+        assert!(quotas.try_acquire(ip("10.0.0.60")).is_err());
     }
 }

@@ -82,6 +82,7 @@ pub fn leader_status() -> NodeStatus {
         is_voter: true,
         voter_count: 3,
         unknown_voter_connections: 0,
+        voter_hosts: vec!["127.0.0.1".into()],
         uncommitted_voter_change: false,
         image: ImageCounts {
             active_brokers: 1,
