@@ -45,7 +45,10 @@ pub fn seeds_from_env(default_count: u64) -> Vec<u64> {
 /// Runs the seeds of [`seeds_from_env`] with workload `W` and panics if any fails, after
 /// printing each failure with its reproduction command (stopping after `SIM_MAX_FAILURES`
 /// failures, default 3). A single seed that passes prints its report and trace. The last line
-/// on stderr is `sim-summary: seeds=<run> failed=<count>`, which `scripts/sim-soak` adds up.
+/// on stderr is `sim-summary: seeds=<run> failed=<count> liveness-exempt=<count>`, which
+/// `scripts/sim-soak` adds up (seeds and failures). A seed that passed only because its end
+/// state cannot make progress under the protocol ([`harness::Workload::liveness_exempt`])
+/// prints a `passed without liveness` line with the reason.
 pub fn run_seeds<W: Workload>(default_count: u64) {
     run_seeds_with::<W>(default_count, |_| {})
 }
@@ -58,6 +61,7 @@ pub fn run_seeds_with<W: Workload>(default_count: u64, adjust: impl Fn(&mut SimO
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(3);
     let mut failures = Vec::new();
+    let mut exempt = 0;
     let mut run = 0;
     for &seed in &seeds {
         run += 1;
@@ -66,6 +70,11 @@ pub fn run_seeds_with<W: Workload>(default_count: u64, adjust: impl Fn(&mut SimO
         let mut cluster = Cluster::<W>::new(seed, options.clone());
         match cluster.run() {
             Ok(report) => {
+                if cluster.liveness_exempt() {
+                    exempt += 1;
+                    let why = cluster.trace().last().map_or("", String::as_str);
+                    eprintln!("seed {seed} passed without liveness: {why}");
+                }
                 if seeds.len() == 1 {
                     println!("seed {seed} passed: {options:?}\n{report:?}");
                     for line in cluster.trace() {
@@ -82,7 +91,10 @@ pub fn run_seeds_with<W: Workload>(default_count: u64, adjust: impl Fn(&mut SimO
             }
         }
     }
-    eprintln!("sim-summary: seeds={run} failed={}", failures.len());
+    eprintln!(
+        "sim-summary: seeds={run} failed={} liveness-exempt={exempt}",
+        failures.len()
+    );
     assert!(
         failures.is_empty(),
         "simulation failed for seeds {failures:?}; see the reproduction commands above"

@@ -282,6 +282,21 @@ impl Workload for RaftWrites {
         Ok(None)
     }
 
+    fn liveness_exempt(&mut self, sim: &mut Sim<SimRaft>) -> Option<SimReport> {
+        let m = self.membership.as_mut()?;
+        if !m.liveness_exempt(sim) {
+            return None;
+        }
+        Some(SimReport {
+            simulated_ms: sim.now_ms(),
+            committed_end_offset: sim.invariants.committed_end_offset(),
+            leaders_elected: sim.invariants.leaders_elected(),
+            writes_proposed: self.writes_proposed,
+            upgrades_appended: self.upgrades_appended,
+            membership: Some(m.stats.clone()),
+        })
+    }
+
     fn liveness_failure(&mut self, sim: &mut Sim<SimRaft>) -> String {
         if let Some(text) = self
             .membership

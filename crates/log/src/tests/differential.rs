@@ -249,3 +249,53 @@ proptest! {
         run(ops, segment_bytes, retention_bytes);
     }
 }
+
+/// Seed `cc 6c3172c8…` of `proptest-regressions/tests/differential.txt`: a snapshot (1, 0)
+/// ahead of the empty log, an epoch-1 batch at 0, the log start moved to 1 (the one segment
+/// stays: Kafka deletes only segments whose successor starts at or below the log start), then a
+/// crash. The checkpoint holds 1@1, at the log end; Kafka's `LogLoader` lets it hide the
+/// batch's epoch and then cuts it with everything at the end, so its first open has no epoch
+/// at all and its next open (from the checkpoint rewritten empty) finds 1@0. The segment log
+/// settles to what the next open recovers ([`crate::epoch_cache::EpochCache::settled`]), so the
+/// reopened log serves epoch 1, as its batch says; `MemLog` did not settle, so it served epoch
+/// 0 after one crash and epoch 1 after the next. Both must serve epoch 1 after every crash.
+#[test]
+fn reopen_after_delete_before_a_snapshot_ahead_serves_the_batch_epoch() {
+    fn check<L: ReplicatedLog + CrashableLog>(mut log: L, name: &str) {
+        let id = OffsetAndEpoch::new(1, 0);
+        let bytes: Bytes = snapshot_bytes(id.epoch, id.offset * 1000, 1, 2, id.offset as u8);
+        let mut sink = log.create_snapshot(id).unwrap();
+        sink.append(&bytes).unwrap();
+        sink.finish().unwrap();
+        log.register_snapshot(id).unwrap();
+        log.append_as_leader(&data_batch(0, 1, 1, 1), 1).unwrap();
+        log.delete_before_snapshot(id).unwrap();
+        assert_eq!(log.end_offset(), OffsetAndEpoch::new(1, 1), "{name}");
+        for crash in 1..=2 {
+            log = log.crash_and_reopen();
+            let ctx = format!("{name}, crash {crash}");
+            assert_eq!(
+                log.start_offset(),
+                0,
+                "{ctx}: Kafka reopens at the first segment"
+            );
+            assert_eq!(log.end_offset(), OffsetAndEpoch::new(1, 1), "{ctx}");
+        }
+    }
+    check(MemLog::new().with_segment_bytes(150), "MemLog");
+    check(TestLog::new(small_segments(150)), "segment log");
+    let ops = vec![
+        Op::SnapshotAhead {
+            offsets: 1,
+            bump: 0,
+        },
+        Op::Append {
+            bump: 0,
+            records: 1,
+        },
+        Op::DeleteBefore { pick: 0 },
+        Op::Crash,
+        Op::Crash,
+    ];
+    run(ops, 150, -1);
+}

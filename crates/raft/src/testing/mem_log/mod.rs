@@ -253,23 +253,23 @@ impl MemLog {
             self.push_entry(header, position);
             position += header.size_bytes();
         }
-        // Kafka's LogLoader: the checkpoint's entries, then each newer epoch at its first batch,
-        // then nothing at or past the end.
-        let found = std::mem::replace(&mut self.epochs, self.checkpoint.clone());
-        for (epoch, start) in found {
-            if self.epochs.last().is_none_or(|&(latest, _)| epoch > latest) {
-                assign_epoch(&mut self.epochs, epoch, start);
-            }
-        }
+        let found = std::mem::take(&mut self.epochs);
         let end = self.log_end_offset_of_batches().unwrap_or(first_base);
-        self.epochs.retain(|&(_, start)| start < end);
+        self.epochs = loaded_epochs(&self.checkpoint, &found, end);
         // Segment files survive a crash (cut to what reached the disk); recovery deletes those
         // that no longer continue the log. The one starting at the log end offset stays.
         self.segments
             .retain(|&(base, position)| base <= end && position <= prefix.bytes);
         self.flushed_bytes = self.data.len();
         self.fault.reset();
-        self.reopen();
+        if !self.reopen() {
+            // The cache the next open would load from the checkpoint written now, so that two
+            // restarts in a row serve the same end epoch (the segment log's
+            // `EpochCache::settled`): a checkpoint entry at the end can hide the batches'
+            // epochs on the first load only. A fixed point after one pass.
+            self.epochs = loaded_epochs(&self.epochs, &found, end);
+            self.checkpoint = self.epochs.clone();
+        }
         dropped
     }
 
@@ -354,6 +354,26 @@ impl MemLog {
 
 /// Kafka `LeaderEpochFileCache.assign`: entries contradicting the new one (epoch `>=` or start
 /// `>=`, from the latest back) go first.
+/// The epoch cache Kafka's `LogLoader` builds on open: the checkpoint's entries, then each
+/// epoch of the batches (`found`: first batch of each newer epoch) above the latest one, then
+/// nothing at or past the end. Like the segment log, checkpoint entries starting past the end
+/// go before the batches' epochs are added (they name data the log does not have and would
+/// hide the epochs of the batches that remain); an entry exactly at the end stays until then.
+fn loaded_epochs(checkpoint: &[(i32, i64)], found: &[(i32, i64)], end: i64) -> Vec<(i32, i64)> {
+    let mut epochs: Vec<(i32, i64)> = checkpoint
+        .iter()
+        .copied()
+        .filter(|&(_, start)| start <= end)
+        .collect();
+    for &(epoch, start) in found {
+        if epochs.last().is_none_or(|&(latest, _)| epoch > latest) {
+            assign_epoch(&mut epochs, epoch, start);
+        }
+    }
+    epochs.retain(|&(_, start)| start < end);
+    epochs
+}
+
 fn assign_epoch(epochs: &mut Vec<(i32, i64)>, epoch: i32, start_offset: i64) {
     if epochs
         .last()

@@ -336,8 +336,9 @@ impl MemLog {
 
     /// What opening does after recovery (Kafka `KafkaMetadataLog.apply`): the log starts at the
     /// first segment, partial snapshots are gone, snapshots below the start are deleted, the
-    /// start must be covered by a snapshot, and a snapshot ahead of the log truncates it.
-    pub(super) fn reopen(&mut self) {
+    /// start must be covered by a snapshot, and a snapshot ahead of the log truncates it
+    /// (returns whether it did).
+    pub(super) fn reopen(&mut self) -> bool {
         self.checkpoint = self.epochs.clone();
         let start = self.segments[0].0;
         self.start_offset = start;
@@ -351,6 +352,6 @@ impl MemLog {
             );
             self.snapshots = disk.snapshots.clone();
         }
-        self.truncate_to_latest_snapshot_inner();
+        self.truncate_to_latest_snapshot_inner()
     }
 }
