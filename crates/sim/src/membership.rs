@@ -360,7 +360,7 @@ impl Membership {
 /// candidate whose log is at least as long (`handleVoteRequest`: `canGrantVote` with
 /// `lastEpochEndOffset >= endOffset`) and only by the replica the request names, directory id
 /// included (INVALID_VOTER_KEY otherwise, so a voter whose disk was replaced never votes with
-/// its old key). Seeds 329 and 487 of the membership test reach this: a leader appends its own
+/// its old key). Seeds 208 and 547 of the membership test reach this: a leader appends its own
 /// removal, reaches only itself and an observer, and resigns; then a voter's disk dies. The
 /// replicas holding the removal have the longest log but are not voters of their own set, so
 /// never campaign; the others keep the old set, whose majority needs either the lost voter or a

@@ -37,14 +37,14 @@ fn raft_safety_and_liveness_through_membership_changes() {
     kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_membership_changes);
 }
 
-/// Seeds 329 and 487 of the test above: a leader's own removal reached only it and an
+/// Seeds 208 and 547 of the test above (329 and 487 until held fetches changed the runs): a leader's own removal reached only it and an
 /// observer, then a voter's disk died, and no replica can be elected any more under the
 /// KIP-853 rules (`kraftwerk_sim::membership::unelectable`). They must pass, and by that
 /// exemption alone, not by a run that happened to recover. (If the simulation's use of the
 /// seed changes they no longer reach that state: find new ones with `SIM_SEEDS`.)
 #[test]
 fn membership_changes_do_not_demand_liveness_of_an_unelectable_quorum() {
-    for seed in [329, 487] {
+    for seed in [208, 547] {
         let mut options = SimOptions::for_seed(seed);
         SimOptions::with_membership_changes(&mut options);
         let mut cluster = Cluster::<RaftWrites>::new(seed, options);
