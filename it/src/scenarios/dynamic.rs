@@ -916,8 +916,28 @@ pub fn mixes() -> Result<Vec<Vec<ControllerKind>>> {
 
 /// `dynamic-mixed`.
 pub fn run_mixed(env: &Env) -> Result<()> {
-    for mix in mixes()? {
-        run_one_mix(env, &mix)?;
+    for (i, mix) in mixes()?.iter().enumerate() {
+        if i > 0 {
+            set_aside_nodes(env, i)?;
+        }
+        run_one_mix(env, mix)?;
+    }
+    Ok(())
+}
+
+/// Moves the node directories of the mixes before (`controller-N`, `broker-N`, all stopped)
+/// into `mix-<i>/`: the next mix formats directories of the same names, and a kept one would
+/// hold the other cluster's `meta.properties`.
+fn set_aside_nodes(env: &Env, i: usize) -> Result<()> {
+    let dest = env.work.join(format!("mix-{i}"));
+    std::fs::create_dir_all(&dest)?;
+    for entry in std::fs::read_dir(&env.work)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let n = name.to_string_lossy();
+        if n.starts_with("controller-") || n.starts_with("broker-") {
+            std::fs::rename(entry.path(), dest.join(&name))?;
+        }
     }
     Ok(())
 }
