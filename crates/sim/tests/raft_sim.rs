@@ -35,3 +35,15 @@ fn raft_safety_and_liveness_through_a_kraft_version_upgrade() {
 fn raft_safety_and_liveness_through_membership_changes() {
     kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_membership_changes);
 }
+
+/// Auto-join (`controller.quorum.auto.join.enable`, Kafka 4.2) under the same faults: every
+/// node runs with it, spares formatted with `--no-initial-controllers` join by themselves
+/// (AddRaftVoter sent by their cores, served by the leader as the driver serves it), and a
+/// voter whose disk is replaced removes its old directory id and adds its new one by itself.
+/// The membership invariants hold throughout, every request a node served is answered, and
+/// once the faults stop the committed voter set comes to hold every node with its current
+/// directory id within the bound of `auto_join::liveness_bound_ms`.
+#[test]
+fn raft_safety_and_liveness_with_auto_join() {
+    kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_auto_join);
+}
