@@ -9,6 +9,7 @@
 //! message goes through [`wire`] (adapt, encode, decode at a version negotiated from the
 //! parties' tables in [`versions`]), so a version bug fails a seed as it would fail a peer.
 
+pub mod auto_join;
 pub mod harness;
 pub mod invariants;
 pub mod membership;

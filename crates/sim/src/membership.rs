@@ -247,15 +247,10 @@ impl Membership {
     /// After every event: collects the answers, and checks that none is overdue and that a
     /// removed leader resigned.
     pub fn after_event(&mut self, sim: &mut Sim<SimRaft>, now_ms: u64) -> Result<(), Violation> {
-        let ids: Vec<i32> = sim.running().map(|(id, _)| id).collect();
+        let ids: Vec<i32> = sim.nodes.keys().copied().collect();
         for id in ids {
-            let answers = sim
-                .nodes
-                .get_mut(&id)
-                .and_then(|s| s.node.as_mut())
-                .map(|core| core.take_voter_change_answers())
-                .unwrap_or_default();
-            for a in answers {
+            // The harness takes every answer after each step and keeps ours for us.
+            for a in sim.take_operator_answers(id) {
                 self.on_answer(sim, id, a.request_id, a.error_code, a.error_message);
             }
         }

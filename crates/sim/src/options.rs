@@ -60,6 +60,11 @@ pub struct SimOptions {
     /// replaces a voter's disk (a new directory id, removed by its old key, added by its new
     /// one). On top of [`Self::kraft_version_1`].
     pub membership_changes: bool,
+    /// `controller.quorum.auto.join.enable` on every node (Kafka 4.2+): the spares join the
+    /// voter set by themselves, and the workload replaces voters' disks during the faults (a
+    /// replaced node removes its old key and adds its new one by itself); see
+    /// [`crate::auto_join`]. On top of [`Self::kraft_version_1`].
+    pub auto_join: bool,
     // TODO(issue 9 item 4): disk errors (short writes, ENOSPC, EIO on fsync, flipped bytes,
     // truncated files) once the fault-injecting storage layer exists; today a disk only crashes
     // (losing unflushed data) and tears its last write.
@@ -90,6 +95,18 @@ impl SimOptions {
             self.releases.push(crate::versions::CURRENT);
             self.clock_rates_ppm.push(rate);
         }
+    }
+
+    /// Makes the run a dynamic quorum whose spares (as many as [`Self::with_membership_changes`]
+    /// gives) join by themselves ([`Self::auto_join`]), with voters' disks replaced during the
+    /// faults. The liveness deadline becomes [`crate::auto_join::liveness_bound_ms`].
+    pub fn with_auto_join(&mut self) {
+        self.with_membership_changes();
+        self.membership_changes = false;
+        self.auto_join = true;
+        self.liveness_deadline_ms = self
+            .liveness_deadline_ms
+            .max(crate::auto_join::liveness_bound_ms(self));
     }
 
     /// Number of node processes: the voters and the spares.
@@ -138,6 +155,7 @@ impl SimOptions {
             kraft_version_upgrade: false,
             spares: 0,
             membership_changes: false,
+            auto_join: false,
         };
         // Drawn after the settings above, so they are the same as before these existed.
         options.releases = (0..voters).map(|_| Release::draw(&mut rng)).collect();

@@ -8,10 +8,13 @@ use bytes::Bytes;
 use kraftwerk_raft::testing::{MemLog, MemQuorumStateStore};
 use kraftwerk_raft::{
     Input, KraftUpgradeError, RaftConfig, RaftCore, RaftError, ReplicaKey, ReplicatedLog,
+    VoterChangeAnswer,
 };
 use rand::rngs::SmallRng;
 use rand::Rng;
 
+use crate::auto_join::{AutoJoin, AutoJoinStats};
+use crate::harness::voter_changes::VoterChange;
 use crate::harness::{Cluster, Outgoing, Sim, SimRaft, SimulatedNode, Workload};
 use crate::invariants::{Invariants, Violation};
 use crate::membership::{Membership, MembershipStats};
@@ -82,6 +85,34 @@ impl SimulatedNode for SimRaft {
     }
 
     fn check(&mut self, _id: i32, _checks: &mut (), _invariants: &mut Invariants) {}
+
+    const SERVES_VOTER_CHANGES: bool = true;
+
+    fn serve_voter_change(
+        &mut self,
+        now_ms: u64,
+        request_id: u64,
+        change: VoterChange,
+    ) -> Result<Option<VoterChangeAnswer>, RaftError> {
+        match change {
+            VoterChange::Add {
+                node,
+                ack_when_committed,
+                new_voter_kraft_versions,
+            } => self.add_voter(
+                now_ms,
+                request_id,
+                node,
+                ack_when_committed,
+                new_voter_kraft_versions,
+            ),
+            VoterChange::Remove(key) => self.remove_voter(now_ms, request_id, key),
+        }
+    }
+
+    fn take_voter_change_answers(&mut self) -> Vec<VoterChangeAnswer> {
+        RaftCore::take_voter_change_answers(self)
+    }
 }
 
 /// Events of the Raft-only simulation.
@@ -95,6 +126,9 @@ pub enum RaftEvent {
     /// Change the voter set (runs with [`crate::SimOptions::membership_changes`]): see
     /// [`Membership::step`].
     ChangeVoters,
+    /// Maybe replace a voter's disk (runs with [`crate::SimOptions::auto_join`]): see
+    /// [`AutoJoin::step`].
+    ReplaceDisk,
 }
 
 /// Writes of 1–5 records proposed to the leader every `write_interval_ms` on average.
@@ -106,6 +140,8 @@ pub struct RaftWrites {
     upgrades_appended: u64,
     /// Membership changes, in runs with [`crate::SimOptions::membership_changes`].
     membership: Option<Membership>,
+    /// Auto-join, in runs with [`crate::SimOptions::auto_join`].
+    auto_join: Option<AutoJoin>,
 }
 
 impl RaftWrites {
@@ -200,6 +236,7 @@ impl Workload for RaftWrites {
             committed_at_heal: None,
             upgrades_appended: 0,
             membership: None,
+            auto_join: None,
         }
     }
 
@@ -214,6 +251,14 @@ impl Workload for RaftWrites {
             self.membership = Some(Membership::default());
             let at = Membership::next_at(sim, 500);
             sim.schedule(at, RaftEvent::ChangeVoters);
+        }
+        if sim.options.auto_join {
+            // No operator requests: Membership only checks that a leader outside its
+            // committed voter set resigns (case C11).
+            self.membership = Some(Membership::default());
+            self.auto_join = Some(AutoJoin::default());
+            let at = AutoJoin::next_at(sim, 1_000);
+            sim.schedule(at, RaftEvent::ReplaceDisk);
         }
     }
 
@@ -241,6 +286,16 @@ impl Workload for RaftWrites {
                     }
                 }
             }
+            RaftEvent::ReplaceDisk => {
+                let now = sim.now_ms();
+                if let Some(a) = &mut self.auto_join {
+                    a.step(sim);
+                    if !sim.faults_over {
+                        let at = AutoJoin::next_at(sim, now);
+                        sim.schedule(at, RaftEvent::ReplaceDisk);
+                    }
+                }
+            }
         }
     }
 
@@ -255,10 +310,15 @@ impl Workload for RaftWrites {
         if let Some(m) = &mut self.membership {
             m.after_event(sim, now_ms)?;
         }
+        if let Some(a) = &mut self.auto_join {
+            a.after_event(sim, now_ms)?;
+        }
         if !sim.faults_over {
             return Ok(None);
         }
-        if self.membership.as_ref().is_some_and(Membership::busy) {
+        if self.membership.as_ref().is_some_and(Membership::busy)
+            || self.auto_join.as_ref().is_some_and(AutoJoin::busy)
+        {
             return Ok(None);
         }
         if sim.options.kraft_version_upgrade && !Self::upgrade_committed(sim) {
@@ -275,6 +335,7 @@ impl Workload for RaftWrites {
                     writes_proposed: self.writes_proposed,
                     upgrades_appended: self.upgrades_appended,
                     membership: self.membership.as_ref().map(|m| m.stats.clone()),
+                    auto_join: self.auto_join.as_ref().map(|a| a.stats.clone()),
                 }));
             }
             _ => {}
@@ -294,6 +355,7 @@ impl Workload for RaftWrites {
             writes_proposed: self.writes_proposed,
             upgrades_appended: self.upgrades_appended,
             membership: Some(m.stats.clone()),
+            auto_join: self.auto_join.as_ref().map(|a| a.stats.clone()),
         })
     }
 
@@ -302,6 +364,13 @@ impl Workload for RaftWrites {
             .membership
             .as_ref()
             .and_then(|m| m.liveness_failure(sim))
+        {
+            return text;
+        }
+        if let Some(text) = self
+            .auto_join
+            .as_ref()
+            .and_then(|a| a.liveness_failure(sim))
         {
             return text;
         }
@@ -335,4 +404,6 @@ pub struct SimReport {
     pub upgrades_appended: u64,
     /// What the membership workload did, in runs with it.
     pub membership: Option<MembershipStats>,
+    /// What auto-join did, in runs with it.
+    pub auto_join: Option<AutoJoinStats>,
 }

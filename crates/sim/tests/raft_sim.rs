@@ -37,8 +37,8 @@ fn raft_safety_and_liveness_through_membership_changes() {
     kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_membership_changes);
 }
 
-/// Seeds 208 and 547 of the test above (329 and 487 until held fetches changed the runs): a leader's own removal reached only it and an
-/// observer, then a voter's disk died, and no replica can be elected any more under the
+/// Seeds 208 and 547 of the test above (329 and 487 until held fetches changed the runs): a
+/// leader's own removal reached only it and an observer, then a voter's disk died, and no replica can be elected any more under the
 /// KIP-853 rules (`kraftwerk_sim::membership::unelectable`). They must pass, and by that
 /// exemption alone, not by a run that happened to recover. (If the simulation's use of the
 /// seed changes they no longer reach that state: find new ones with `SIM_SEEDS`.)
@@ -57,4 +57,16 @@ fn membership_changes_do_not_demand_liveness_of_an_unelectable_quorum() {
             "seed {seed} passed without reaching the unelectable state: {stats:?}"
         );
     }
+}
+
+/// Auto-join (`controller.quorum.auto.join.enable`, Kafka 4.2) under the same faults: every
+/// node runs with it, spares formatted with `--no-initial-controllers` join by themselves
+/// (AddRaftVoter sent by their cores, served by the leader as the driver serves it), and a
+/// voter whose disk is replaced removes its old directory id and adds its new one by itself.
+/// The membership invariants hold throughout, every request a node served is answered, and
+/// once the faults stop the committed voter set comes to hold every node with its current
+/// directory id within the bound of `auto_join::liveness_bound_ms`.
+#[test]
+fn raft_safety_and_liveness_with_auto_join() {
+    kraftwerk_sim::run_seeds_with::<RaftWrites>(40, SimOptions::with_auto_join);
 }

@@ -5,8 +5,12 @@
 //! Failures the server's peer client reports are reported the same way: a crashed destination
 //! refuses the connection (`Disconnected`), and a request no shared version can carry fails with
 //! `UnsupportedVersion` (`crates/server/src/peers.rs`).
+//!
+//! AddRaftVoter / RemoveRaftVoter, which a core sends but the controller serves, are served by
+//! the receiving node as the driver does ([`super::voter_changes`]).
 
 use bytes::Bytes;
+use kraftwerk_protocol::codec::DecodedRequest;
 use kraftwerk_raft::{
     InboundId, Input, OutboundId, Output, RaftRequest, RaftResponse, SendFailure,
 };
@@ -43,7 +47,14 @@ impl<N: SimulatedNode> Sim<N> {
         }
         let input = match message {
             Message::Request { frame, reply_to } => {
-                let Some((api_version, request)) = self.decode_request(to, frame) else {
+                let Some(decoded) = self.decode_frame(to, frame) else {
+                    return;
+                };
+                // Sent by a core, served by the controller: the driver's part.
+                if super::voter_changes::is_voter_change(decoded.api_key) {
+                    return self.serve_voter_change(to, decoded, reply_to);
+                }
+                let Some((api_version, request)) = self.raft_request(to, decoded) else {
                     return;
                 };
                 self.next_inbound += 1;
@@ -148,7 +159,7 @@ impl<N: SimulatedNode> Sim<N> {
         self.scheduler.schedule(now + 1, event);
     }
 
-    fn send_response(&mut self, from: i32, in_id: InboundId, response: RaftResponse) {
+    pub(super) fn send_response(&mut self, from: i32, in_id: InboundId, response: RaftResponse) {
         let Some(route) = self.routes.remove(&in_id.0) else {
             return;
         };
@@ -191,16 +202,20 @@ impl<N: SimulatedNode> Sim<N> {
         }
     }
 
-    /// Node `to` decodes a request frame: its version and the request.
-    fn decode_request(&mut self, to: i32, frame: Bytes) -> Option<(i16, RaftRequest)> {
-        let decoded = match wire::decode_request(frame, &self.tables[&to]) {
-            Ok(decoded) => decoded,
+    /// Node `to` decodes a request frame.
+    fn decode_frame(&mut self, to: i32, frame: Bytes) -> Option<DecodedRequest> {
+        match wire::decode_request(frame, &self.tables[&to]) {
+            Ok(decoded) => Some(decoded),
             Err(e) => {
                 let text = format!("node {to} cannot read a request: {}", e.0);
                 self.invariants.violation(text);
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// A decoded request as the Raft RPC the core handles: its version and the request.
+    fn raft_request(&mut self, to: i32, decoded: DecodedRequest) -> Option<(i16, RaftRequest)> {
         let version = decoded.version();
         let Ok(request) = RaftRequest::from_kind(decoded.body) else {
             let api = decoded.api_key;

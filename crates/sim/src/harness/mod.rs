@@ -25,6 +25,7 @@ pub(crate) use sim::directory_id;
 pub use sim::endpoint;
 #[cfg(test)]
 mod tests;
+pub mod voter_changes;
 
 use std::fmt::{Debug, Display};
 
@@ -214,6 +215,26 @@ pub trait SimulatedNode: Sized {
 
     /// Checks the kind's invariants on this node after it handled an event.
     fn check(&mut self, id: i32, checks: &mut Self::Checks, invariants: &mut Invariants);
+
+    /// True if the kind serves AddRaftVoter / RemoveRaftVoter sent by a peer's core
+    /// ([`voter_changes`]).
+    const SERVES_VOTER_CHANGES: bool = false;
+
+    /// Serves a peer's voter change as the driver does; the answer now, or `None` when it
+    /// comes from [`Self::take_voter_change_answers`].
+    fn serve_voter_change(
+        &mut self,
+        _now_ms: u64,
+        _request_id: u64,
+        _change: voter_changes::VoterChange,
+    ) -> Result<Option<kraftwerk_raft::VoterChangeAnswer>, Self::Error> {
+        Ok(None)
+    }
+
+    /// Voter change answers the node completed since the last call (taken after every step).
+    fn take_voter_change_answers(&mut self) -> Vec<kraftwerk_raft::VoterChangeAnswer> {
+        Vec::new()
+    }
 }
 
 /// What drives a quorum of [`SimulatedNode`]s from outside, and when a run has passed.

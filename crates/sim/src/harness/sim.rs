@@ -73,6 +73,8 @@ pub struct Sim<N: SimulatedNode> {
     pub(super) hostile: Hostile,
     /// Notable events, printed on failure.
     pub trace: Vec<String>,
+    /// Voter changes peers' cores sent, served as the driver serves them.
+    pub served: super::voter_changes::ServedVoterChanges,
 }
 
 impl<N: SimulatedNode> Sim<N> {
@@ -133,6 +135,7 @@ impl<N: SimulatedNode> Sim<N> {
             stalls: BTreeMap::new(),
             hostile: Hostile::default(),
             trace: Vec::new(),
+            served: Default::default(),
         };
         if let Some(line) = N::describe_config(&sim.config) {
             sim.log(line);
@@ -264,6 +267,7 @@ impl<N: SimulatedNode> Sim<N> {
         let mut raft = self.raft_config.clone();
         raft.node_id = id;
         raft.directory_id = self.directory_id_of(id);
+        raft.auto_join = self.options.auto_join;
         if self.options.spares > 0 {
             raft.local_endpoints = BTreeMap::from([("CONTROLLER".to_owned(), endpoint(id))]);
         }
@@ -353,6 +357,7 @@ impl<N: SimulatedNode> Sim<N> {
         };
         slot.parked_log = Some(log);
         slot.incarnation += 1;
+        self.forget_served_by(id);
         self.log(format!("node {id} crashed (torn bytes dropped: {dropped})"));
     }
 
@@ -454,6 +459,7 @@ impl<N: SimulatedNode> Sim<N> {
                 Outgoing::Other(output) => N::on_output(self, id, output),
             }
         }
+        self.release_voter_changes(id);
         // The node's deadline is on its own clock.
         let local_now = self.node_now_ms(id);
         let at_local = deadline.max(local_now + 1).min(local_now + 60_000);
