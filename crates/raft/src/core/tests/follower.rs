@@ -161,6 +161,19 @@ fn begin_quorum_epoch(leader: i32, epoch: i32) -> RaftRequest {
     RaftRequest::BeginQuorumEpoch(begin)
 }
 
+/// A broker's Fetch (v17, id 7, MaxWaitMs 500) of epoch 1 at `now_ms`.
+fn broker_fetch_at(c: &mut Core, now_ms: u64) {
+    c.handle(
+        now_ms,
+        Input::Request {
+            id: InboundId(7),
+            api_version: 17,
+            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
+        },
+    )
+    .unwrap();
+}
+
 #[test]
 fn a_graceful_resign_names_successors_and_finishes_once_a_successor_leads() {
     let mut c = resigned_for_shutdown_and_acknowledged();
@@ -193,15 +206,7 @@ fn a_graceful_resign_names_successors_and_finishes_once_a_successor_leads() {
 #[test]
 fn a_resigned_leader_holds_a_brokers_fetch_and_answers_it_with_the_successor() {
     let mut c = resigned_for_shutdown_and_acknowledged();
-    c.handle(
-        2_200,
-        Input::Request {
-            id: InboundId(7),
-            api_version: 17,
-            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
-        },
-    )
-    .unwrap();
+    broker_fetch_at(&mut c, 2_200);
     assert!(
         responses(&mut c).is_empty(),
         "held: answering now could only name this node"
@@ -241,15 +246,7 @@ fn a_resigned_leader_holds_a_brokers_fetch_and_answers_it_with_the_successor() {
 #[test]
 fn a_held_fetch_waits_through_the_election_for_the_leader_it_can_name() {
     let mut c = resigned_for_shutdown_and_acknowledged();
-    c.handle(
-        2_200,
-        Input::Request {
-            id: InboundId(7),
-            api_version: 17,
-            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
-        },
-    )
-    .unwrap();
+    broker_fetch_at(&mut c, 2_200);
     let end = c.log().end_offset();
     c.handle(
         2_210,
@@ -289,15 +286,7 @@ fn a_held_fetch_waits_through_the_election_for_the_leader_it_can_name() {
 #[test]
 fn a_held_fetch_is_answered_at_its_max_wait_without_a_successor() {
     let mut c = resigned_for_shutdown_and_acknowledged();
-    c.handle(
-        2_200,
-        Input::Request {
-            id: InboundId(7),
-            api_version: 17,
-            request: RaftRequest::Fetch(fetch_request(-1, 1, 1, 1, 500)),
-        },
-    )
-    .unwrap();
+    broker_fetch_at(&mut c, 2_200);
     assert!(c.next_deadline_ms() <= 2_700);
     c.poll(2_700).unwrap();
     let answers = responses(&mut c);
