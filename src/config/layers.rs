@@ -152,6 +152,7 @@ impl NodeConfig {
         c.kraft_version = 0;
         c.quorum_node_ids = self.quorum_voters.iter().map(|v| v.id).collect();
         c.enable_unstable_feature_versions = self.unstable_feature_versions_enable;
+        c.authorizer = self.authorizer.clone();
         c
     }
 }
