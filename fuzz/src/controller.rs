@@ -145,6 +145,8 @@ impl MiniNode {
             listener_name: "CONTROLLER".to_owned(),
             forwarded: forwarded.is_some(),
             principal: forwarded.unwrap_or_default(),
+            client_address: None,
+            internal: false,
             new_voter_kraft_versions: None,
             kraft_version_upgrade: None,
         };

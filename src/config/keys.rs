@@ -106,6 +106,9 @@ pub(crate) const SSL_SECURE_RANDOM_IMPLEMENTATION: &str = "ssl.secure.random.imp
 pub(crate) const SSL_ENGINE_FACTORY_CLASS: &str = "ssl.engine.factory.class";
 pub(crate) const SSL_CLIENT_AUTH: &str = "ssl.client.auth";
 pub(crate) const SSL_PRINCIPAL_MAPPING_RULES: &str = "ssl.principal.mapping.rules";
+pub(crate) const AUTHORIZER_CLASS_NAME: &str = "authorizer.class.name";
+pub(crate) const SUPER_USERS: &str = "super.users";
+pub(crate) const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
 
 const DAY_MS: i64 = 24 * 3_600_000;
 
@@ -389,6 +392,20 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Syntax(refuse_config_providers), Checked,
         "Java ConfigProviders (`${file:...}` values): kraftwerk resolves none, so a non-empty \
          list is refused rather than a placeholder taken literally."),
+    // Authorization (ServerConfigs.AUTHORIZER_CLASS_NAME_CONFIG, StandardAuthorizer's own keys).
+    define(AUTHORIZER_CLASS_NAME, Str, Text(""),
+        Syntax(authorizer_class_syntax), Used,
+        "Empty: no authorization (the ACL APIs answer SECURITY_DISABLED); \
+         org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs from the metadata log. \
+         Any other class is refused (the node does not start)."),
+    define(SUPER_USERS, Str, Null,
+        Syntax(super_users_syntax), Used,
+        "Principals allowed everything, `TYPE:NAME` separated by `;` (e.g. \
+         User:CN=broker,OU=it;User:admin)."),
+    define(ALLOW_EVERYONE_IF_NO_ACL_FOUND, Boolean, Bool(false),
+        Any, Used,
+        "Allow an action on a resource that has no ACL at all (StandardAuthorizer's default \
+         answer)."),
 ];
 
 /// The table entry of `name`, if kraftwerk knows the key.
@@ -413,6 +430,27 @@ fn refuse_config_providers(text: &str) -> Result<(), String> {
         return Ok(());
     }
     Err("kraftwerk resolves no config providers: write the values into the file".to_owned())
+}
+
+/// `authorizer.class.name`: empty, or Kafka's KRaft `StandardAuthorizer`; anything else is
+/// refused, so that a node never runs without the authorization its operator asked for.
+fn authorizer_class_syntax(text: &str) -> Result<(), String> {
+    let class = text.trim();
+    if class.is_empty() || class == kraftwerk_controller::authorizer::STANDARD_AUTHORIZER_CLASS {
+        Ok(())
+    } else {
+        Err(format!(
+            "kraftwerk implements only {} (or no authorizer, empty); it does not run {class}",
+            kraftwerk_controller::authorizer::STANDARD_AUTHORIZER_CLASS
+        ))
+    }
+}
+
+/// `super.users`: `TYPE:NAME` entries separated by `;` (`StandardAuthorizer.getConfiguredSuperUsers`).
+fn super_users_syntax(text: &str) -> Result<(), String> {
+    kraftwerk_controller::authorizer::AuthorizerConfig::parse_super_users(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn controller_role_only(text: &str) -> Result<(), String> {

@@ -145,6 +145,9 @@ pub struct NodeConfig {
     /// The `ssl.*` settings (`listener.name.<l>.` forms first) when the controller listener is
     /// SSL; the Raft client uses them too. `None` for PLAINTEXT.
     pub controller_tls: Option<kraftwerk_server::ListenerTls>,
+    /// `authorizer.class.name` = StandardAuthorizer, with `super.users` and
+    /// `allow.everyone.if.no.acl.found`; `None` when empty (no authorization).
+    pub authorizer: Option<kraftwerk_controller::authorizer::AuthorizerConfig>,
     /// Keys present in the file that neither kraftwerk nor Kafka defines, sorted.
     pub ignored_keys: Vec<String>,
     /// Keys present in the file that kraftwerk validates like Kafka but does not act on
@@ -219,6 +222,7 @@ impl NodeConfig {
         let (metadata_log_segment_bytes, metadata_log_segment_min_bytes) = segment_sizes(&values)?;
         let connections = connections::connection_settings(&values)?;
         let (ignored_keys, not_honoured_keys) = unused_keys(props, &listeners);
+        let authorizer = authorizer(&values)?;
         let config = NodeConfig {
             node_id,
             quorum_voters,
@@ -265,6 +269,7 @@ impl NodeConfig {
                 .boolean(keys::REMOTE_LOG_STORAGE_SYSTEM_ENABLE),
             metrics_listener,
             controller_tls,
+            authorizer,
             ignored_keys,
             not_honoured_keys,
         };
@@ -392,6 +397,30 @@ fn segment_sizes(values: &Values) -> Result<(i32, i32), ConfigError> {
         )),
         _ => Ok((bytes, min)),
     }
+}
+
+/// The authorizer `authorizer.class.name` asks for (its value was checked by the table:
+/// empty or StandardAuthorizer).
+fn authorizer(
+    values: &Values,
+) -> Result<Option<kraftwerk_controller::authorizer::AuthorizerConfig>, ConfigError> {
+    use kraftwerk_controller::authorizer::AuthorizerConfig;
+    let class = values
+        .text(keys::AUTHORIZER_CLASS_NAME)
+        .unwrap_or("")
+        .trim();
+    if class.is_empty() {
+        return Ok(None);
+    }
+    let super_users = match values.text(keys::SUPER_USERS) {
+        Some(text) => AuthorizerConfig::parse_super_users(text)
+            .map_err(|e| invalid(keys::SUPER_USERS, text, e.to_string()))?,
+        None => Default::default(),
+    };
+    Ok(Some(AuthorizerConfig {
+        super_users,
+        allow_everyone_if_no_acl_found: values.boolean(keys::ALLOW_EVERYONE_IF_NO_ACL_FOUND),
+    }))
 }
 
 /// The keys of the file kraftwerk does not act on, each sorted: (unknown to the table and to

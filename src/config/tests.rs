@@ -304,6 +304,14 @@ fn every_malformed_value_names_its_key_and_value() {
         ("kraftwerk.metrics.listener", "localhost"),
         ("process.roles", "broker,controller"),
         ("process.roles", "broker"),
+        // Fail closed: an authorizer kraftwerk does not implement stops the node.
+        (
+            "authorizer.class.name",
+            "kafka.security.authorizer.AclAuthorizer",
+        ),
+        ("authorizer.class.name", "com.example.OpaAuthorizer"),
+        ("super.users", "admin"),
+        ("allow.everyone.if.no.acl.found", "maybe"),
     ];
     for (key, value) in cases {
         let text = format!("{MINIMAL}{key}={value}\n");
@@ -312,6 +320,29 @@ fn every_malformed_value_names_its_key_and_value() {
         assert!(message.contains(key), "{key}={value}: {message}");
         assert!(message.contains(value), "{key}={value}: {message}");
     }
+}
+
+#[test]
+fn the_authorizer_is_off_by_default_and_standard_authorizer_reads_its_keys() {
+    assert_eq!(parse(MINIMAL).unwrap().authorizer, None);
+    let c = parse(&format!(
+        "{MINIMAL}{STANDARD_AUTHORIZER}super.users= User:CN=broker,OU=it ; User:admin\n"
+    ))
+    .unwrap();
+    let a = c.authorizer.expect("enabled");
+    assert_eq!(
+        a.super_users.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["User:CN=broker,OU=it", "User:admin"]
+    );
+    assert!(!a.allow_everyone_if_no_acl_found);
+    let err = parse(&format!(
+        "{MINIMAL}authorizer.class.name=com.example.Other\n"
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("StandardAuthorizer"),
+        "the refusal names what kraftwerk runs: {err}"
+    );
 }
 
 #[test]
@@ -590,7 +621,17 @@ const SAMPLES: &[(&str, &str)] = &[
         "ssl.principal.mapping.rules",
         "RULE:^CN=([^,]+),.*$/$1/L,DEFAULT",
     ),
+    // Authorization: super.users and allow.everyone.if.no.acl.found on top of the authorizer.
+    (
+        "authorizer.class.name",
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    ),
+    ("super.users", "User:CN=broker,OU=it;User:admin"),
+    ("allow.everyone.if.no.acl.found", "true"),
 ];
+
+const STANDARD_AUTHORIZER: &str =
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n";
 
 /// [`TWO_LISTENERS`] with the controller listener on SSL and a PKCS12 key store.
 const TLS_TWO_LISTENERS: &str = "process.roles=controller\nnode.id=1\n\
@@ -622,6 +663,9 @@ fn base_for(key: &str) -> String {
             "ssl.truststore.type=PEM\n",
         ),
         k if k.starts_with("ssl.") => TLS_TWO_LISTENERS.to_owned(),
+        "super.users" | "allow.everyone.if.no.acl.found" => {
+            format!("{TWO_LISTENERS}{STANDARD_AUTHORIZER}")
+        }
         _ => TWO_LISTENERS.to_owned(),
     }
 }

@@ -15,8 +15,11 @@
 //!   [`WriteContext`] over the latest image and `body` returns a `ControllerResult`.
 //! - `read`: any controller answers from its committed image without writing; `c` is a
 //!   [`ReadContext`] and `body` returns the response.
-//! - `read_unless(f)`: `read`, except that when `f(ctx)` holds the request needs the active
-//!   controller (still answered by the same body, without records).
+//! - `read_unless(f)`: `read`, except that when `f(config, ctx)` holds the request needs the
+//!   active controller (still answered by the same body, without records).
+//! - `write_if(f) |c, r| body, otherwise read_body`: `write` when `f(config, ctx)` holds, else `read`
+//!   with `read_body` (e.g. the ACL APIs: written with an authorizer, SECURITY_DISABLED from any
+//!   controller without one).
 
 use kafka_protocol::messages::*;
 use kraftwerk_protocol::constants::{NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE};
@@ -24,7 +27,7 @@ use kraftwerk_protocol::constants::{NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE};
 use crate::controller::{ControllerConfig, ControllerRng};
 use crate::handlers::disabled::QuorumRole;
 use crate::handlers::{
-    admin, cluster, configs, describe_configs, disabled, partitions, producer_ids, quotas,
+    acls, admin, cluster, configs, describe_configs, disabled, partitions, producer_ids, quotas,
     reassignment, scram, topics,
 };
 use crate::heartbeat::BrokerHeartbeatManager;
@@ -101,6 +104,11 @@ impl WriteContext<'_> {
     }
 }
 
+/// Whether the ACL APIs are served (`authorizer.class.name` is StandardAuthorizer).
+fn acls_enabled(config: &ControllerConfig, _ctx: &RequestContext) -> bool {
+    config.authorizer.is_some()
+}
+
 fn no_records<R>(response: R) -> ControllerResult<R> {
     ControllerResult::of(Vec::new(), response)
 }
@@ -111,10 +119,13 @@ pub(crate) fn message_text(message: Option<&str>) -> Option<kafka_protocol::prot
 }
 
 macro_rules! controller_apis {
-    (@answered_by write, $ctx:ident) => { AnsweredBy::ActiveController };
-    (@answered_by read, $ctx:ident) => { AnsweredBy::AnyController };
-    (@answered_by read_unless($f:path), $ctx:ident) => {
-        if $f($ctx) { AnsweredBy::ActiveController } else { AnsweredBy::AnyController }
+    (@answered_by write, $cfg:ident, $ctx:ident) => { AnsweredBy::ActiveController };
+    (@answered_by read, $cfg:ident, $ctx:ident) => { AnsweredBy::AnyController };
+    (@answered_by read_unless($f:path), $cfg:ident, $ctx:ident) => {
+        if $f($cfg, $ctx) { AnsweredBy::ActiveController } else { AnsweredBy::AnyController }
+    };
+    (@answered_by write_if($f:path), $cfg:ident, $ctx:ident) => {
+        controller_apis!(@answered_by read_unless($f), $cfg, $ctx)
     };
     (@write write, $c:ident, $body:expr) => { $body };
     (@write read, $c:ident, $body:expr) => {{
@@ -125,13 +136,19 @@ macro_rules! controller_apis {
     (@write read_unless($f:path), $c:ident, $body:expr) => {
         controller_apis!(@write read, $c, $body)
     };
+    (@write write_if($f:path), $c:ident, $body:expr, $rbody:expr) => {
+        if $f($c.config, $c.ctx) { $body } else { controller_apis!(@write read, $c, $rbody) }
+    };
     (@read write, $c:ident, $body:expr) => { None };
     (@read read, $c:ident, $body:expr) => { Some($body) };
     (@read read_unless($f:path), $c:ident, $body:expr) => { Some($body) };
+    (@read write_if($f:path), $c:ident, $body:expr, $rbody:expr) => {
+        if $f($c.config, $c.ctx) { None } else { Some($rbody) }
+    };
     ($(
         $(#[doc = $doc:literal])*
         $name:ident($req:ty => $resp:ty) versions $min:literal ..= $max:literal,
-            $kind:ident $(($f:path))? |$c:ident, $r:ident| $body:expr;
+            $kind:ident $(($f:path))? |$c:ident, $r:ident| $body:expr $(, otherwise $rbody:expr)?;
     )*) => {
         /// A request the controller handles: one variant per line of the API list.
         #[derive(Clone, Debug)]
@@ -171,10 +188,10 @@ macro_rules! controller_apis {
                 }
             }
 
-            /// Who may answer this request, given its context.
-            pub fn answered_by(&self, ctx: &RequestContext) -> AnsweredBy {
-                let _ = ctx;
-                match self { $( Self::$name(_) => controller_apis!(@answered_by $kind $(($f))?, ctx), )* }
+            /// Who may answer this request, given the configuration and its context.
+            pub fn answered_by(&self, config: &ControllerConfig, ctx: &RequestContext) -> AnsweredBy {
+                let _ = (config, ctx);
+                match self { $( Self::$name(_) => controller_apis!(@answered_by $kind $(($f))?, config, ctx), )* }
             }
 
             /// The answer reporting `code` with `message` wherever Java's `getErrorResponse`
@@ -209,7 +226,7 @@ macro_rules! controller_apis {
                     $( Self::$name($r) => {
                         let $c = c;
                         let _ = (&$c, &$r);
-                        controller_apis!(@read $kind $(($f))?, $c, $body).map(ControllerResponse::$name)
+                        controller_apis!(@read $kind $(($f))?, $c, $body $(, $rbody)?).map(ControllerResponse::$name)
                     } )*
                 }
             }
@@ -220,7 +237,7 @@ macro_rules! controller_apis {
                     $( Self::$name($r) => {
                         let $c = c;
                         let _ = &$r;
-                        controller_apis!(@write $kind $(($f))?, $c, $body).map(ControllerResponse::$name)
+                        controller_apis!(@write $kind $(($f))?, $c, $body $(, $rbody)?).map(ControllerResponse::$name)
                     } )*
                 }
             }
@@ -247,15 +264,20 @@ controller_apis! {
     /// DeleteTopics (20).
     DeleteTopics(DeleteTopicsRequest => DeleteTopicsResponse) versions 1..=6,
         write |c, r| topics::delete_topics(c.image, c.config, c.ctx, r);
-    /// DescribeAcls (29): no authorizer.
+    /// DescribeAcls (29): from the committed image with an authorizer, else SECURITY_DISABLED.
     DescribeAcls(DescribeAclsRequest => DescribeAclsResponse) versions 1..=3,
-        read |c, r| disabled::describe_acls();
-    /// CreateAcls (30): no authorizer.
+        read |c, r| match c.config.authorizer {
+            Some(_) => acls::describe_acls(c.image, r),
+            None => disabled::describe_acls(),
+        };
+    /// CreateAcls (30): written with an authorizer, else SECURITY_DISABLED.
     CreateAcls(CreateAclsRequest => CreateAclsResponse) versions 1..=3,
-        read |c, r| disabled::create_acls(r);
-    /// DeleteAcls (31): no authorizer.
+        write_if(acls_enabled) |c, r| acls::create_acls(c.image, c.rng, r),
+        otherwise disabled::create_acls(r);
+    /// DeleteAcls (31): written with an authorizer, else SECURITY_DISABLED.
     DeleteAcls(DeleteAclsRequest => DeleteAclsResponse) versions 1..=3,
-        read |c, r| disabled::delete_acls(r);
+        write_if(acls_enabled) |c, r| acls::delete_acls(c.image, r),
+        otherwise disabled::delete_acls(r);
     /// DescribeConfigs (32).
     DescribeConfigs(DescribeConfigsRequest => DescribeConfigsResponse) versions 1..=4,
         read |c, r| describe_configs::describe_configs(c.image, c.config, r);

@@ -42,6 +42,8 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::api::{AnsweredBy, ReadContext, WriteContext};
+use crate::authorization::{authorize_request, client_host, Authorized, Authz};
+use crate::authorizer::{AclOperation, AuthorizerConfig, ResourceType};
 use crate::error::{ApiError, ReplayError};
 use crate::handlers;
 use crate::handlers::disabled::QuorumRole;
@@ -103,6 +105,10 @@ pub struct ControllerConfig {
     pub kraft_version: i16,
     /// `remote.log.storage.system.enable` (false): topics may set `remote.storage.enable=true`.
     pub remote_log_storage_system_enable: bool,
+    /// `authorizer.class.name` = StandardAuthorizer with its `super.users` and
+    /// `allow.everyone.if.no.acl.found`; `None` (no authorizer): nothing is authorized and the
+    /// ACL APIs answer SECURITY_DISABLED.
+    pub authorizer: Option<AuthorizerConfig>,
 }
 
 impl ControllerConfig {
@@ -143,6 +149,7 @@ impl ControllerConfig {
             rng_seed: 0,
             kraft_version: 0,
             remote_log_storage_system_enable: false,
+            authorizer: None,
         }
     }
 }
@@ -444,7 +451,65 @@ impl Controller {
             );
             return refused(request, &error);
         }
-        let answered_by = request.answered_by(ctx);
+        // ControllerApis authorizes before the controller sees the request (and before a
+        // standby answers NOT_CONTROLLER), with the ACLs of the committed image.
+        let (effective, denied) = match &self.config.authorizer {
+            None => (None, None),
+            Some(_) if ctx.internal => (None, None),
+            Some(authorizer) => {
+                let host = client_host(ctx);
+                let authz = Authz::new(authorizer, &self.committed, &ctx.principal, &host);
+                match authorize_request(&authz, self.config.delete_topic_enable, request) {
+                    Authorized::Whole => (None, None),
+                    Authorized::Part(effective, denied) => (Some(effective), Some(denied)),
+                    Authorized::Refused(response) => {
+                        return ControllerResult::of(Vec::new(), response)
+                    }
+                }
+            }
+        };
+        let effective = effective.as_ref().unwrap_or(request);
+        let (result, by_handler) = self.dispatch(ctx, effective, request);
+        match denied {
+            Some(denied) if by_handler => result.map(|response| denied.merge(response)),
+            _ => result,
+        }
+    }
+
+    /// Whether the authorizer allows `principal` at `client` the operation on the resource,
+    /// over the committed image's ACLs; always true without an authorizer. For the requests
+    /// the node checks itself (Raft RPCs, Envelope).
+    pub fn authorize(
+        &self,
+        principal: &crate::request::Principal,
+        client: Option<std::net::IpAddr>,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        resource_name: &str,
+    ) -> bool {
+        let Some(authorizer) = &self.config.authorizer else {
+            return true;
+        };
+        let host = client
+            .map(crate::authorizer::java_host_address)
+            .unwrap_or_default();
+        Authz::new(authorizer, &self.committed, principal, &host).allows(
+            operation,
+            resource_type,
+            resource_name,
+        )
+    }
+
+    /// Answers `request` (authorized; `original` is the request as it came, whose shape an
+    /// error answer takes): true with the answer if a handler gave it, false for NOT_CONTROLLER
+    /// and the error answers of [`Controller::handle`].
+    fn dispatch(
+        &mut self,
+        ctx: &RequestContext,
+        request: &ControllerRequest,
+        original: &ControllerRequest,
+    ) -> (ControllerResult<ControllerResponse>, bool) {
+        let answered_by = request.answered_by(&self.config, ctx);
         if answered_by == AnsweredBy::AnyController || self.active.is_none() {
             let response = if answered_by == AnsweredBy::AnyController {
                 let read = ReadContext {
@@ -457,17 +522,22 @@ impl Controller {
                     Ok(response) => response,
                     Err(panic) => {
                         self.handler_panics += 1;
-                        return handler_panicked(request, panic.as_ref());
+                        return (handler_panicked(original, panic.as_ref()), false);
                     }
                 }
             } else {
                 None
             };
-            let response = response.unwrap_or_else(|| request.not_controller_response());
-            return ControllerResult::of(Vec::new(), response);
+            return match response {
+                Some(response) => (ControllerResult::of(Vec::new(), response), true),
+                None => (
+                    ControllerResult::of(Vec::new(), original.not_controller_response()),
+                    false,
+                ),
+            };
         }
         self.check_replayed();
-        self.run_write_handler(ctx, request)
+        self.run_write_handler(ctx, request, original)
     }
 
     /// Runs the handler of a request on the active controller (see [`Controller::handle`]).
@@ -475,7 +545,8 @@ impl Controller {
         &mut self,
         ctx: &RequestContext,
         request: &ControllerRequest,
-    ) -> ControllerResult<ControllerResponse> {
+        original: &ControllerRequest,
+    ) -> (ControllerResult<ControllerResponse>, bool) {
         let image = self.latest().clone();
         let active = self.active.as_ref().expect("checked by handle");
         // Copies (O(1): persistent maps): a panic mid-handler drops them half-changed.
@@ -500,7 +571,7 @@ impl Controller {
             Ok(result) => result,
             Err(panic) => {
                 self.handler_panics += 1;
-                return handler_panicked(request, panic.as_ref());
+                return (handler_panicked(original, panic.as_ref()), false);
             }
         };
         if let Err(error) = validate::batch::check_result(&result.records, result.atomic) {
@@ -511,12 +582,12 @@ impl Controller {
                 message = error.message.as_deref().unwrap_or(""),
                 "the handler's result cannot be written; answering with an error instead"
             );
-            return refused(request, &error);
+            return (refused(original, &error), false);
         }
         self.rng = rng;
         self.active.as_mut().expect("checked by handle").heartbeats = heartbeats;
         self.expect(ctx.next_offset, &result);
-        result
+        (result, true)
     }
 
     /// How many request handlers panicked since this controller was created (each was answered

@@ -43,6 +43,8 @@
 //!   Kafka's would; `testdata/` holds vectors generated with Kafka 4.1.2's own classes.
 
 pub mod api;
+pub mod authorization;
+pub mod authorizer;
 pub mod broker_configs;
 pub mod controller;
 pub mod error;

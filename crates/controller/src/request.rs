@@ -29,6 +29,13 @@ pub struct RequestContext {
     pub principal: Principal,
     /// True if the request arrived inside an Envelope (`RequestChannel.Request.isForwarded`).
     pub forwarded: bool,
+    /// The client's address (`RequestContext.clientAddress`): the TCP peer, or for a forwarded
+    /// request the client's address the broker put in the Envelope. ACL hosts are matched
+    /// against it; `None` (tests, callers that do not know) matches only `*` hosts.
+    pub client_address: Option<std::net::IpAddr>,
+    /// Submitted by this node to itself (its own ControllerRegistration while it leads), not
+    /// received: not authorized (Java sends it over its own channel as the node's principal).
+    pub internal: bool,
     /// AddRaftVoter: the `kraft.version` range (min, max) the new voter's ApiVersions v4
     /// advertised in `SupportedFeatures` (the server asks it before handing the request on, as
     /// Kafka's `AddVoterHandler` does); `None` if it was not asked or did not answer.

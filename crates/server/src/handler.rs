@@ -30,6 +30,26 @@ impl NodeRequestHandler {
 }
 
 impl RequestHandler for NodeRequestHandler {
+    /// CLUSTER_ACTION for the connection's principal, asked of the node thread.
+    fn authorize_envelope(
+        &self,
+        principal: Arc<str>,
+        peer: std::net::IpAddr,
+    ) -> BoxFuture<'static, bool> {
+        let node = self.node.clone();
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            let event = NodeEvent::AuthorizeCluster {
+                principal: connection_principal(&principal),
+                client_address: peer,
+                operation: kraftwerk_controller::authorizer::AclOperation::ClusterAction,
+                reply,
+            };
+            // A node that is gone or overloaded cannot vouch for the broker: refuse.
+            node.submit(event).is_ok() && answer.await.unwrap_or(false)
+        })
+    }
+
     fn handle(
         &self,
         ctx: RequestContext,
@@ -50,6 +70,8 @@ impl RequestHandler for NodeRequestHandler {
                     node.submit(NodeEvent::RaftRequest {
                         api_version: ctx.api_version,
                         request,
+                        principal: connection_principal(&ctx.principal),
+                        client_address: ctx.peer_addr.ip(),
                         reply,
                     })
                     .map_err(|e| HandlerError::new(format!("cannot handle {api:?}: {e}")))?;
@@ -87,6 +109,11 @@ impl RequestHandler for NodeRequestHandler {
                         listener_name: ctx.listener_name.to_string(),
                         principal,
                         forwarded: ctx.forwarded.is_some(),
+                        client_address: Some(
+                            ctx.forwarded
+                                .as_ref()
+                                .map_or(ctx.peer_addr.ip(), |f| f.client_address),
+                        ),
                         received_ms,
                         ..Default::default()
                     };

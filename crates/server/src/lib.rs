@@ -6,6 +6,7 @@
 //! `-protocol`) is synchronous and free of sockets; this crate is where I/O and time come in.
 
 pub mod api;
+mod authz;
 mod handler;
 pub mod metrics;
 pub mod net;

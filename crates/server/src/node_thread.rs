@@ -35,6 +35,10 @@ pub enum NodeEvent {
         api_version: i16,
         /// The request.
         request: RaftRequest,
+        /// Who sent it, from where: authorized before the Raft layer sees it.
+        principal: kraftwerk_controller::request::Principal,
+        /// The sender's address.
+        client_address: std::net::IpAddr,
         /// Where the answer goes.
         reply: oneshot::Sender<RaftResponse>,
     },
@@ -60,6 +64,18 @@ pub enum NodeEvent {
         request: ControllerRequest,
         /// Where the answer goes.
         reply: oneshot::Sender<ControllerResponse>,
+    },
+    /// Asks the authorizer (the committed image's ACLs) whether `principal` at
+    /// `client_address` may do `operation` on the cluster: the Envelope check.
+    AuthorizeCluster {
+        /// The connection's principal.
+        principal: kraftwerk_controller::request::Principal,
+        /// The connection's peer.
+        client_address: std::net::IpAddr,
+        /// The operation.
+        operation: kraftwerk_controller::authorizer::AclOperation,
+        /// The verdict.
+        reply: oneshot::Sender<bool>,
     },
     /// A snapshot written by a worker thread finished.
     SnapshotDone(SnapshotDone),
@@ -352,8 +368,15 @@ impl NodeThread {
             NodeEvent::RaftRequest {
                 api_version,
                 request,
+                principal,
+                client_address,
                 reply,
             } => {
+                let operation = crate::authz::raft_operation(&request);
+                if !self.authorize_cluster(&principal, client_address, operation) {
+                    let _ = reply.send(crate::authz::raft_refusal(&request, operation));
+                    return Ok(());
+                }
                 let id = InboundId(self.next_id);
                 self.raft_replies.insert(id, reply);
                 let input = Input::Request {
@@ -383,9 +406,35 @@ impl NodeThread {
                 };
                 self.node.handle(now, input)
             }
+            NodeEvent::AuthorizeCluster {
+                principal,
+                client_address,
+                operation,
+                reply,
+            } => {
+                let _ = reply.send(self.authorize_cluster(&principal, client_address, operation));
+                Ok(())
+            }
             NodeEvent::SnapshotDone(done) => self.node.handle(now, NodeInput::SnapshotDone(done)),
             NodeEvent::Shutdown => self.begin_shutdown(now),
         }
+    }
+
+    /// Whether the controller's authorizer allows `operation` on the cluster (always, without
+    /// an authorizer).
+    fn authorize_cluster(
+        &self,
+        principal: &kraftwerk_controller::request::Principal,
+        client_address: std::net::IpAddr,
+        operation: kraftwerk_controller::authorizer::AclOperation,
+    ) -> bool {
+        self.node.controller().authorize(
+            principal,
+            Some(client_address),
+            operation,
+            kraftwerk_controller::authorizer::ResourceType::Cluster,
+            kraftwerk_controller::authorizer::CLUSTER_NAME,
+        )
     }
 
     /// The first Shutdown event starts the grace period and resigns leadership; later ones

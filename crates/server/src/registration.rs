@@ -114,6 +114,7 @@ async fn register_locally(registration: &Registration, node: &NodeHandle) -> boo
     let ctx = RequestContext {
         api_version: 0,
         listener_name: registration.listener_name.clone(),
+        internal: true,
         ..Default::default()
     };
     let request = ControllerRequest::ControllerRegistration(registration.request());

@@ -79,7 +79,11 @@ pub fn delete_acls(request: &DeleteAclsRequest) -> DeleteAclsResponse {
 /// `ControllerApis.allowTokenRequests`: forwarded requests are allowed (brokers check the
 /// client's channel) unless the principal authenticated with a token; direct requests never
 /// are, since every kraftwerk listener is PLAINTEXT.
-pub fn allow_token_requests(ctx: &RequestContext) -> bool {
+pub fn allow_token_requests(_config: &ControllerConfig, ctx: &RequestContext) -> bool {
+    token_requests_allowed(ctx)
+}
+
+fn token_requests_allowed(ctx: &RequestContext) -> bool {
     ctx.forwarded && !ctx.principal.token_authenticated
 }
 
@@ -103,7 +107,7 @@ pub fn create_delegation_token(
         ),
         _ => (requester.principal_type.clone(), requester.name.clone()),
     };
-    let (code, timestamp) = if allow_token_requests(ctx) {
+    let (code, timestamp) = if token_requests_allowed(ctx) {
         (ResponseError::DelegationTokenAuthDisabled.code(), 0)
     } else {
         (ResponseError::DelegationTokenRequestNotAllowed.code(), -1)
@@ -140,7 +144,7 @@ pub fn expire_delegation_token(ctx: &RequestContext) -> ExpireDelegationTokenRes
 }
 
 fn token_refusal(ctx: &RequestContext) -> (i16, i64) {
-    if allow_token_requests(ctx) {
+    if token_requests_allowed(ctx) {
         (ResponseError::DelegationTokenAuthDisabled.code(), 0)
     } else {
         (ResponseError::DelegationTokenRequestNotAllowed.code(), -1)

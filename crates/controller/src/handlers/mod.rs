@@ -2,6 +2,7 @@
 //! Kafka's `*ControlManager` methods. They never change the image; the node appends the
 //! records and replays them.
 
+pub mod acls;
 pub mod admin;
 pub mod cluster;
 pub mod configs;
@@ -34,6 +35,8 @@ pub fn default_message(error: ResponseError) -> Option<&'static str> {
         }
         E::NotController => "This is not the correct controller for this cluster.",
         E::TopicAuthorizationFailed => "Topic authorization failed.",
+        E::GroupAuthorizationFailed => "Group authorization failed.",
+        E::ClusterAuthorizationFailed => "Cluster authorization failed.",
         E::UnknownTopicId => "This server does not host this topic ID.",
         E::StaleBrokerEpoch => "Broker epoch has changed.",
         E::TopicDeletionDisabled => "Topic deletion is disabled.",

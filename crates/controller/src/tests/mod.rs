@@ -1,5 +1,6 @@
 //! Scenario tests of the controller through its public API, driven by [`crate::testing::TestNode`].
 
+mod acls;
 mod admin;
 mod bootstrap;
 mod cluster;

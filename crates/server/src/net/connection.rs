@@ -343,6 +343,21 @@ impl Connection {
         let RequestKind::Envelope(envelope) = &request.body else {
             unreachable!("decoded by api key")
         };
+        let allowed = self
+            .shared
+            .handler
+            .authorize_envelope(self.principal.clone(), self.peer_addr.ip())
+            .await;
+        if !allowed {
+            tracing::info!(
+                listener = %self.shared.listener_name, peer = %self.peer_addr, client_id = %self.client_id,
+                principal = %self.principal,
+                "Principal {} does not have required CLUSTER_ACTION for envelope", self.principal
+            );
+            return Ok(ResponseKind::Envelope(envelope_error_response(
+                kafka_protocol::error::ResponseError::ClusterAuthorizationFailed.code(),
+            )));
+        }
         let forwarded = match unwrap_envelope(envelope, &self.shared.api_table) {
             Ok(forwarded) => forwarded,
             Err(e) => {

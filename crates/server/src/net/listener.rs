@@ -105,6 +105,15 @@ pub trait RequestHandler: Send + Sync + 'static {
         ctx: RequestContext,
         request: RequestKind,
     ) -> BoxFuture<'static, HandlerResult>;
+
+    /// Whether the connection's `principal` (at `peer`) may send Envelopes: CLUSTER_ACTION on
+    /// the cluster (`ControllerApis.handleEnvelopeRequest`), asked before the Envelope is
+    /// unwrapped; a refused one is answered CLUSTER_AUTHORIZATION_FAILED. Allowed by default
+    /// (no authorizer).
+    fn authorize_envelope(&self, principal: Arc<str>, peer: IpAddr) -> BoxFuture<'static, bool> {
+        let _ = (principal, peer);
+        Box::pin(std::future::ready(true))
+    }
 }
 
 /// Supplies the features reported in ApiVersions v3+, called on every ApiVersions request from

@@ -28,9 +28,28 @@ use kraftwerk_protocol::frame::{write_frame, FrameDecoder};
 #[derive(Default)]
 pub(super) struct TestHandler {
     pub(super) seen: Mutex<Vec<RequestContext>>,
+    /// Refuse every Envelope's connection principal (an authorizer without CLUSTER_ACTION).
+    pub(super) refuse_envelopes: std::sync::atomic::AtomicBool,
+    /// The principals and peers Envelope authorization was asked about.
+    pub(super) envelope_checks: Mutex<Vec<(String, std::net::IpAddr)>>,
 }
 
 impl RequestHandler for TestHandler {
+    fn authorize_envelope(
+        &self,
+        principal: Arc<str>,
+        peer: std::net::IpAddr,
+    ) -> BoxFuture<'static, bool> {
+        self.envelope_checks
+            .lock()
+            .unwrap()
+            .push((principal.to_string(), peer));
+        let allowed = !self
+            .refuse_envelopes
+            .load(std::sync::atomic::Ordering::SeqCst);
+        Box::pin(std::future::ready(allowed))
+    }
+
     fn handle(
         &self,
         ctx: RequestContext,
@@ -503,6 +522,44 @@ fn envelope_of(topic: &str, inner_correlation_id: i32) -> RequestKind {
             .with_request_principal(Some(principal("alice")))
             .with_client_host_address(Bytes::from_static(&[192, 168, 1, 9])),
     )
+}
+
+/// ControllerApis.handleEnvelopeRequest: the broker's connection principal needs
+/// CLUSTER_ACTION; without it the Envelope is answered CLUSTER_AUTHORIZATION_FAILED and the
+/// inner request never reaches the handler. With it, the handler sees the client's principal.
+#[tokio::test]
+async fn an_envelope_is_authorized_for_the_connection_before_it_is_unwrapped() {
+    let (listener, handler) = start_default().await;
+    let mut broker = RawClient::connect(listener.local_addr()).await;
+    handler
+        .refuse_envelopes
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    broker
+        .send(ApiKey::Envelope, 0, 600, envelope_of("orders", 60))
+        .await;
+    let ResponseKind::Envelope(envelope) = broker.recv(ApiKey::Envelope, 0).await.1 else {
+        panic!()
+    };
+    assert_eq!((envelope.error_code, envelope.response_data), (31, None));
+    assert!(handler.seen.lock().unwrap().is_empty());
+    let checks = handler.envelope_checks.lock().unwrap().clone();
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0].0, "User:ANONYMOUS");
+    assert!(checks[0].1.is_loopback());
+
+    handler
+        .refuse_envelopes
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    broker
+        .send(ApiKey::Envelope, 0, 601, envelope_of("orders", 61))
+        .await;
+    let ResponseKind::Envelope(envelope) = broker.recv(ApiKey::Envelope, 0).await.1 else {
+        panic!()
+    };
+    assert_eq!(envelope.error_code, 0);
+    let ctx = handler.seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(ctx.forwarded.unwrap().principal.name, "alice");
+    listener.shutdown(Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
