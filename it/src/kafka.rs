@@ -50,6 +50,7 @@ pub const TOOLS: &[(&str, &[&str])] = &[
         ],
     ),
     ("kafka-features", &["org.apache.kafka.tools.FeatureCommand"]),
+    ("kafka-acls", &["org.apache.kafka.tools.AclCommand"]),
     (
         "kafka-reassign-partitions",
         &["org.apache.kafka.tools.reassign.ReassignPartitionsCommand"],

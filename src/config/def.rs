@@ -152,7 +152,8 @@ impl ConfigKey {
                 text,
                 format!("Value must be at least {min}"),
             )),
-            (Validator::Syntax(check), Value::Text(text)) => {
+            // Also for BOOLEAN and numbers: a key may accept only some values of its type.
+            (Validator::Syntax(check), _) => {
                 check(text).map_err(|reason| invalid(self.name, text, reason))?;
                 Ok(value)
             }

@@ -47,11 +47,27 @@ pub enum ConfigError {
     Inconsistent(String),
 }
 
-/// [`ConfigError::Invalid`] for `key`'s value `value`.
+/// [`ConfigError::Invalid`] for `key`'s value `value`; the value of a secret key (Kafka's
+/// PASSWORD type) is shown as `[hidden]`, as `ConfigException` does for `Password` values.
 pub(crate) fn invalid(key: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
         key,
-        value: value.to_owned(),
+        value: if is_secret(key) {
+            "[hidden]".to_owned()
+        } else {
+            value.to_owned()
+        },
         reason: reason.into(),
     }
+}
+
+/// Keys of Kafka's PASSWORD type (SslConfigs, SaslConfigs, DelegationTokenManagerConfigs), also
+/// under a `listener.name.<l>.` prefix.
+pub(crate) fn is_secret(key: &str) -> bool {
+    key.ends_with(".password")
+        || key.ends_with("ssl.keystore.key")
+        || key.ends_with("ssl.keystore.certificate.chain")
+        || key.ends_with("ssl.truststore.certificates")
+        || key.ends_with("sasl.jaas.config")
+        || key.ends_with("delegation.token.secret.key")
 }

@@ -109,6 +109,14 @@ pub(crate) const SSL_PRINCIPAL_MAPPING_RULES: &str = "ssl.principal.mapping.rule
 pub(crate) const AUTHORIZER_CLASS_NAME: &str = "authorizer.class.name";
 pub(crate) const SUPER_USERS: &str = "super.users";
 pub(crate) const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
+pub(crate) const PRINCIPAL_BUILDER_CLASS: &str = "principal.builder.class";
+pub(crate) const DELEGATION_TOKEN_SECRET_KEY: &str = "delegation.token.secret.key";
+pub(crate) const UNSTABLE_API_VERSIONS_ENABLE: &str = "unstable.api.versions.enable";
+
+/// `BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_BUILDER`'s class: the principals kraftwerk
+/// builds (`User:` + the mapped certificate subject, `User:ANONYMOUS` on PLAINTEXT).
+const DEFAULT_PRINCIPAL_BUILDER: &str =
+    "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder";
 
 const DAY_MS: i64 = 24 * 3_600_000;
 
@@ -406,6 +414,18 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Any, Used,
         "Allow an action on a resource that has no ACL at all (StandardAuthorizer's default \
          answer)."),
+    define(PRINCIPAL_BUILDER_CLASS, Str, Text(DEFAULT_PRINCIPAL_BUILDER),
+        Syntax(default_principal_builder_only), Checked,
+        "Kafka's DefaultKafkaPrincipalBuilder, which kraftwerk implements; another class is \
+         refused, since the authorizer would see other principals than the operator's."),
+    define(DELEGATION_TOKEN_SECRET_KEY, Str, Null,
+        Syntax(refuse_delegation_tokens), Checked,
+        "Enables delegation tokens on a Java controller; kraftwerk does not issue tokens yet, \
+         so a node that sets it refuses to start (without it, token requests are answered \
+         DELEGATION_TOKEN_AUTH_DISABLED as by Java)."),
+    define(UNSTABLE_API_VERSIONS_ENABLE, Boolean, Bool(false),
+        Syntax(stable_api_versions_only), Checked,
+        "kraftwerk serves only the released versions of each API; true is refused."),
 ];
 
 /// The table entry of `name`, if kraftwerk knows the key.
@@ -430,6 +450,34 @@ fn refuse_config_providers(text: &str) -> Result<(), String> {
         return Ok(());
     }
     Err("kraftwerk resolves no config providers: write the values into the file".to_owned())
+}
+
+fn default_principal_builder_only(text: &str) -> Result<(), String> {
+    if text.trim() == DEFAULT_PRINCIPAL_BUILDER {
+        return Ok(());
+    }
+    Err(format!(
+        "kraftwerk builds principals only as {DEFAULT_PRINCIPAL_BUILDER} does and cannot load \
+         Java classes"
+    ))
+}
+
+fn refuse_delegation_tokens(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    Err(
+        "kraftwerk does not implement delegation tokens: remove the key (brokers then answer \
+         token requests with DELEGATION_TOKEN_AUTH_DISABLED)"
+            .to_owned(),
+    )
+}
+
+fn stable_api_versions_only(text: &str) -> Result<(), String> {
+    if text.eq_ignore_ascii_case("false") {
+        return Ok(());
+    }
+    Err("kraftwerk has no unstable API versions to enable".to_owned())
 }
 
 /// `authorizer.class.name`: empty, or Kafka's KRaft `StandardAuthorizer`; anything else is

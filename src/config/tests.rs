@@ -544,6 +544,9 @@ const SAMPLES: &[(&str, &str)] = &[
     ("create.topic.policy.class.name", "com.example.Policy"),
     ("alter.config.policy.class.name", "com.example.Policy"),
     ("config.providers", "file"),
+    ("principal.builder.class", "com.example.PrincipalBuilder"),
+    ("delegation.token.secret.key", "s3cr3t"),
+    ("unstable.api.versions.enable", "true"),
     ("node.id", "2"),
     ("broker.id", "2"),
     (
@@ -996,4 +999,13 @@ fn a_dynamic_controller_binds_0_0_0_0_and_advertises_its_advertised_listener() {
         "{:?}",
         config.not_honoured_keys
     );
+}
+
+#[test]
+fn a_refused_secret_is_not_echoed() {
+    let file = format!("{TWO_LISTENERS}delegation.token.secret.key=very-secret-token-key\n");
+    let err = parse(&file).unwrap_err().to_string();
+    assert!(err.contains("delegation.token.secret.key"), "{err}");
+    assert!(err.contains("[hidden]"), "{err}");
+    assert!(!err.contains("very-secret-token-key"), "{err}");
 }

@@ -11,6 +11,7 @@ use crate::kafka::args;
 use crate::parse::QuorumStatus;
 use crate::util;
 
+pub mod acls;
 pub mod admin;
 pub mod chaos;
 pub mod checks;
@@ -65,6 +66,16 @@ pub const SCENARIOS: &[Scenario] = &[
                 ApiVersions, a client without a certificate and a self-signed one are refused",
         deadline: Duration::from_secs(480),
         run: tls::run,
+    },
+    Scenario {
+        name: "acls",
+        about: "StandardAuthorizer on the controllers and the broker over mutual TLS: the quorum and the broker \
+                work as super users; alice cannot create ACLs and is refused by the controllers until kafka-acls \
+                --bootstrap-controller grants ALTER on the cluster, and again after --remove; an anonymous client creates a \
+                topic through the broker only under a prefixed ACL, then produces and consumes; kafka-acls \
+                --list through a controller and through the broker agree",
+        deadline: Duration::from_secs(480),
+        run: acls::run,
     },
     Scenario {
         name: "hostile",

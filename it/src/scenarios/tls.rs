@@ -46,7 +46,7 @@ fn run_tool(dir: &Path, program: &str, a: &[&str]) -> Result<()> {
 /// A key pair in `<dir>/<name>.p12` (PKCS12, alias `<name>`), subject `CN=<name>,OU=it,
 /// O=kraftwerk`, signed by the CA in `dir` (or self-signed when `signed` is false), with SAN
 /// 127.0.0.1 and localhost so that `ssl.endpoint.identification.algorithm=https` passes.
-fn key_store(dir: &Path, name: &str, signed: bool) -> Result<PathBuf> {
+pub(super) fn key_store(dir: &Path, name: &str, signed: bool) -> Result<PathBuf> {
     let p12 = format!("{name}.p12");
     let dname = format!("CN={name},OU=it,O=kraftwerk");
     run_tool(
@@ -139,7 +139,7 @@ fn key_store(dir: &Path, name: &str, signed: bool) -> Result<PathBuf> {
 
 /// The CA, the trust store, a key store per node id, one for the admin tools and a rogue one
 /// (self-signed). Returns the directory.
-fn make_certificates(env: &Env, ids: &[i32]) -> Result<PathBuf> {
+pub(super) fn make_certificates(env: &Env, ids: &[i32]) -> Result<PathBuf> {
     let dir = env.work.join("tls");
     std::fs::create_dir_all(&dir)?;
     run_tool(
@@ -197,7 +197,7 @@ fn make_certificates(env: &Env, ids: &[i32]) -> Result<PathBuf> {
 }
 
 /// A client `--command-config`: SSL with the trust store and, if given, a key store.
-fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> Result<PathBuf> {
+pub(super) fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> Result<PathBuf> {
     let mut text = format!(
         "security.protocol=SSL\nssl.truststore.type=PKCS12\nssl.truststore.location={}\n\
          ssl.truststore.password={PASSWORD}\n",
@@ -217,12 +217,12 @@ fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> Result<PathB
     Ok(path)
 }
 
-/// The controllers' TLS keys, all in the `listener.name.controller.` form (kraftwerk and Java
-/// read them alike), and the broker's for its controller channel.
 /// Properties, `key = value`.
 type Props = Vec<(String, String)>;
 
-fn tls_props(dir: &Path) -> (Props, Props) {
+/// The controllers' TLS keys, all in the `listener.name.controller.` form (kraftwerk and Java
+/// read them alike), and the broker's for its controller channel.
+pub(super) fn tls_props(dir: &Path) -> (Props, Props) {
     let keystore = dir.join(format!("node-{NODE_ID_TOKEN}.p12"));
     let keystore = keystore.to_string_lossy();
     let truststore = dir.join("truststore.p12");

@@ -1,0 +1,388 @@
+//! `acls`: Kafka's `StandardAuthorizer` on the controllers and the broker (issue 11 item 4), over
+//! the mutual-TLS set-up of [`super::tls`] so that every connection has a certificate principal
+//! (`User:<CN>` by `ssl.principal.mapping.rules`). The controllers and the broker are super users;
+//! `admin` is one; `alice` is not, and the broker's PLAINTEXT client listener is `User:ANONYMOUS`.
+//! Checked, with any `IT_CONTROLLERS` mix: the quorum forms and the broker registers (the Raft
+//! and broker RPCs pass CLUSTER_ACTION); alice cannot create ACLs and no `--bootstrap-controller`
+//! tool works for her (a controller answers DescribeCluster only with ALTER on the cluster, as
+//! Java's `ControllerApis.handleDescribeCluster`) until an ACL created with
+//! `kafka-acls --bootstrap-controller` grants ALTER, and again once it is deleted; an anonymous client cannot create a topic through
+//! the broker until a prefixed ACL allows it (the broker forwards CreateTopics to the
+//! controller, which authorizes the client's principal from the Envelope), then produces and
+//! consumes under it, and still cannot create a topic outside the prefix; `kafka-acls --list`
+//! through a controller and through the broker (which replays the ACL records) agree.
+
+use anyhow::{bail, Result};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::tls::{client_config, key_store, make_certificates, tls_props};
+use super::{assert_same_messages, consume, messages, produce};
+use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
+use crate::env::Env;
+use crate::kafka::args;
+use crate::procs::Captured;
+use crate::util;
+
+/// Kafka's KRaft authorizer class.
+const STANDARD_AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+
+/// How long an ACL change may take to reach the node that answers (every node replays it).
+const ACL_PROPAGATION: Duration = Duration::from_secs(20);
+
+/// `super.users`: the principals of the node certificates and of the admin tools.
+fn super_users(ids: &[i32]) -> String {
+    let mut users: Vec<String> = ids.iter().map(|id| format!("User:node-{id}")).collect();
+    users.push("User:admin".to_owned());
+    users.join(";")
+}
+
+/// The scenario body.
+pub fn run(env: &Env) -> Result<()> {
+    if env.controllers.len() < 3 {
+        bail!(
+            "acls needs 3 controllers, IT_CONTROLLERS has {}",
+            env.controllers.len()
+        );
+    }
+    let start = Instant::now();
+    let mut ids: Vec<i32> = (1..=env.controllers.len() as i32).collect();
+    ids.push(FIRST_BROKER_ID);
+    let dir = make_certificates(env, &ids)?;
+    key_store(&dir, "alice", true)?;
+    let (mut controller_props, mut broker_props) = tls_props(&dir);
+    let authorizer = props(&[
+        ("authorizer.class.name", STANDARD_AUTHORIZER),
+        ("super.users", &super_users(&ids)),
+        ("allow.everyone.if.no.acl.found", "false"),
+    ]);
+    controller_props.extend(authorizer.clone());
+    broker_props.extend(authorizer);
+    let spec = ClusterSpec {
+        controllers: env.controllers.clone(),
+        brokers: 1,
+        controller_props,
+        broker_props,
+    };
+    let mut c = Cluster::new(env, &spec)?;
+    let admin = client_config(&dir, "admin", Some("admin"))?;
+    let alice = client_config(&dir, "alice", Some("alice"))?;
+    c.controller_client_config = Some(admin.clone());
+    c.format_all()?;
+    c.start_controllers()?;
+    let status = c.wait_quorum(Duration::from_secs(90))?;
+    env.step(&format!(
+        "quorum with StandardAuthorizer on every controller: leader {} epoch {} (the voters are \
+         super users by certificate; kafka-metadata-quorum as admin)",
+        status.leader_id, status.leader_epoch
+    ));
+    c.start_brokers()?;
+    c.wait_broker_ready(FIRST_BROKER_ID, Duration::from_secs(120))?;
+    env.step("broker 101 (User:node-101, a super user) registered and is unfenced");
+
+    let controllers = c.controller_bootstrap();
+    let broker = c.broker_bootstrap();
+
+    // alice: no ACL. A controller answers DescribeCluster (the admin client's metadata request
+    // in --bootstrap-controller mode) only with ALTER on the cluster, and CreateAcls needs ALTER.
+    wait_for_describe_quorum(env, &controllers, &alice, false)?;
+    env.step(
+        "alice (no ACL) is refused by the controllers: CLUSTER_AUTHORIZATION_FAILED \
+         (DescribeCluster needs ALTER)",
+    );
+    let r = acls(
+        env,
+        &controllers,
+        &alice,
+        &[
+            "--add",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "All",
+            "--cluster",
+        ],
+    )?;
+    expect_refused(&r, "alice's kafka-acls --add")?;
+    env.step("alice cannot create ACLs herself (no ALTER on the cluster)");
+
+    // Anonymous clients of the broker: no topic may be created yet.
+    expect_refused(
+        &try_create_topic(env, &broker, "acl-orders")?,
+        "an anonymous kafka-topics --create acl-orders before any ACL",
+    )?;
+    env.step("an anonymous client cannot create topic acl-orders before any ACL");
+
+    // The admin grants through the controllers.
+    let alice_alter = [
+        "--allow-principal",
+        "User:alice",
+        "--operation",
+        "Alter",
+        "--cluster",
+    ];
+    let mut add = vec!["--add"];
+    add.extend(alice_alter);
+    ok(
+        acls(env, &controllers, &admin, &add)?,
+        "admin's kafka-acls --add (alice)",
+    )?;
+    for resource in ["--topic", "--group"] {
+        ok(
+            acls(
+                env,
+                &controllers,
+                &admin,
+                &[
+                    "--add",
+                    "--allow-principal",
+                    "User:ANONYMOUS",
+                    "--operation",
+                    "All",
+                    resource,
+                    "acl-",
+                    "--resource-pattern-type",
+                    "prefixed",
+                ],
+            )?,
+            "admin's kafka-acls --add (anonymous, prefixed acl-)",
+        )?;
+    }
+    ok(
+        acls(
+            env,
+            &controllers,
+            &admin,
+            &[
+                "--add",
+                "--allow-principal",
+                "User:ANONYMOUS",
+                "--operation",
+                "Describe",
+                "--cluster",
+            ],
+        )?,
+        "admin's kafka-acls --add (anonymous DESCRIBE on the cluster)",
+    )?;
+    env.step(
+        "admin created 4 ACLs through kafka-acls --bootstrap-controller: alice ALTER and \
+         anonymous DESCRIBE on the cluster, anonymous ALL on topics and groups prefixed acl-",
+    );
+
+    wait_for_describe_quorum(env, &controllers, &alice, true)?;
+    env.step("with ALTER on the cluster, alice's kafka-metadata-quorum describe works");
+
+    create_topic_when_allowed(env, &broker, "acl-orders")?;
+    let sent = messages("acl", 100);
+    produce(env, &broker, "acl-orders", &sent, &[])?;
+    let got = consume(env, &broker, "acl-orders", "acl-group", sent.len())?;
+    assert_same_messages("acl-orders", &sent, &got)?;
+    expect_refused(
+        &try_create_topic(env, &broker, "other-orders")?,
+        "an anonymous kafka-topics --create other-orders (outside the acl- prefix)",
+    )?;
+    env.step("outside the acl- prefix the anonymous client is still refused (other-orders)");
+
+    let from_controller = list_acls(env, &controllers, &admin)?;
+    let from_broker = list_acls_via_broker(env, &c)?;
+    for (who, text) in [
+        ("a controller", &from_controller),
+        ("the broker", &from_broker),
+    ] {
+        for want in ["User:alice", "User:ANONYMOUS", "PREFIXED", "acl-"] {
+            if !text.contains(want) {
+                bail!(
+                    "kafka-acls --list through {who} lacks `{want}`: {}",
+                    util::one_line(text, 600)
+                );
+            }
+        }
+    }
+    env.step("kafka-acls --list through a controller and through the broker show the 4 ACLs");
+
+    let mut remove = vec!["--remove", "--force"];
+    remove.extend(alice_alter);
+    ok(
+        acls(env, &controllers, &admin, &remove)?,
+        "admin's kafka-acls --remove (alice)",
+    )?;
+    wait_for_describe_quorum(env, &controllers, &alice, false)?;
+    env.step("after kafka-acls --remove, alice is refused by the controllers again");
+
+    c.check_alive()?;
+    c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
+    println!("acls_scenario_ms={}", start.elapsed().as_millis());
+    Ok(())
+}
+
+/// `kafka-acls --bootstrap-controller <controllers> --command-config <conf> <rest>`.
+fn acls(env: &Env, controllers: &str, conf: &Path, rest: &[&str]) -> Result<Captured> {
+    let mut a = args(&[
+        "--bootstrap-controller",
+        controllers,
+        "--command-config",
+        &conf.to_string_lossy(),
+    ]);
+    a.extend(rest.iter().map(|s| s.to_string()));
+    env.tool("kafka-acls", &a, None, Duration::from_secs(60))
+}
+
+/// The output of `kafka-acls --list` as admin through the controllers.
+fn list_acls(env: &Env, controllers: &str, admin: &Path) -> Result<String> {
+    let r = ok(
+        acls(env, controllers, admin, &["--list"])?,
+        "kafka-acls --list",
+    )?;
+    env.show(
+        "kafka-acls --bootstrap-controller --list (admin)",
+        &r.stdout,
+    );
+    Ok(r.stdout)
+}
+
+/// `kafka-acls --bootstrap-server <broker> --list` as the anonymous client (allowed DESCRIBE
+/// on the cluster for this): the broker answers DescribeAcls from the ACL records it replayed
+/// from the controllers' log. Waits for them to reach the broker.
+fn list_acls_via_broker(env: &Env, c: &Cluster) -> Result<String> {
+    let deadline = Instant::now() + ACL_PROPAGATION;
+    loop {
+        let a = args(&["--bootstrap-server", &c.broker_bootstrap(), "--list"]);
+        let r = env.tool("kafka-acls", &a, None, Duration::from_secs(60))?;
+        if r.ok() && r.stdout.contains("User:alice") {
+            env.show("kafka-acls --bootstrap-server --list (broker)", &r.stdout);
+            return Ok(r.stdout);
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "kafka-acls --bootstrap-server --list never showed the ACLs (exit {:?}): {} {}",
+                r.code,
+                util::one_line(&r.stdout, 300),
+                util::one_line(&r.stderr, 300)
+            );
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Java's tools name the refusal by its exception (`ClusterAuthorizationException`,
+/// `TopicAuthorizationException`, …) or print Kafka's message for it.
+fn is_authorization_failure(r: &Captured) -> bool {
+    let text = format!("{}\n{}", r.stdout, r.stderr);
+    text.contains("AuthorizationException")
+        || text.contains("Authorization failed")
+        || text.contains("not authorized")
+}
+
+/// The tool failed because of authorization (not a timeout or another error).
+fn expect_refused(r: &Captured, what: &str) -> Result<()> {
+    if r.ok() {
+        bail!(
+            "{what} succeeded, but the principal has no ACL for it: {}",
+            util::one_line(&r.stdout, 300)
+        );
+    }
+    if !is_authorization_failure(r) {
+        bail!(
+            "{what} failed, but not with an authorization error (exit {:?}): {}",
+            r.code,
+            util::one_line(&r.stderr, 500)
+        );
+    }
+    Ok(())
+}
+
+/// The tool exited 0.
+fn ok(r: Captured, what: &str) -> Result<Captured> {
+    if !r.ok() {
+        bail!(
+            "{what} failed (exit {:?}): {} {}",
+            r.code,
+            util::one_line(&r.stdout, 300),
+            util::one_line(&r.stderr, 500)
+        );
+    }
+    Ok(r)
+}
+
+/// `kafka-topics --create` of a 1-partition topic through the broker, as the anonymous client.
+fn try_create_topic(env: &Env, broker: &str, topic: &str) -> Result<Captured> {
+    let a = args(&[
+        "--bootstrap-server",
+        broker,
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+    ]);
+    env.tool("kafka-topics", &a, None, Duration::from_secs(60))
+}
+
+/// Creates `topic` once the broker and the active controller have replayed the ACL that allows
+/// it (an authorization refusal is retried until [`ACL_PROPAGATION`]).
+fn create_topic_when_allowed(env: &Env, broker: &str, topic: &str) -> Result<()> {
+    let deadline = Instant::now() + ACL_PROPAGATION;
+    loop {
+        let r = try_create_topic(env, broker, topic)?;
+        if r.ok() {
+            break;
+        }
+        if !is_authorization_failure(&r) || Instant::now() > deadline {
+            bail!(
+                "kafka-topics --create {topic} under an ALLOW ACL failed (exit {:?}): {}",
+                r.code,
+                util::one_line(&r.stderr, 500)
+            );
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    env.step(&format!(
+        "the anonymous client created topic {topic} through the broker (forwarded to the \
+         active controller in an Envelope, which authorizes User:ANONYMOUS again)"
+    ));
+    Ok(())
+}
+
+/// `kafka-metadata-quorum describe --status` as `conf`'s principal until its outcome is
+/// `allowed` (refused: an authorization error), for at most [`ACL_PROPAGATION`].
+fn wait_for_describe_quorum(
+    env: &Env,
+    controllers: &str,
+    conf: &Path,
+    allowed: bool,
+) -> Result<()> {
+    let deadline = Instant::now() + ACL_PROPAGATION;
+    loop {
+        let a = args(&[
+            "--bootstrap-controller",
+            controllers,
+            "--command-config",
+            &conf.to_string_lossy(),
+            "describe",
+            "--status",
+        ]);
+        let r = env.tool("kafka-metadata-quorum", &a, None, Duration::from_secs(60))?;
+        let refused = !r.ok() && is_authorization_failure(&r);
+        if (allowed && r.ok()) || (!allowed && refused) {
+            return Ok(());
+        }
+        if !r.ok() && !refused {
+            bail!(
+                "kafka-metadata-quorum describe --status failed with something other than an \
+                 authorization error (exit {:?}): {}",
+                r.code,
+                util::one_line(&r.stderr, 500)
+            );
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "kafka-metadata-quorum describe --status was still {} after {:?}",
+                if allowed { "refused" } else { "allowed" },
+                ACL_PROPAGATION
+            );
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
