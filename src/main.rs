@@ -50,6 +50,7 @@ fn run(args: &RunArgs) -> anyhow::Result<bool> {
         env!("CARGO_PKG_VERSION"),
         kraftwerk_protocol::SCHEMA_KAFKA_VERSION
     );
+    info!("{}", config.values_block());
     let formatted = config
         .load_formatted()
         .context("loading the metadata directory")?;

@@ -148,6 +148,10 @@ pub struct NodeConfig {
     /// `authorizer.class.name` = StandardAuthorizer, with `super.users` and
     /// `allow.everyone.if.no.acl.found`; `None` when empty (no authorization).
     pub authorizer: Option<kraftwerk_controller::authorizer::AuthorizerConfig>,
+    /// Every key of [`keys::CONFIG_DEF`] with its effective value (the file's, else the
+    /// default, `null` for none), secrets `[hidden]`, sorted by key: what
+    /// [`Self::values_block`] logs.
+    pub effective_values: Vec<(&'static str, String)>,
     /// Keys present in the file that neither kraftwerk nor Kafka defines, sorted.
     pub ignored_keys: Vec<String>,
     /// Keys present in the file that kraftwerk validates like Kafka but does not act on
@@ -223,6 +227,7 @@ impl NodeConfig {
         let connections = connections::connection_settings(&values)?;
         let (ignored_keys, not_honoured_keys) = unused_keys(props, &listeners);
         let authorizer = authorizer(&values)?;
+        let effective_values = effective_values(&values);
         let config = NodeConfig {
             node_id,
             quorum_voters,
@@ -270,6 +275,7 @@ impl NodeConfig {
             metrics_listener,
             controller_tls,
             authorizer,
+            effective_values,
             ignored_keys,
             not_honoured_keys,
         };
@@ -277,6 +283,16 @@ impl NodeConfig {
             tracing::warn!("{warning}");
         }
         Ok(config)
+    }
+
+    /// The effective configuration as Kafka logs it at start (`AbstractConfig.logAll`):
+    /// `KafkaConfig values: ` then one tab-indented `key = value` line per key, sorted.
+    pub fn values_block(&self) -> String {
+        let mut text = String::from("KafkaConfig values: ");
+        for (key, value) in &self.effective_values {
+            text.push_str(&format!("\n\t{key} = {value}"));
+        }
+        text
     }
 
     /// The start-up warnings about keys of the file kraftwerk does not act on: one line per
@@ -397,6 +413,23 @@ fn segment_sizes(values: &Values) -> Result<(i32, i32), ConfigError> {
         )),
         _ => Ok((bytes, min)),
     }
+}
+
+/// [`NodeConfig::effective_values`]: each table key's value as parsed (defaults filled in).
+fn effective_values(values: &Values) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = keys::CONFIG_DEF
+        .iter()
+        .map(|key| {
+            let shown = if error::is_secret(key.name) && values.written(key.name).is_some() {
+                "[hidden]".to_owned()
+            } else {
+                values.display(key.name)
+            };
+            (key.name, shown)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(b.0));
+    out
 }
 
 /// The authorizer `authorizer.class.name` asks for (its value was checked by the table:

@@ -1009,3 +1009,31 @@ fn a_refused_secret_is_not_echoed() {
     assert!(err.contains("[hidden]"), "{err}");
     assert!(!err.contains("very-secret-token-key"), "{err}");
 }
+
+#[test]
+fn the_values_block_lists_every_key_with_its_effective_value_and_hides_secrets() {
+    let file = format!(
+        "{TWO_LISTENERS}delete.topic.enable=false\n\
+         listener.security.protocol.map=CONTROLLER:PLAINTEXT,OTHER:PLAINTEXT\n\
+         ssl.keystore.password=do-not-print-me\n"
+    );
+    let block = parse(&file).unwrap().values_block();
+    let mut lines = block.lines();
+    assert_eq!(lines.next(), Some("KafkaConfig values: "));
+    let rest: Vec<&str> = lines.collect();
+    assert_eq!(rest.len(), CONFIG_DEF.len(), "{block}");
+    let mut sorted = rest.clone();
+    sorted.sort();
+    assert_eq!(rest, sorted, "sorted by key");
+    assert!(rest.contains(&"\tdelete.topic.enable = false"), "{block}");
+    assert!(rest.contains(&"\tnode.id = 1"), "{block}");
+    assert!(
+        rest.contains(&"\tmetadata.log.segment.ms = 604800000"),
+        "a default: {block}"
+    );
+    assert!(
+        rest.contains(&"\tssl.keystore.password = [hidden]"),
+        "{block}"
+    );
+    assert!(!block.contains("do-not-print-me"), "{block}");
+}

@@ -80,6 +80,17 @@ impl<'a> Values<'a> {
         }
     }
 
+    /// The value as Kafka's `logAll` prints it: the parsed value, `null` when absent with no
+    /// default.
+    pub fn display(&self, key: &str) -> String {
+        match self.parsed.get(key) {
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Text(t)) => t.to_string(),
+            None => "null".to_owned(),
+        }
+    }
+
     /// A STRING or LIST key's text; `None` when absent with a `Null` default.
     pub fn text(&self, key: &'static str) -> Option<&'a str> {
         match self.parsed.get(key) {
