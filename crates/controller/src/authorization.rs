@@ -68,9 +68,15 @@ impl<'a> Authz<'a> {
         }
     }
 
-    /// Whether `operation` on the resource is allowed.
-    pub fn allows(&self, operation: AclOperation, resource_type: ResourceType, name: &str) -> bool {
-        let allowed = authorize(
+    /// Whether `operation` on the resource is allowed, without logging a denial (Java's
+    /// `Action` with `logIfDenied` false, as `AuthHelper.authorizedOperations` asks).
+    pub fn permits(
+        &self,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        name: &str,
+    ) -> bool {
+        authorize(
             self.config,
             self.image,
             &Action {
@@ -80,7 +86,12 @@ impl<'a> Authz<'a> {
                 resource_type,
                 resource_name: name,
             },
-        );
+        )
+    }
+
+    /// Whether `operation` on the resource is allowed; a denial is logged.
+    pub fn allows(&self, operation: AclOperation, resource_type: ResourceType, name: &str) -> bool {
+        let allowed = self.permits(operation, resource_type, name);
         if !allowed {
             tracing::info!(
                 principal = %format_args!("{}:{}", self.principal.principal_type, self.principal.name),
@@ -97,6 +108,44 @@ impl<'a> Authz<'a> {
     pub fn allows_cluster(&self, operation: AclOperation) -> bool {
         self.allows(operation, ResourceType::Cluster, CLUSTER_NAME)
     }
+}
+
+/// `AclEntry.supportedOperations(CLUSTER)`: the operations a cluster ACL can grant.
+pub const CLUSTER_OPERATIONS: [AclOperation; 7] = [
+    AclOperation::Create,
+    AclOperation::ClusterAction,
+    AclOperation::DescribeConfigs,
+    AclOperation::AlterConfigs,
+    AclOperation::IdempotentWrite,
+    AclOperation::Alter,
+    AclOperation::Describe,
+];
+
+/// DescribeCluster's `cluster_authorized_operations` when the request includes them
+/// (`AuthHelper.computeDescribeClusterResponse`): bit `code` set for each of
+/// [`CLUSTER_OPERATIONS`] the principal may do (all of them without an authorizer), 0 when it
+/// may not DESCRIBE the cluster.
+pub fn cluster_authorized_operations(
+    authorizer: Option<&AuthorizerConfig>,
+    image: &MetadataImage,
+    ctx: &RequestContext,
+) -> i32 {
+    let bits = |ops: &mut dyn Iterator<Item = AclOperation>| {
+        ops.fold(0i32, |acc, op| acc | (1i32 << op.code()))
+    };
+    let Some(config) = authorizer else {
+        return bits(&mut CLUSTER_OPERATIONS.into_iter());
+    };
+    let host = client_host(ctx);
+    let authz = Authz::new(config, image, &ctx.principal, &host);
+    if !authz.allows_cluster(AclOperation::Describe) {
+        return 0;
+    }
+    bits(
+        &mut CLUSTER_OPERATIONS
+            .into_iter()
+            .filter(|op| authz.permits(*op, ResourceType::Cluster, CLUSTER_NAME)),
+    )
 }
 
 /// The client's address as ACL hosts name it; empty when the caller did not say (only `*` ACLs

@@ -567,7 +567,14 @@ pub fn describe_cluster(
     } else {
         -1
     };
+    // Schema default (i32::MIN) unless asked for.
+    let cluster_authorized_operations = if request.include_cluster_authorized_operations {
+        crate::authorization::cluster_authorized_operations(config.authorizer.as_ref(), image, ctx)
+    } else {
+        i32::MIN
+    };
     DescribeClusterResponse::default()
+        .with_cluster_authorized_operations(cluster_authorized_operations)
         .with_endpoint_type(ENDPOINT_TYPE_CONTROLLER)
         .with_cluster_id(StrBytes::from_string(config.cluster_id.clone()))
         .with_controller_id(controller_id.into())

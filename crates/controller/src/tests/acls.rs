@@ -516,3 +516,44 @@ fn without_an_authorizer_nothing_is_checked_and_acl_apis_are_disabled() {
     };
     assert_eq!(r.error_code, 0);
 }
+
+/// DescribeCluster's authorized operations as `AuthHelper.computeDescribeClusterResponse`
+/// computes them: 0 without DESCRIBE on the cluster, else one bit per granted cluster operation;
+/// the schema default when not asked for.
+#[test]
+fn describe_cluster_reports_the_principals_cluster_operations() {
+    let mut node = node();
+    let ask = |include: bool| {
+        ControllerRequest::DescribeCluster(
+            DescribeClusterRequest::default()
+                .with_endpoint_type(2)
+                .with_include_cluster_authorized_operations(include),
+        )
+    };
+    let ops = |response: ControllerResponse| match response {
+        ControllerResponse::DescribeCluster(r) => (r.error_code, r.cluster_authorized_operations),
+        other => panic!("unexpected {other:?}"),
+    };
+    // Java sets every supported cluster operation's bit for a super user.
+    let all: i32 = [5, 9, 10, 11, 12, 7, 8].iter().map(|c| 1 << c).sum();
+    assert_eq!(
+        ops(send(&mut node, "admin", false, 1, ask(true)).0),
+        (0, all)
+    );
+    assert_eq!(
+        ops(send(&mut node, "admin", false, 1, ask(false)).0),
+        (0, i32::MIN)
+    );
+    // alice may ALTER only: DescribeCluster itself is refused (ALTER is what the controller
+    // requires), and with DESCRIBE implied by ALTER she gets ALTER and DESCRIBE.
+    assert_eq!(ops(send(&mut node, "alice", false, 1, ask(true)).0).0, 31);
+    create(
+        &mut node,
+        "admin",
+        &[(4, CLUSTER_NAME, 3, "User:alice", "*", 7, 3)],
+    );
+    assert_eq!(
+        ops(send(&mut node, "alice", false, 1, ask(true)).0),
+        (0, (1 << 7) | (1 << 8))
+    );
+}
