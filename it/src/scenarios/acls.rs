@@ -114,57 +114,40 @@ pub fn run(env: &Env) -> Result<()> {
     )?;
     env.step("an anonymous client cannot create topic acl-orders before any ACL");
 
-    // The admin grants through the controllers.
-    let alice_alter = [
+    // The admin grants through the controllers: (principal, operation, resource arguments).
+    let alice_alter: [&str; 5] = [
         "--allow-principal",
         "User:alice",
         "--operation",
         "Alter",
         "--cluster",
     ];
-    let mut add = vec!["--add"];
-    add.extend(alice_alter);
-    ok(
-        acls(env, &controllers, &admin, &add)?,
-        "admin's kafka-acls --add (alice)",
-    )?;
-    for resource in ["--topic", "--group"] {
+    let anonymous = |operation: &'static str, resource: &'static [&'static str]| {
+        let mut a = vec![
+            "--allow-principal",
+            "User:ANONYMOUS",
+            "--operation",
+            operation,
+        ];
+        a.extend(resource);
+        a
+    };
+    let prefixed_topic: &[&str] = &["--topic", "acl-", "--resource-pattern-type", "prefixed"];
+    let prefixed_group: &[&str] = &["--group", "acl-", "--resource-pattern-type", "prefixed"];
+    let grants: [Vec<&str>; 4] = [
+        alice_alter.to_vec(),
+        anonymous("All", prefixed_topic),
+        anonymous("All", prefixed_group),
+        anonymous("Describe", &["--cluster"]),
+    ];
+    for grant in &grants {
+        let mut add = vec!["--add"];
+        add.extend(grant);
         ok(
-            acls(
-                env,
-                &controllers,
-                &admin,
-                &[
-                    "--add",
-                    "--allow-principal",
-                    "User:ANONYMOUS",
-                    "--operation",
-                    "All",
-                    resource,
-                    "acl-",
-                    "--resource-pattern-type",
-                    "prefixed",
-                ],
-            )?,
-            "admin's kafka-acls --add (anonymous, prefixed acl-)",
+            acls(env, &controllers, &admin, &add)?,
+            &format!("admin's kafka-acls {}", add.join(" ")),
         )?;
     }
-    ok(
-        acls(
-            env,
-            &controllers,
-            &admin,
-            &[
-                "--add",
-                "--allow-principal",
-                "User:ANONYMOUS",
-                "--operation",
-                "Describe",
-                "--cluster",
-            ],
-        )?,
-        "admin's kafka-acls --add (anonymous DESCRIBE on the cluster)",
-    )?;
     env.step(
         "admin created 4 ACLs through kafka-acls --bootstrap-controller: alice ALTER and \
          anonymous DESCRIBE on the cluster, anonymous ALL on topics and groups prefixed acl-",
