@@ -305,6 +305,28 @@ impl<'e> Cluster<'e> {
         Ok(id)
     }
 
+    /// Rewrites node `id`'s properties with `controller.quorum.bootstrap.servers` = the current
+    /// controllers (everything else as before); the node reads it at its next start. Returns
+    /// the new line. Only for a dynamic quorum: a static one names its voters instead.
+    pub fn set_quorum_bootstrap(&mut self, id: i32) -> Result<String> {
+        if self.quorum != QuorumConfig::Dynamic {
+            bail!("controller.quorum.bootstrap.servers is the configuration of a dynamic quorum");
+        }
+        let line = format!(
+            "controller.quorum.bootstrap.servers={}",
+            self.controller_bootstrap()
+        );
+        let n = self
+            .controllers
+            .iter()
+            .chain(self.brokers.iter())
+            .find(|n| n.id == id)
+            .with_context(|| format!("no node {id}"))?;
+        std::fs::write(&n.props, render_props(n, &line, &self.spec))
+            .with_context(|| format!("writing {}", n.props.display()))?;
+        Ok(line)
+    }
+
     /// Moves stopped controller `id` from [`Cluster::controllers`] to [`Cluster::retired`]
     /// (after `remove-controller`): the checks that walk the controllers no longer expect it.
     pub fn retire_controller(&mut self, id: i32) -> Result<()> {

@@ -333,6 +333,93 @@ pub fn remove_voter(env: &Env, c: &mut Cluster, id: i32, dir: &str) -> Result<()
     Ok(())
 }
 
+/// What Kafka's operations guide asks once controllers were replaced ("All the controllers
+/// should be enumerated in `controller.quorum.bootstrap.servers`"): a rolling restart of the
+/// brokers with that property listing the current controllers. The brokers were started with
+/// the original three; once those are removed the last of them is their only way in, and the
+/// hand-offs that follow stop it. A Java leader that resigns answers fetches "no leader" and
+/// exits, so a broker that knows no other controller never finds the next leader (a Java-only
+/// quorum fails the same way). Before each broker stops, every partition's ISR is whole (the
+/// other broker holds everything); after its restart it must be unfenced, fetch the metadata
+/// log from the leader as an observer, and a traffic round must pass.
+fn roll_brokers_to_current_controllers(
+    env: &Env,
+    c: &mut Cluster,
+    traffic: &mut Traffic,
+) -> Result<()> {
+    for b in c.brokers.iter().map(|b| b.id).collect::<Vec<_>>() {
+        wait_isr_whole(env, c, Duration::from_secs(120))?;
+        let line = c.set_quorum_bootstrap(b)?;
+        env.step(&format!("broker {b}: {line} (takes effect at its restart)"));
+        let label = c.node(b)?.label();
+        // A broker's controlled shutdown goes through the active controller: give it 60 s.
+        match c.stop(b, Duration::from_secs(60))? {
+            crate::procs::StopOutcome::Terminated(s, d) => env.step(&format!(
+                "{label} exited {} after SIGTERM ({})",
+                util::secs(d),
+                crate::procs::describe_status(&s)
+            )),
+            other => bail!("{label} did not stop gracefully after SIGTERM: {other:?}"),
+        }
+        c.start(b)?;
+        c.wait_broker_ready(b, Duration::from_secs(150))?;
+        wait_broker_follows(env, c, b)?;
+        traffic.round(
+            env,
+            c,
+            &format!("broker {b} restarted with the current controllers"),
+        )?;
+    }
+    wait_isr_whole(env, c, Duration::from_secs(120))
+}
+
+/// Waits until every partition of every topic (`kafka-topics --describe` through the brokers)
+/// has all its replicas in sync.
+fn wait_isr_whole(env: &Env, c: &Cluster, timeout: Duration) -> Result<()> {
+    let boot = c.broker_bootstrap();
+    let t0 = Instant::now();
+    let n = util::wait_until(
+        "every partition's ISR to hold all its replicas",
+        timeout,
+        Duration::from_millis(500),
+        || {
+            let r = env.tool(
+                "kafka-topics",
+                &args(&["--bootstrap-server", &boot, "--describe"]),
+                None,
+                Duration::from_secs(30),
+            )?;
+            if !r.ok() {
+                bail!(
+                    "kafka-topics --describe: {}",
+                    util::one_line(&r.stderr, 300)
+                );
+            }
+            let parts = crate::parse::parse_topic_describe(&r.stdout)?;
+            let short: Vec<String> = parts
+                .iter()
+                .filter(|p| p.isr.len() < p.replicas.len())
+                .map(|p| {
+                    format!(
+                        "{}-{} isr {:?} of {:?}",
+                        p.topic, p.partition, p.isr, p.replicas
+                    )
+                })
+                .collect();
+            if short.is_empty() {
+                Ok(Some(parts.len()))
+            } else {
+                bail!("{} partition(s) short: {}", short.len(), short.join(", "))
+            }
+        },
+    )?;
+    env.step(&format!(
+        "ISR whole on all {n} partitions ({})",
+        util::secs(t0.elapsed())
+    ));
+    Ok(())
+}
+
 /// `s` with every run of whitespace made one space.
 fn words(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -944,8 +1031,9 @@ fn set_aside_nodes(env: &Env, i: usize) -> Result<()> {
 
 /// One mix: a dynamic quorum of `mix`; leadership onto each voter (SIGTERM hand-offs); one
 /// controller of each kind in the mix added, one original voter of each kind removed (the
-/// active controller whenever it is an original of that kind), leadership onto each of the
-/// final three; logs byte-identical after every change.
+/// active controller whenever it is an original of that kind), the brokers restarted one at a
+/// time with the final three as their bootstrap servers, leadership onto each of the final
+/// three; logs byte-identical after every change.
 fn run_one_mix(env: &Env, mix: &[ControllerKind]) -> Result<()> {
     let names = mix.iter().map(|k| k.label()).collect::<Vec<_>>().join(",");
     env.step(&format!("mix [{names}]"));
@@ -1005,6 +1093,7 @@ fn run_one_mix(env: &Env, mix: &[ControllerKind]) -> Result<()> {
     }
     let ids: Vec<i32> = c.controllers.iter().map(|n| n.id).collect();
     assert_voter_set(env, &mut c, &ids)?;
+    roll_brokers_to_current_controllers(env, &mut c, &mut traffic)?;
     mixed::lead_everywhere(env, &mut c, Stop::Term, &mut traffic, &mut history)?;
     let hw = checks::wait_converged(env, &c, Duration::from_secs(90))?;
     checks::assert_logs_agree(env, &c, hw)?;

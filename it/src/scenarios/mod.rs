@@ -197,7 +197,8 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "dynamic-mixed",
         about: "dynamic quorums of each IT_DYNAMIC_MIXES mix (default kraftwerk,kraftwerk,java;kraftwerk,java,java): \
                 leadership onto every voter, one controller of each kind added and one original of each kind \
-                removed, leadership onto every final voter; traffic after each change, logs byte-identical",
+                removed, brokers restarted one at a time with the final voters as controller.quorum.bootstrap.servers, \
+                leadership onto every final voter; traffic after each change, logs byte-identical",
         deadline: Duration::from_secs(3000),
         run: dynamic::run_mixed,
     },
