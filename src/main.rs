@@ -54,10 +54,14 @@ fn run(args: &RunArgs) -> anyhow::Result<bool> {
     let formatted = config
         .load_formatted()
         .context("loading the metadata directory")?;
-    let listener = config.controller_listener();
+    let listeners: Vec<String> = config
+        .served_controller_listeners()
+        .iter()
+        .map(|l| format!("{}://{}:{}", l.listener_name, l.host, l.port))
+        .collect();
     info!(
         node_id = config.node_id,
-        listener = %format!("{}://{}:{}", listener.listener_name, listener.host, listener.port),
+        listeners = %listeners.join(","),
         voters = %config
             .quorum_voters
             .iter()

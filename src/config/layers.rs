@@ -8,16 +8,17 @@ use kraftwerk_log::formatted::FormattedDir;
 use kraftwerk_log::LogConfig;
 use kraftwerk_node::SnapshotPolicy;
 use kraftwerk_raft::{Endpoint as RaftEndpoint, RaftConfig};
+use kraftwerk_server::registration::RegisteredEndpoint;
 use kraftwerk_server::resources::LimitSettings;
 use kraftwerk_server::{ListenerSettings, ServerConfig};
 
+use super::security_protocol::SecurityProtocol;
 use super::NodeConfig;
 
 impl NodeConfig {
     /// Everything the server needs to start this node, from this configuration and the
     /// formatted metadata directory (identity and bootstrap records).
     pub fn server_config(&self, formatted: &FormattedDir) -> ServerConfig {
-        let listener = self.controller_listener();
         ServerConfig {
             metadata_log_dir: self.metadata_log_dir.clone(),
             log: LogConfig {
@@ -34,17 +35,21 @@ impl NodeConfig {
                 max_interval_ms: self.metadata_snapshot_max_interval_ms.max(0) as u64,
                 ..SnapshotPolicy::default()
             },
-            listener: ListenerSettings {
-                name: listener.listener_name.clone(),
-                host: listener.host.clone(),
-                port: listener.port,
-                max_frame_bytes: self.socket_request_max_bytes as usize,
-                limits: self.limit_settings(),
-                connections_max_idle_ms: u64::try_from(self.connections.connections_max_idle_ms)
-                    .unwrap_or(u64::MAX),
-                tls: self.controller_tls.clone(),
-            },
-            registration_endpoint: self.registration_endpoint(),
+            listeners: self
+                .served_controller_listeners()
+                .into_iter()
+                .map(|e| ListenerSettings {
+                    name: e.listener_name.clone(),
+                    host: e.host.clone(),
+                    port: e.port,
+                    tls: self.listener_tls(&e.listener_name).cloned(),
+                })
+                .collect(),
+            max_frame_bytes: self.socket_request_max_bytes as usize,
+            limits: self.limit_settings(),
+            connections_max_idle_ms: u64::try_from(self.connections.connections_max_idle_ms)
+                .unwrap_or(u64::MAX),
+            registration_endpoints: self.registration_endpoints(),
             metrics_addr: self
                 .metrics_listener
                 .as_ref()
@@ -58,8 +63,59 @@ impl NodeConfig {
     /// advertised (`advertised.listeners`, else `listeners`), as Java's
     /// `ControllerRegistrationManager` registers `effectiveAdvertisedControllerListeners`; when
     /// that names no host (`CONTROLLER://:9093`), a static voter's `controller.quorum.voters`
-    /// entry. `None` for a static observer without a host to name.
+    /// entry. `None` for a static observer without a host to name. (The server is handed
+    /// [`Self::registration_endpoints`]; this first one is what tests look at.)
+    #[cfg(test)]
     pub(crate) fn registration_endpoint(&self) -> Option<(String, u16)> {
+        self.registration_endpoints()
+            .into_iter()
+            .next()
+            .map(|e| (e.host, e.port))
+    }
+
+    /// Every endpoint this controller registers, one per controller listener in
+    /// `controller.listener.names` order, as Java registers its whole `ListenerInfo`: the first
+    /// is [`Self::registration_endpoint`]; another names its advertised host, else (binding
+    /// every interface) the first one's host, with its own port. Empty when the first has no
+    /// host to name.
+    pub(crate) fn registration_endpoints(&self) -> Vec<RegisteredEndpoint> {
+        let Some((first_host, first_port)) = self.first_registration_endpoint() else {
+            return Vec::new();
+        };
+        let protocol = |p: SecurityProtocol| match p {
+            // SecurityProtocol ids: PLAINTEXT 0, SSL 1 (validation refuses SASL).
+            SecurityProtocol::Ssl => 1,
+            _ => 0,
+        };
+        let first_name = &self.controller_listener().listener_name;
+        self.controller_listener_names
+            .iter()
+            .filter_map(|name| {
+                let e = self
+                    .advertised_controller_listeners
+                    .iter()
+                    .find(|e| e.listener_name == *name)
+                    .or_else(|| self.listeners.iter().find(|e| e.listener_name == *name))?;
+                let (host, port) = if name == first_name {
+                    (first_host.clone(), first_port)
+                } else if e.host.is_empty() {
+                    (first_host.clone(), e.port)
+                } else {
+                    (e.host.clone(), e.port)
+                };
+                Some(RegisteredEndpoint {
+                    listener_name: e.listener_name.clone(),
+                    host,
+                    port,
+                    security_protocol: protocol(e.security_protocol),
+                })
+            })
+            .collect()
+    }
+
+    /// The first controller listener's registered host and port (see
+    /// [`Self::registration_endpoint`]).
+    fn first_registration_endpoint(&self) -> Option<(String, u16)> {
         let listener = self.advertised_controller_listener();
         if !listener.host.is_empty() {
             return Some((listener.host.clone(), listener.port));

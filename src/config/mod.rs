@@ -14,7 +14,7 @@
 //! are named in one more ([`NodeConfig::warnings`]); Kafka's broker-only keys pass silently.
 //! [`NodeConfig::server_config`] hands the result to the server.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -142,9 +142,10 @@ pub struct NodeConfig {
     pub unstable_feature_versions_enable: bool,
     /// `kraftwerk.metrics.listener` (kraftwerk-only, optional): `host:port` for HTTP metrics.
     pub metrics_listener: Option<HostPort>,
-    /// The `ssl.*` settings (`listener.name.<l>.` forms first) when the controller listener is
-    /// SSL; the Raft client uses them too. `None` for PLAINTEXT.
-    pub controller_tls: Option<kraftwerk_server::ListenerTls>,
+    /// The `ssl.*` settings (`listener.name.<l>.` forms first) of each SSL controller listener,
+    /// by listener name; PLAINTEXT listeners have none. The first listener's are the Raft
+    /// client's too ([`Self::controller_tls`]).
+    pub controller_listener_tls: BTreeMap<String, kraftwerk_server::ListenerTls>,
     /// `authorizer.class.name` = StandardAuthorizer, with `super.users` and
     /// `allow.everyone.if.no.acl.found`; `None` when empty (no authorization).
     pub authorizer: Option<kraftwerk_controller::authorizer::AuthorizerConfig>,
@@ -207,16 +208,16 @@ impl NodeConfig {
             })?;
         let (listeners, advertised_controller_listeners) =
             listeners::controller_listeners(&values, &controller_listener_names)?;
-        // The listener this node serves and dials its peers with (validated to exist above).
-        let controller = listeners
-            .iter()
-            .find(|e| e.listener_name == controller_listener_names[0]);
-        let controller_tls = match controller {
-            Some(e) if e.security_protocol == SecurityProtocol::Ssl => {
-                Some(tls::listener_tls(props, &values, &e.listener_name)?)
+        // Every controller listener is served, each with its own `listener.name.<l>.ssl.*`.
+        let mut controller_listener_tls = BTreeMap::new();
+        for e in &listeners {
+            if controller_listener_names.contains(&e.listener_name)
+                && e.security_protocol == SecurityProtocol::Ssl
+            {
+                let tls = tls::listener_tls(props, &values, &e.listener_name)?;
+                controller_listener_tls.insert(e.listener_name.clone(), tls);
             }
-            _ => None,
-        };
+        }
         let (log_dirs, metadata_log_dir) = directories(&values)?;
         let metrics_listener = match values.text(keys::KRAFTWERK_METRICS_LISTENER) {
             Some(text) => parse_metrics_listener(text)
@@ -273,7 +274,7 @@ impl NodeConfig {
             remote_log_storage_system_enable: values
                 .boolean(keys::REMOTE_LOG_STORAGE_SYSTEM_ENABLE),
             metrics_listener,
-            controller_tls,
+            controller_listener_tls,
             authorizer,
             effective_values,
             ignored_keys,
@@ -325,7 +326,29 @@ impl NodeConfig {
         lines
     }
 
-    /// The listener this node serves Raft and controller RPCs on: the first
+    /// The controller listeners this node binds and serves, in `controller.listener.names`
+    /// order (validation guarantees each is in `listeners`), as Java's `ControllerServer`
+    /// accepts on every one; the first is [`Self::controller_listener`].
+    pub fn served_controller_listeners(&self) -> Vec<&Endpoint> {
+        self.controller_listener_names
+            .iter()
+            .filter_map(|name| self.listeners.iter().find(|e| e.listener_name == *name))
+            .collect()
+    }
+
+    /// The TLS settings of the controller listener `listener_name`, `None` when it is
+    /// PLAINTEXT (or not a controller listener).
+    pub fn listener_tls(&self, listener_name: &str) -> Option<&kraftwerk_server::ListenerTls> {
+        self.controller_listener_tls.get(listener_name)
+    }
+
+    /// The TLS settings of [`Self::controller_listener`], which the Raft client dials with;
+    /// `None` when it is PLAINTEXT.
+    pub fn controller_tls(&self) -> Option<&kraftwerk_server::ListenerTls> {
+        self.listener_tls(&self.controller_listener().listener_name)
+    }
+
+    /// The listener peers and brokers use, and the Raft client dials: the first
     /// `controller.listener.names` entry (validation guarantees it is in `listeners`).
     pub fn controller_listener(&self) -> &Endpoint {
         let name = &self.controller_listener_names[0];

@@ -691,7 +691,10 @@ fn reached(c: &NodeConfig) -> String {
             c.all_log_dirs(),
             &c.metadata_log_dir,
             c.unstable_feature_versions_enable,
-            c.controller_tls.as_ref().map(tls_secrets)
+            c.controller_listener_tls
+                .values()
+                .map(tls_secrets)
+                .collect::<Vec<_>>()
         )
     )
 }
@@ -870,7 +873,7 @@ fn ssl_listener_keys_and_listener_prefix() {
         c.controller_listener().security_protocol,
         SecurityProtocol::Ssl
     );
-    let tls = c.controller_tls.as_ref().unwrap();
+    let tls = c.controller_tls().unwrap();
     assert_eq!(
         tls.settings.keystore,
         Some(kraftwerk_tls::KeyStoreSource::Pkcs12 {
@@ -933,7 +936,7 @@ fn ssl_listener_keys_and_listener_prefix() {
     }
     // A PLAINTEXT listener has no TLS, and its ssl.* keys are accepted as Kafka accepts them.
     let c = parse(&format!("{MINIMAL}ssl.keystore.location=/x.p12\n")).unwrap();
-    assert!(c.controller_tls.is_none());
+    assert!(c.controller_tls().is_none());
     assert!(c.ignored_keys.is_empty() && c.not_honoured_keys.is_empty());
 }
 
@@ -946,7 +949,7 @@ fn ssl_inline_pem_stores() {
          ssl.truststore.certificates=CERTS\n"
     ))
     .unwrap();
-    let tls = c.controller_tls.unwrap();
+    let tls = c.controller_tls().unwrap();
     assert_eq!(
         tls.settings.keystore,
         Some(kraftwerk_tls::KeyStoreSource::PemInline {
@@ -1036,4 +1039,101 @@ fn the_values_block_lists_every_key_with_its_effective_value_and_hides_secrets()
         "{block}"
     );
     assert!(!block.contains("do-not-print-me"), "{block}");
+}
+
+/// `controller.listener.names=CONTROLLER,CONTROLLER2`: the server is handed both listeners,
+/// in that order, each with its own protocol and `listener.name.<l>.ssl.*` settings; the Raft
+/// client keeps the first's; the registration names both.
+#[test]
+fn every_controller_listener_is_served_with_its_own_protocol_and_tls() {
+    let c = parse(
+        "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@ctrl-1:9093\n\
+         listeners=CONTROLLER2://:9094,CONTROLLER://:9093\n\
+         controller.listener.names=CONTROLLER,CONTROLLER2\n\
+         listener.security.protocol.map=CONTROLLER:SSL,CONTROLLER2:PLAINTEXT\n\
+         listener.name.controller.ssl.keystore.type=PKCS12\n\
+         listener.name.controller.ssl.keystore.location=/ctrl.p12\n\
+         listener.name.controller.ssl.keystore.password=p\n\
+         listener.name.controller.ssl.truststore.location=/trust.p12\n",
+    )
+    .unwrap();
+    let formatted = FormattedDir {
+        cluster_id: "MkU3OEVBNTcwNTJENDM2Qg".to_owned(),
+        node_id: 1,
+        directory_id: Uuid::nil(),
+        bootstrap: BootstrapMetadata::from_version(MetadataVersion::LATEST_PRODUCTION, "test"),
+    };
+    let server = c.server_config(&formatted);
+    let served: Vec<(&str, u16, bool)> = server
+        .listeners
+        .iter()
+        .map(|l| (l.name.as_str(), l.port, l.tls.is_some()))
+        .collect();
+    assert_eq!(
+        served,
+        [("CONTROLLER", 9093, true), ("CONTROLLER2", 9094, false)]
+    );
+    let tls = server.listeners[0].tls.as_ref().unwrap();
+    assert_eq!(
+        tls.settings.keystore,
+        Some(kraftwerk_tls::KeyStoreSource::Pkcs12 {
+            path: PathBuf::from("/ctrl.p12"),
+            password: "p".into(),
+            key_password: None,
+            named_jks: false,
+        })
+    );
+    assert_eq!(c.controller_tls(), Some(tls));
+    assert_eq!(server.raft.listener_name, "CONTROLLER");
+    let registered: Vec<(&str, &str, u16, i16)> = server
+        .registration_endpoints
+        .iter()
+        .map(|e| {
+            (
+                e.listener_name.as_str(),
+                e.host.as_str(),
+                e.port,
+                e.security_protocol,
+            )
+        })
+        .collect();
+    assert_eq!(
+        registered,
+        [
+            ("CONTROLLER", "ctrl-1", 9093, 1),
+            ("CONTROLLER2", "ctrl-1", 9094, 0)
+        ]
+    );
+
+    // Both SSL: each listener's prefixed keys apply to it alone.
+    let c = parse(&format!(
+        "{TLS_TWO_LISTENERS}listener.name.other.ssl.keystore.location=/other.p12\n"
+    ))
+    .unwrap();
+    let server = c.server_config(&formatted);
+    let stores: Vec<Option<PathBuf>> = server
+        .listeners
+        .iter()
+        .map(|l| match &l.tls.as_ref().unwrap().settings.keystore {
+            Some(kraftwerk_tls::KeyStoreSource::Pkcs12 { path, .. }) => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stores,
+        [
+            Some(PathBuf::from("/etc/kafka/node.p12")),
+            Some(PathBuf::from("/other.p12"))
+        ]
+    );
+    // An SSL second listener without a key store is refused, naming its listener.
+    let err = parse(
+        "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@ctrl-1:9093\n\
+         listeners=CONTROLLER://:9093,CONTROLLER2://:9094\n\
+         controller.listener.names=CONTROLLER,CONTROLLER2\n\
+         listener.security.protocol.map=CONTROLLER:PLAINTEXT,CONTROLLER2:SSL\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("CONTROLLER2"), "{err}");
 }

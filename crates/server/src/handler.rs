@@ -20,12 +20,21 @@ pub struct NodeRequestHandler {
     node: NodeHandle,
     /// Asks a node about to be added as a voter for its ApiVersions (AddRaftVoter).
     peers: Option<Arc<Peers>>,
+    /// The listener Raft uses (the first controller listener): AddRaftVoter needs the new
+    /// voter's endpoint on it whichever listener the request came in on, as Java's
+    /// `KafkaRaftClient` checks its default listener.
+    raft_listener: Arc<str>,
 }
 
 impl NodeRequestHandler {
-    /// A handler submitting to `node`; `peers` probes new voters' ApiVersions.
-    pub fn new(node: NodeHandle, peers: Option<Arc<Peers>>) -> Arc<Self> {
-        Arc::new(Self { node, peers })
+    /// A handler submitting to `node`; `peers` probes new voters' ApiVersions on their
+    /// `raft_listener` endpoint.
+    pub fn new(node: NodeHandle, peers: Option<Arc<Peers>>, raft_listener: &str) -> Arc<Self> {
+        Arc::new(Self {
+            node,
+            peers,
+            raft_listener: Arc::from(raft_listener),
+        })
     }
 }
 
@@ -57,6 +66,7 @@ impl RequestHandler for NodeRequestHandler {
     ) -> BoxFuture<'static, HandlerResult> {
         let node = self.node.clone();
         let peers = self.peers.clone();
+        let raft_listener = self.raft_listener.clone();
         Box::pin(async move {
             let api = ctx.api_key;
             let Some(routed) = route(request) else {
@@ -117,18 +127,19 @@ impl RequestHandler for NodeRequestHandler {
                         received_ms,
                         ..Default::default()
                     };
+                    if let ControllerRequest::AddRaftVoter(_) = &request {
+                        // The new voter needs an endpoint on the listener Raft uses, whichever
+                        // listener the request came in on (Java's leader checks its default
+                        // listener).
+                        cctx.listener_name = raft_listener.to_string();
+                    }
                     if let (ControllerRequest::AddRaftVoter(add), Some(peers)) = (&request, &peers)
                     {
-                        // The endpoint on the listener Raft uses (the one this request came
-                        // in on, as Kafka's leader uses its default listener).
+                        // Probed on the endpoint of the listener Raft uses.
                         let endpoint = add
                             .listeners
                             .iter()
-                            .find(|l| {
-                                l.name
-                                    .as_str()
-                                    .eq_ignore_ascii_case(ctx.listener_name.as_ref())
-                            })
+                            .find(|l| l.name.as_str().eq_ignore_ascii_case(&raft_listener))
                             .map(|l| kraftwerk_raft::Endpoint {
                                 host: l.host.to_string(),
                                 port: l.port,

@@ -12,7 +12,7 @@ pub mod metrics;
 pub mod net;
 pub mod node_thread;
 mod peers;
-mod registration;
+pub mod registration;
 pub mod resources;
 mod server;
 

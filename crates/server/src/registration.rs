@@ -28,6 +28,17 @@ pub struct Registration {
     pub node_id: i32,
     /// Random per process start.
     pub incarnation_id: Uuid,
+    /// Every controller listener as advertised (at least one), first the one Raft uses, as
+    /// Java's `ControllerRegistrationManager` registers its whole `ListenerInfo`.
+    pub listeners: Vec<RegisteredEndpoint>,
+    /// Whether unstable feature levels are enabled.
+    pub unstable_features: bool,
+}
+
+/// One listener of a controller registration: DescribeCluster answers a request that came in
+/// on listener `L` with the controllers' `L` endpoints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisteredEndpoint {
     /// Controller listener name.
     pub listener_name: String,
     /// Advertised host.
@@ -36,8 +47,6 @@ pub struct Registration {
     pub port: u16,
     /// The listener's `SecurityProtocol` id (0 PLAINTEXT, 1 SSL), as Java registers it.
     pub security_protocol: i16,
-    /// Whether unstable feature levels are enabled.
-    pub unstable_features: bool,
 }
 
 impl Registration {
@@ -46,11 +55,18 @@ impl Registration {
             .with_controller_id(self.node_id)
             .with_incarnation_id(self.incarnation_id)
             .with_zk_migration_ready(false)
-            .with_listeners(vec![Listener::default()
-                .with_name(StrBytes::from_string(self.listener_name.clone()))
-                .with_host(StrBytes::from_string(self.host.clone()))
-                .with_port(self.port)
-                .with_security_protocol(self.security_protocol)])
+            .with_listeners(
+                self.listeners
+                    .iter()
+                    .map(|l| {
+                        Listener::default()
+                            .with_name(StrBytes::from_string(l.listener_name.clone()))
+                            .with_host(StrBytes::from_string(l.host.clone()))
+                            .with_port(l.port)
+                            .with_security_protocol(l.security_protocol)
+                    })
+                    .collect(),
+            )
             .with_features(
                 controller_supported_features(self.unstable_features)
                     .into_iter()
@@ -113,7 +129,11 @@ async fn register_locally(registration: &Registration, node: &NodeHandle) -> boo
     let (reply, answer) = oneshot::channel();
     let ctx = RequestContext {
         api_version: 0,
-        listener_name: registration.listener_name.clone(),
+        listener_name: registration
+            .listeners
+            .first()
+            .map(|l| l.listener_name.clone())
+            .unwrap_or_default(),
         internal: true,
         ..Default::default()
     };

@@ -1,5 +1,5 @@
 //! A running kraftwerk controller node: the node thread (Raft core + controller + log), the
-//! controller listener, the peer clients and controller registration, wired together.
+//! controller listeners, the peer clients and controller registration, wired together.
 //!
 //! `kraftwerk run` builds a [`ServerConfig`], then calls [`Server::start`] and
 //! [`Server::run_until_signal`]. SIGTERM/SIGINT start a graceful shutdown: a leader resigns with
@@ -14,6 +14,7 @@ use std::time::Duration;
 use kraftwerk_controller::{Controller, ControllerConfig};
 use kraftwerk_log::{FileQuorumStateStore, LogConfig, SegmentLog};
 use kraftwerk_node::{Node, NodeStatus, SnapshotPolicy};
+use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_protocol::api_versions::{
     ApiVersionsFeatures, FinalizedFeatures, ServerIdentity, SupportedFeature,
 };
@@ -23,7 +24,8 @@ use tokio::sync::{mpsc, watch};
 use tracing::{error, info};
 use uuid::Uuid;
 
-use crate::net::listener::{FeaturesFn, Listener, ListenerConfig};
+use crate::net::listener::{FeaturesFn, Listener, ListenerConfig, RequestHandler};
+use crate::net::quotas::ConnectionQuotas;
 use crate::net::tls::{ClientTls, ServerTls};
 use crate::node_thread::{self, NodeExit, NodeHandle};
 use crate::resources::{self, LimitSettings};
@@ -43,18 +45,29 @@ pub struct ServerConfig {
     pub controller: ControllerConfig,
     /// When snapshots are written.
     pub snapshot_policy: SnapshotPolicy,
-    /// The controller listener: its name, bind address and frame limit.
-    pub listener: ListenerSettings,
-    /// The endpoint this controller registers (KIP-919) when it is a voter: its entry in
-    /// `controller.quorum.voters`. `None` for a node that is not a voter.
-    pub registration_endpoint: Option<(String, u16)>,
+    /// The controller listeners, in `controller.listener.names` order (at least one): every one
+    /// is bound and served, as Java's `ControllerServer` accepts on each; the first is the one
+    /// the Raft client dials with (its TLS settings) and controller registration names.
+    pub listeners: Vec<ListenerSettings>,
+    /// `socket.request.max.bytes`: largest request frame, in bytes, on every listener.
+    pub max_frame_bytes: usize,
+    /// `max.connections`, `max.connections.per.ip` and its overrides: node-wide, one count
+    /// shared by every listener as Kafka's `ConnectionQuotas` (the open-files limit and the
+    /// other voters' reserve are applied at start, [`crate::resources`]).
+    pub limits: LimitSettings,
+    /// `connections.max.idle.ms`: close a connection that completes no request for this long
+    /// (`u64::MAX` for Kafka's negative value: never).
+    pub connections_max_idle_ms: u64,
+    /// The endpoints this controller registers (KIP-919), one per controller listener, the
+    /// first listener's first; empty for a node that does not register (no host to name).
+    pub registration_endpoints: Vec<registration::RegisteredEndpoint>,
     /// `kraftwerk.metrics.listener`: where `/metrics` is served, if anywhere.
     pub metrics_addr: Option<(String, u16)>,
     /// `unstable.feature.versions.enable`.
     pub unstable_feature_versions_enable: bool,
 }
 
-/// The controller listener's settings.
+/// One controller listener's settings.
 #[derive(Clone, Debug)]
 pub struct ListenerSettings {
     /// Listener name, e.g. `CONTROLLER`.
@@ -63,16 +76,8 @@ pub struct ListenerSettings {
     pub host: String,
     /// Port to bind.
     pub port: u16,
-    /// `socket.request.max.bytes`: largest request frame, in bytes.
-    pub max_frame_bytes: usize,
-    /// `max.connections`, `max.connections.per.ip` and its overrides (the open-files limit
-    /// and the other voters' reserve are applied at start, [`crate::resources`]).
-    pub limits: LimitSettings,
-    /// `connections.max.idle.ms`: close a connection that completes no request for this long
-    /// (`u64::MAX` for Kafka's negative value: never).
-    pub connections_max_idle_ms: u64,
-    /// `Some` when the listener's security protocol is SSL: its `ssl.*` settings, which the
-    /// Raft client uses too.
+    /// `Some` when the listener's security protocol is SSL: its `ssl.*` settings (the first
+    /// listener's are the Raft client's too).
     pub tls: Option<ListenerTls>,
 }
 
@@ -92,19 +97,31 @@ impl ListenerTls {
     /// Errors: unreadable or unusable material, settings rustls cannot honour, bad mapping
     /// rules; the message names the setting.
     pub fn build(&self) -> Result<(ServerTls, ClientTls), String> {
+        Ok((self.server()?, self.client()?))
+    }
+
+    /// The listener's TLS configuration alone (a listener other than the first: the Raft
+    /// client does not use its settings, so they need not make a client configuration).
+    ///
+    /// Errors: as [`Self::build`].
+    pub fn server(&self) -> Result<ServerTls, String> {
         let config = kraftwerk_tls::server_config(&self.settings)
             .map_err(|e| format!("controller listener TLS: {e}"))?;
         let mapper = kraftwerk_tls::SslPrincipalMapper::from_rules(&self.principal_mapping_rules)
             .map_err(|e| format!("ssl.principal.mapping.rules: {e}"))?;
+        Ok(ServerTls {
+            config,
+            mapper: Arc::new(mapper),
+        })
+    }
+
+    /// The Raft client's TLS configuration from these settings.
+    ///
+    /// Errors: as [`Self::build`].
+    pub fn client(&self) -> Result<ClientTls, String> {
         let client = kraftwerk_tls::client_config(&self.settings)
             .map_err(|e| format!("Raft client TLS (the controller listener's ssl.* keys): {e}"))?;
-        Ok((
-            ServerTls {
-                config,
-                mapper: Arc::new(mapper),
-            },
-            ClientTls { config: client },
-        ))
+        Ok(ClientTls { config: client })
     }
 }
 
@@ -140,11 +157,15 @@ pub enum ServerError {
     /// The TLS material or settings of an SSL controller listener cannot be used.
     #[error("{0}")]
     Tls(String),
+    /// [`ServerConfig::listeners`] is empty.
+    #[error("no controller listener to serve")]
+    NoListener,
 }
 
 /// A started node.
 pub struct Server {
-    listener: Listener,
+    /// In [`ServerConfig::listeners`] order.
+    listeners: Vec<Listener>,
     node: NodeHandle,
     node_thread: std::thread::JoinHandle<NodeExit>,
     status: watch::Receiver<NodeStatus>,
@@ -200,19 +221,39 @@ impl Server {
     /// Opens the metadata log, starts the node thread, the listener, the peer clients,
     /// controller registration and the metrics endpoint.
     pub async fn start(config: ServerConfig) -> Result<Server, ServerError> {
+        let first = config.listeners.first().ok_or(ServerError::NoListener)?;
         let open_files = resources::raise_open_files_limit();
-        let settings = &config.listener;
         let other_voters = resources::reserve_hosts(&config.raft);
         let configured_peers: Vec<String> = other_voters.iter().map(|h| h.to_string()).collect();
-        let limits = resources::connection_limits(&settings.limits, open_files, other_voters)?;
-        // TLS material is read before anything starts, so a bad key store stops the node here.
-        let (server_tls, client_tls) = match &settings.tls {
-            Some(tls) => {
-                let (server, client) = tls.build().map_err(ServerError::Tls)?;
-                (Some(server), Some(client))
-            }
-            None => (None, None),
+        let limits = resources::connection_limits(&config.limits, open_files, other_voters)?;
+        // TLS material and addresses are read before anything starts, so a bad key store or
+        // host stops the node here. The Raft client dials with the first listener's settings.
+        let client_tls = match &first.tls {
+            Some(tls) => Some(tls.client().map_err(ServerError::Tls)?),
+            None => None,
         };
+        let mut to_bind = Vec::with_capacity(config.listeners.len());
+        for settings in &config.listeners {
+            let tls =
+                match &settings.tls {
+                    Some(tls) => Some(tls.server().map_err(|e| {
+                        ServerError::Tls(format!("listener {}: {e}", settings.name))
+                    })?),
+                    None => None,
+                };
+            let listener_config = ListenerConfig {
+                listener_name: settings.name.clone(),
+                max_frame_bytes: config.max_frame_bytes,
+                limits: limits.clone(),
+                connections_max_idle_ms: config.connections_max_idle_ms,
+                identity: Some(ServerIdentity {
+                    cluster_id: config.raft.cluster_id.clone(),
+                    node_id: config.raft.node_id,
+                }),
+                tls,
+            };
+            to_bind.push((resolve(&settings.host, settings.port)?, listener_config));
+        }
         let clock = node_thread::NodeClock::start();
         let node = open_node(&config, clock)?;
         let (status_tx, status_rx) = watch::channel(node.status());
@@ -242,51 +283,37 @@ impl Server {
         tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
         let channel_stats = peers.channel_stats();
 
-        let addr = resolve(&settings.host, settings.port)?;
         info!(
             max_connections = limits.max_connections,
             max_connections_per_ip = limits.max_connections_per_ip,
             peer_reserve = limits.peer_reserve,
-            "connection limits"
+            listeners = to_bind.len(),
+            "connection limits (node-wide, shared by every listener)"
         );
-        let listener_config = ListenerConfig {
-            listener_name: settings.name.clone(),
-            max_frame_bytes: settings.max_frame_bytes,
-            limits,
-            connections_max_idle_ms: settings.connections_max_idle_ms,
-            identity: Some(ServerIdentity {
-                cluster_id: config.raft.cluster_id.clone(),
-                node_id: config.raft.node_id,
-            }),
-            tls: server_tls,
-        };
-        let listener = Listener::bind(
-            addr,
-            listener_config,
+        let quotas = ConnectionQuotas::new(limits);
+        let listeners = bind_listeners(
+            to_bind,
+            quotas.clone(),
             api_table,
             features_fn(status_rx.clone(), config.unstable_feature_versions_enable),
-            handler::NodeRequestHandler::new(handle.clone(), Some(peers.clone())),
+            handler::NodeRequestHandler::new(
+                handle.clone(),
+                Some(peers.clone()),
+                &config.raft.listener_name,
+            ),
         )
-        .await
-        .map_err(|source| ServerError::Bind {
-            addr: addr.to_string(),
-            source,
-        })?;
+        .await?;
         tokio::spawn(resources::follow_voter_hosts(
             status_rx.clone(),
-            listener.quotas().clone(),
+            quotas,
             configured_peers,
         ));
 
-        if let Some((host, port)) = &config.registration_endpoint {
+        if !config.registration_endpoints.is_empty() {
             let registration = registration::Registration {
                 node_id,
                 incarnation_id: Uuid::new_v4(),
-                listener_name: settings.name.clone(),
-                host: host.clone(),
-                port: *port,
-                // SecurityProtocol ids: PLAINTEXT 0, SSL 1.
-                security_protocol: if settings.tls.is_some() { 1 } else { 0 },
+                listeners: config.registration_endpoints.clone(),
                 unstable_features: config.unstable_feature_versions_enable,
             };
             tokio::spawn(registration::run(
@@ -305,25 +332,34 @@ impl Server {
                     source,
                 })?;
         }
-        info!(node_id, listener = %listener.local_addr(), "kraftwerk controller started");
+        let bound: Vec<String> = listeners
+            .iter()
+            .map(|l| l.local_addr().to_string())
+            .collect();
+        info!(node_id, listeners = %bound.join(","), "kraftwerk controller started");
         Ok(Server {
-            listener,
+            listeners,
             node: handle,
             node_thread,
             status: status_rx,
         })
     }
 
-    /// The bound controller listener address.
+    /// The bound address of the first controller listener.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr()
+        self.listeners[0].local_addr()
+    }
+
+    /// The bound addresses of every controller listener, in [`ServerConfig::listeners`] order.
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.listeners.iter().map(Listener::local_addr).collect()
     }
 
     /// Serves until SIGTERM/SIGINT (graceful shutdown) or a fatal node error. Returns whether
     /// the node stopped cleanly.
     pub async fn run_until_signal(self) -> bool {
         let Server {
-            listener,
+            listeners,
             node,
             node_thread,
             status: _status,
@@ -345,8 +381,20 @@ impl Server {
                 node_thread.await
             }
         };
-        let report = listener.shutdown(Duration::from_millis(1_000)).await;
-        info!(?report, "listener stopped");
+        // Every listener drains at once, within the same grace period.
+        let mut stopping = tokio::task::JoinSet::new();
+        for listener in listeners {
+            stopping.spawn(async move {
+                let addr = listener.local_addr();
+                (addr, listener.shutdown(Duration::from_millis(1_000)).await)
+            });
+        }
+        while let Some(stopped) = stopping.join_next().await {
+            match stopped {
+                Ok((addr, report)) => info!(listener = %addr, ?report, "listener stopped"),
+                Err(e) => error!(error = %e, "listener shutdown task failed"),
+            }
+        }
         match exit {
             Ok(Ok(NodeExit::Clean)) => true,
             Ok(Ok(NodeExit::Fatal(reason))) => {
@@ -359,6 +407,36 @@ impl Server {
             }
         }
     }
+}
+
+/// Binds every listener of `to_bind` (address and configuration, in order), all counting
+/// their connections in `quotas`, and starts them accepting. On an error the ones already bound
+/// are dropped, which stops them.
+pub(crate) async fn bind_listeners(
+    to_bind: Vec<(SocketAddr, ListenerConfig)>,
+    quotas: ConnectionQuotas,
+    api_table: Arc<ApiTable>,
+    features: FeaturesFn,
+    handler: Arc<dyn RequestHandler>,
+) -> Result<Vec<Listener>, ServerError> {
+    let mut listeners = Vec::with_capacity(to_bind.len());
+    for (addr, listener_config) in to_bind {
+        let listener = Listener::bind_with_quotas(
+            addr,
+            listener_config,
+            quotas.clone(),
+            api_table.clone(),
+            features.clone(),
+            handler.clone(),
+        )
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: addr.to_string(),
+            source,
+        })?;
+        listeners.push(listener);
+    }
+    Ok(listeners)
 }
 
 /// Opens the log and the Raft core, and wraps them with a standby controller (loading the

@@ -187,13 +187,30 @@ pub struct Listener {
 }
 
 impl Listener {
-    /// Binds `addr` (port 0 picks a free port) and starts accepting.
+    /// Binds `addr` (port 0 picks a free port) and starts accepting, with connection counts of
+    /// its own (from `config.limits`).
     ///
     /// Errors: the bind fails, or `api_table` does not list ApiVersions (every Kafka client's
     /// first request; the listener answers it itself).
     pub async fn bind(
         addr: SocketAddr,
         config: ListenerConfig,
+        api_table: Arc<ApiTable>,
+        features: FeaturesFn,
+        handler: Arc<dyn RequestHandler>,
+    ) -> io::Result<Listener> {
+        let quotas = ConnectionQuotas::new(config.limits.clone());
+        Self::bind_with_quotas(addr, config, quotas, api_table, features, handler).await
+    }
+
+    /// As [`Self::bind`], but counting connections in `quotas`, which other listeners may
+    /// share: Kafka's `max.connections` and `max.connections.per.ip` are node-wide, one
+    /// `ConnectionQuotas` for every listener. `config.limits` is not read; `quotas` carries
+    /// the limits.
+    pub async fn bind_with_quotas(
+        addr: SocketAddr,
+        config: ListenerConfig,
+        quotas: ConnectionQuotas,
         api_table: Arc<ApiTable>,
         features: FeaturesFn,
         handler: Arc<dyn RequestHandler>,
@@ -220,7 +237,6 @@ impl Listener {
             "PLAINTEXT"
         };
         tracing::info!(listener = %shared.listener_name, %local_addr, security, "listening");
-        let quotas = ConnectionQuotas::new(shared.config.limits.clone());
         let accept_task = tokio::spawn(accept_loop(listener, shared, quotas.clone(), shutdown_rx));
         Ok(Listener {
             local_addr,
@@ -235,7 +251,8 @@ impl Listener {
         self.local_addr
     }
 
-    /// The listener's connection counts (shared with its accept loop).
+    /// The listener's connection counts (shared with its accept loop, and with the other
+    /// listeners bound with the same [`ConnectionQuotas`]).
     pub fn quotas(&self) -> &ConnectionQuotas {
         &self.quotas
     }

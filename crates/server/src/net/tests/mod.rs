@@ -3,6 +3,7 @@
 
 mod java;
 mod limits;
+mod multi;
 mod peer;
 mod tls;
 

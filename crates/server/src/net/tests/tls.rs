@@ -123,3 +123,61 @@ async fn requested_client_auth_lets_an_anonymous_client_in_and_plaintext_is_anon
         "User:ANONYMOUS"
     );
 }
+
+/// `listener.security.protocol.map=CONTROLLER:SSL,CONTROLLER2:PLAINTEXT`: the SSL listener
+/// admits only a TLS client with a trusted certificate, the PLAINTEXT one a plaintext client;
+/// each request carries its listener's name and principal.
+#[tokio::test]
+async fn an_ssl_and_a_plaintext_listener_each_speak_their_own_protocol() {
+    init_logs();
+    let server = ListenerTls {
+        settings: settings(Some("server"), ClientAuth::Required),
+        principal_mapping_rules: "RULE:^CN=([^,]+),.*$/$1/U,DEFAULT".into(),
+    }
+    .server()
+    .unwrap();
+    let ssl = ListenerConfig {
+        tls: Some(server),
+        ..super::multi::named("CONTROLLER")
+    };
+    let plain = super::multi::named("CONTROLLER2");
+    let quotas = crate::net::ConnectionQuotas::new(crate::net::ConnectionLimits::default());
+    let (listeners, handler) = super::multi::start_several(vec![ssl, plain], quotas).await;
+    let (ssl_addr, plain_addr) = (listeners[0].local_addr(), listeners[1].local_addr());
+
+    let peer = tls_client(ssl_addr, Some("client"));
+    let (_, response) = peer.send(ApiKey::Vote, |_| vote(5)).await.unwrap();
+    assert_eq!(vote_epoch(&response), 5);
+    let peer = super::peer::client(plain_addr, |_| {});
+    let (_, response) = peer.send(ApiKey::Vote, |_| vote(6)).await.unwrap();
+    assert_eq!(vote_epoch(&response), 6);
+    // TLS on the PLAINTEXT listener, plaintext on the SSL one: no Kafka answer.
+    let wrong = tls_client(plain_addr, Some("client"));
+    assert!(wrong.send(ApiKey::Vote, |_| vote(7)).await.is_err());
+    let mut raw = RawClient::connect(ssl_addr).await;
+    raw.send(ApiKey::Vote, 1, 8, vote(8)).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WAIT, raw.stream.read_to_end(&mut answer)).await;
+    assert!(
+        answer.len() < 8 || answer[4..8] != 8i32.to_be_bytes(),
+        "a plaintext client got a Kafka answer on the SSL listener: {answer:?}"
+    );
+
+    let seen: Vec<(String, String)> = handler
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|ctx| (ctx.listener_name.to_string(), ctx.principal.to_string()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("CONTROLLER".to_owned(), "User:CLIENT".to_owned()),
+            ("CONTROLLER2".to_owned(), "User:ANONYMOUS".to_owned()),
+        ]
+    );
+    for listener in listeners {
+        listener.shutdown(Duration::from_secs(1)).await;
+    }
+}
