@@ -316,12 +316,7 @@ impl<'e> Cluster<'e> {
             "controller.quorum.bootstrap.servers={}",
             self.controller_bootstrap()
         );
-        let n = self
-            .controllers
-            .iter()
-            .chain(self.brokers.iter())
-            .find(|n| n.id == id)
-            .with_context(|| format!("no node {id}"))?;
+        let n = self.serving_node(id)?;
         std::fs::write(&n.props, render_props(n, &line, &self.spec))
             .with_context(|| format!("writing {}", n.props.display()))?;
         Ok(line)
@@ -412,6 +407,15 @@ impl<'e> Cluster<'e> {
             .join(",")
     }
 
+    /// The controller or broker with `id`, not a retired one.
+    fn serving_node(&self, id: i32) -> Result<&Node> {
+        self.controllers
+            .iter()
+            .chain(self.brokers.iter())
+            .find(|n| n.id == id)
+            .with_context(|| format!("no node {id}"))
+    }
+
     /// The node with `id`.
     pub fn node(&mut self, id: i32) -> Result<&mut Node> {
         self.controllers
@@ -454,12 +458,7 @@ impl<'e> Cluster<'e> {
     /// `kafka-storage format`; the cluster's id and `--release-version`). Returns what the tool
     /// printed.
     pub fn format_node(&mut self, id: i32, how: &Format) -> Result<String> {
-        let n = self
-            .controllers
-            .iter()
-            .chain(self.brokers.iter())
-            .find(|n| n.id == id)
-            .with_context(|| format!("no node {id}"))?;
+        let n = self.serving_node(id)?;
         let out = self.format(n, how)?;
         self.env.step(&format!(
             "formatted {} ({}): {}",
