@@ -15,6 +15,7 @@
 //!   everything read back and checked.
 //! - [`raft`]: a script of Raft requests, responses, failures and clock ticks into a `RaftCore`
 //!   on in-memory storage.
+//! - [`sasl`]: SaslAuthenticate messages into a PLAIN or SCRAM server exchange (and a client).
 //! - [`seeds`]: the seed corpora (Java-written RPC frames, log directories).
 
 pub mod apis;
@@ -24,6 +25,7 @@ pub mod raft;
 pub mod records;
 pub mod recovery;
 pub mod request;
+pub mod sasl;
 pub mod seeds;
 pub mod triage;
 
@@ -36,6 +38,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("controller", controller::run),
     ("recovery", recovery::run),
     ("raft", raft::run),
+    ("sasl", sasl::run),
 ];
 
 /// The target called `name`.

@@ -109,6 +109,9 @@ fn seed(corpus: &Path, args: &[String]) -> Result<ExitCode, String> {
     for (name, bytes) in seeds::raft_seeds() {
         write("raft", &name, &bytes)?;
     }
+    for (name, bytes) in kraftwerk_fuzz::sasl::seeds() {
+        write("sasl", &name, &bytes)?;
+    }
     let scratch = std::env::temp_dir().join(format!("kraftwerk-fuzz-seed-{}", std::process::id()));
     for (name, bytes) in seeds::log_dir_seeds(&scratch) {
         write("recovery", &name, &bytes)?;

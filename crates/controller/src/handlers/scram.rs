@@ -8,7 +8,6 @@
 
 use crate::api::{message_text, ControllerApi};
 use crate::validate::StringCheck;
-use hmac::{Hmac, Mac};
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::alter_user_scram_credentials_request::{
     ScramCredentialDeletion, ScramCredentialUpsertion,
@@ -21,7 +20,6 @@ use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{
     ApiMessageAndVersion, RemoveUserScramCredentialRecord, UserScramCredentialRecord,
 };
-use sha2::{Digest, Sha256, Sha512};
 
 use std::collections::BTreeMap;
 
@@ -41,27 +39,10 @@ pub const MIN_ITERATIONS: i32 = 4096;
 pub const MAX_ITERATIONS: i32 = 16384;
 
 /// `(StoredKey, ServerKey)` for a salted password (`ScramFormatter.storedKey(clientKey(..))`,
-/// `serverKey(..)`); `None` for an unknown mechanism.
+/// `serverKey(..)`); `None` for an unknown mechanism. The derivation is `kraftwerk_sasl`'s, the
+/// same the SASL/SCRAM authenticator checks proofs with.
 pub fn scram_keys(mechanism: i8, salted_password: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
-    fn keys<D, M>(salted: &[u8]) -> (Vec<u8>, Vec<u8>)
-    where
-        D: Digest,
-        M: Mac + hmac::digest::KeyInit,
-    {
-        let hmac = |message: &[u8]| {
-            let mut mac = <M as hmac::digest::KeyInit>::new_from_slice(salted)
-                .expect("HMAC takes keys of any length");
-            mac.update(message);
-            mac.finalize().into_bytes().to_vec()
-        };
-        let client_key = hmac(b"Client Key");
-        (D::digest(&client_key).to_vec(), hmac(b"Server Key"))
-    }
-    match mechanism {
-        SCRAM_SHA_256 => Some(keys::<Sha256, Hmac<Sha256>>(salted_password)),
-        SCRAM_SHA_512 => Some(keys::<Sha512, Hmac<Sha512>>(salted_password)),
-        _ => None,
-    }
+    kraftwerk_sasl::scram_keys(mechanism, salted_password)
 }
 
 /// A `java.util.HashMap<String, V>` with default capacity, kept only to iterate in Java's order
