@@ -26,7 +26,9 @@
 //! and only when there is a voter set (`--no-initial-controllers` then writes kraft.version
 //! nowhere); from 4.4 (KIP-1170) the one snapshot with the bootstrap records too, the
 //! KRaftVersionRecord whenever kraft.version is 1 and the VotersRecord when there is a voter
-//! set. `--add-scram` is not supported yet.
+//! set. `--add-scram` appends UserScramCredentialRecords after the FeatureLevelRecords
+//! (`Formatter.calculateBootstrapMetadata`; parsing in [`scram`]), from metadata.version
+//! 3.5-IV2 on.
 //!
 //! The start-up side, which accepts directories formatted by Kafka's own tool as well as ours
 //! and hands the snapshot's voter set to the node, is `kraftwerk_log::formatted`.
@@ -53,8 +55,10 @@ use uuid::Uuid;
 use crate::config::{ConfigError, NodeConfig};
 
 pub mod initial_controllers;
+pub mod scram;
 
 use initial_controllers::{bootstrap_voters, parse_dynamic_voters, DynamicVoter};
+use scram::{scram_records, ScramArgError};
 
 /// `kraftwerk format` arguments, spelled like `kafka-storage format`'s.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
@@ -102,6 +106,11 @@ pub struct FormatArgs {
         group = "reconfigurable_quorum"
     )]
     pub initial_controllers: Option<String>,
+    /// A SCRAM_CREDENTIAL to add to the __cluster_metadata log (repeatable), e.g.
+    /// 'SCRAM-SHA-256=[name=alice,password=alice-secret]' or
+    /// 'SCRAM-SHA-512=[name=alice,iterations=8192,salt="N3E=",saltedpassword="YCE="]'.
+    #[arg(long = "add-scram", short = 'S', value_name = "ADD_SCRAM")]
+    pub add_scram: Vec<String>,
 }
 
 /// The dynamic-quorum option of `kafka-storage format` given, if any (they exclude each other).
@@ -133,6 +142,8 @@ pub struct FormatOptions {
     pub ignore_formatted: bool,
     /// `--standalone`, `--initial-controllers` or `--no-initial-controllers`.
     pub quorum: QuorumOption,
+    /// `--add-scram` arguments, unparsed.
+    pub add_scram: Vec<String>,
 }
 
 impl FormatArgs {
@@ -158,6 +169,7 @@ impl FormatArgs {
             features: self.features.clone(),
             ignore_formatted: self.ignore_formatted,
             quorum,
+            add_scram: self.add_scram.clone(),
         })
     }
 }
@@ -314,6 +326,10 @@ pub enum FormatError {
     /// The existing directories disagree with this node or with each other.
     #[error(transparent)]
     Inconsistent(#[from] LoadError),
+    /// An `--add-scram` argument was refused (`ScramParser`), or SCRAM is not supported at
+    /// the metadata.version.
+    #[error(transparent)]
+    Scram(#[from] ScramArgError),
     /// Writing `bootstrap.checkpoint` failed.
     #[error(transparent)]
     Bootstrap(#[from] BootstrapError),
@@ -496,7 +512,8 @@ fn initial_voters(opts: &FormatOptions) -> Result<(Option<Vec<DynamicVoter>>, bo
 /// with or without an initial voter set); compute the metadata.version (`--release-version`,
 /// `--feature metadata.version=N`, else latest production, or latest testing with
 /// `unstable.feature.versions.enable`) and the other feature levels (defaults of that version
-/// unless overridden; `kraft.version` 1 for a dynamic quorum, else 0); read every directory's
+/// unless overridden; `kraft.version` 1 for a dynamic quorum, else 0); add the `--add-scram`
+/// credentials after the FeatureLevelRecords (refused before 3.5-IV2); read every directory's
 /// `meta.properties` and check it against this cluster and node; refuse if one is formatted
 /// unless `ignore_formatted`; then, per unformatted directory in path order, create it and
 /// write the bootstrap records followed by `meta.properties` (meta.properties last, so a crash
@@ -516,8 +533,11 @@ pub fn format(opts: &FormatOptions) -> Result<FormatReport, FormatError> {
     validate_cluster_id(&opts.cluster_id)?;
     let (voters, dynamic_quorum) = initial_voters(opts)?;
     let (metadata_version, feature_levels) = effective_levels(opts, dynamic_quorum)?;
-    let bootstrap =
+    let mut bootstrap =
         BootstrapMetadata::from_versions(metadata_version, &feature_levels, "format command");
+    bootstrap
+        .records
+        .extend(scram_records(&opts.add_scram, metadata_version)?);
     let kraft_version = feature_levels
         .iter()
         .find(|(f, _)| *f == Feature::KraftVersion)
@@ -662,5 +682,6 @@ mod dynamic_tests;
 mod java_vectors;
 #[cfg(test)]
 mod release_tests;
+
 #[cfg(test)]
 mod tests;

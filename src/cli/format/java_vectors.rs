@@ -143,6 +143,7 @@ fn write_rust_dynamic_vectors() {
                 Some(list) => QuorumOption::InitialControllers(list.clone()),
                 None => QuorumOption::NoInitialControllers,
             },
+            add_scram: vec![],
         };
         format(&opts).unwrap();
         let voters_hex = match &list {

@@ -206,6 +206,7 @@ fn compare_release(release: &str, mode: Mode) -> String {
         features: vec![],
         ignore_formatted: false,
         quorum,
+        add_scram: vec![],
     };
     let report = format(&opts).unwrap();
     assert_eq!(report.metadata_version, mv);
@@ -328,5 +329,92 @@ fn every_release_formats_what_we_format() {
         for mode in Mode::ALL {
             println!("{}", compare_release(release, mode));
         }
+    }
+}
+
+/// `--add-scram` values with every input fixed (salt, iterations; a password and a salted
+/// password), so Kafka's records are reproducible.
+const SCRAM_ARGS: [&str; 2] = [
+    "SCRAM-SHA-512=[name=alice,password=alice-secret,iterations=8192,salt=\"MWx2NHBkbnc0ZndxN25vdGN4bTB5eTFrN3E=\"]",
+    "SCRAM-SHA-256=[name=\"bob\",salt=MWx2NHBkbnc0ZndxN25vdGN4bTB5eTFrN3E,saltedpassword=\"mT0yyUUxnlJaC99HXgRTSYlbuqa4FSGtJCJfTMvjYCE=\"]",
+];
+
+/// `kafka-storage format --add-scram` of `release` and ours write the same records and the
+/// same bytes (clock fields aside) into every file holding the bootstrap records.
+fn compare_scram(release: &str) -> String {
+    let libs = kafka_libs(release);
+    let mv = latest_production_of_release(release).unwrap();
+    let java_root = tempfile::tempdir().unwrap();
+    let java_config = write_config(java_root.path(), Mode::Static);
+    let mut command = Command::new("java");
+    command
+        .args([
+            "-cp",
+            &format!("{libs}/*"),
+            "kafka.tools.StorageTool",
+            "format",
+        ])
+        .args(["-t", CLUSTER_ID, "-c", java_config.to_str().unwrap()]);
+    for arg in SCRAM_ARGS {
+        command.args(["--add-scram", arg]);
+    }
+    let out = command.output().expect("java on PATH");
+    assert!(
+        out.status.success(),
+        "{release} kafka-storage format --add-scram: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours_root = tempfile::tempdir().unwrap();
+    let ours_config = write_config(ours_root.path(), Mode::Static);
+    let opts = FormatOptions {
+        config: NodeConfig::load(&ours_config).unwrap(),
+        cluster_id: CLUSTER_ID.into(),
+        release_version: Some(mv.release().to_owned()),
+        features: vec![],
+        ignore_formatted: false,
+        quorum: QuorumOption::None,
+        add_scram: SCRAM_ARGS.iter().map(|a| (*a).to_owned()).collect(),
+    };
+    format(&opts).unwrap();
+    let java_files = files(java_root.path());
+    assert_eq!(
+        files(ours_root.path()),
+        java_files,
+        "{release}: files written"
+    );
+    let ours = BootstrapMetadata::read_dir(&ours_root.path().join("m")).unwrap();
+    let kafkas = BootstrapMetadata::read_dir(&java_root.path().join("m")).unwrap();
+    assert_eq!(ours.records, kafkas.records, "{release}: bootstrap records");
+    assert_eq!(ours.records.len(), kafkas.records.len());
+    let mut compared = Vec::new();
+    for file in java_files
+        .iter()
+        .filter(|f| !f.ends_with(META_PROPERTIES_FILE))
+    {
+        let kafka_bytes = fs::read(java_root.path().join(file)).unwrap();
+        let (last_contained, batch_stamps) = stamps(&kafka_bytes);
+        assert_eq!(batch_stamps.len(), 3, "{release} {file}");
+        let stamps3 = [batch_stamps[0], batch_stamps[1], batch_stamps[2]];
+        let rewritten = if file.ends_with("bootstrap.checkpoint") {
+            ours.encode_snapshot(last_contained, stamps3).unwrap()
+        } else {
+            encode_bootstrap_snapshot(None, &ours.records, last_contained, stamps3).unwrap()
+        };
+        assert_eq!(rewritten, kafka_bytes, "{release}: bytes of {file}");
+        compared.push(format!("{file} ({} bytes)", kafka_bytes.len()));
+    }
+    format!(
+        "{release} --add-scram at {mv}: {} records, identical {}",
+        ours.records.len(),
+        compared.join(", ")
+    )
+}
+
+#[test]
+#[ignore = "needs Java and the jars of every Kafka 4.x release (scripts/kafka-fetch)"]
+fn every_release_adds_scram_as_we_do() {
+    for release in RELEASES {
+        println!("{}", compare_scram(release));
     }
 }

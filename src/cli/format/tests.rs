@@ -574,6 +574,7 @@ fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
             features: vec![],
             ignore_formatted: false,
             quorum: QuorumOption::None,
+            add_scram: vec![],
         };
         let (mv, levels) = effective_levels(&opts, false).unwrap();
         let ours = BootstrapMetadata::from_versions(mv, &levels, "format command")
@@ -595,4 +596,82 @@ fn we_read_kafka_formatted_dirs_and_match_its_bytes() {
             assert_eq!(f.name, "metadata.version");
         }
     }
+}
+
+#[test]
+fn add_scram_appends_credentials_after_the_feature_levels() {
+    let node = node("");
+    let alice = "SCRAM-SHA-512=[name=alice,password=alice-secret]";
+    let bob = "SCRAM-SHA-256=[name=bob,password=bob-secret,iterations=8192,salt=\"c2FsdA==\"]";
+    run(
+        &node,
+        &["--release-version", "4.1", "-S", alice, "--add-scram", bob],
+    )
+    .unwrap();
+    for dir in [&node.meta, &node.data] {
+        let read = BootstrapMetadata::read_file(&dir.join(BOOTSTRAP_FILE)).unwrap();
+        let kinds: Vec<&str> = read
+            .records
+            .iter()
+            .map(|r| match &r.record {
+                MetadataRecord::FeatureLevel(_) => "feature",
+                MetadataRecord::UserScramCredential(_) => "scram",
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        let features = kinds.iter().filter(|k| **k == "feature").count();
+        assert_eq!(&kinds[features..], ["scram", "scram"]);
+        let scram: Vec<_> = read
+            .records
+            .iter()
+            .filter_map(|r| match &r.record {
+                MetadataRecord::UserScramCredential(s) => Some((r.version, s)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!((scram[0].0, scram[0].1.name.as_str()), (0, "alice"));
+        assert_eq!((scram[0].1.mechanism, scram[0].1.iterations), (2, 4096));
+        assert!(!scram[0].1.salt.is_empty());
+        assert_eq!(scram[0].1.stored_key.len(), 64);
+        assert_eq!((scram[1].1.name.as_str(), scram[1].1.mechanism), ("bob", 1));
+        assert_eq!(
+            (&scram[1].1.salt[..], scram[1].1.iterations),
+            (&b"salt"[..], 8192)
+        );
+    }
+}
+
+#[test]
+fn add_scram_needs_3_5_iv2_and_a_valid_argument() {
+    let node = node("");
+    let arg = "SCRAM-SHA-256=[name=a,password=p]";
+    let err = run(&node, &["-r", "3.5-IV1", "-S", arg]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "SCRAM is only supported in metadata.version 3.5-IV2 or later."
+    );
+    let err = run(&node, &["-S", "SCRAM-SHA-1=[name=a,password=p]"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "The add-scram mechanism SCRAM-SHA-1 is not supported."
+    );
+    // Nothing was written.
+    assert!(!node.meta.join(META_PROPERTIES_FILE).exists());
+    run(&node, &["-r", "3.5-IV2", "-S", arg]).unwrap();
+}
+
+#[test]
+fn help_shows_add_scram() {
+    use clap::CommandFactory;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        format: FormatArgs,
+    }
+    let help = Cli::command().render_long_help().to_string();
+    assert!(help.contains("-S, --add-scram <ADD_SCRAM>"), "{help}");
+    assert!(
+        help.contains("SCRAM-SHA-256=[name=alice,password=alice-secret]"),
+        "{help}"
+    );
 }
