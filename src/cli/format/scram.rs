@@ -313,24 +313,20 @@ pub fn scram_records(
         .collect()
 }
 
-/// SCRAM's `Hi(password, salt, iterations)` (RFC 5802; `ScramFormatter.saltedPassword`):
-/// PBKDF2 with the mechanism's HMAC and one hash-length block, the password as UTF-8.
-// TODO(sasl): use kraftwerk_sasl::salted_password
+/// SCRAM's `Hi(password, salt, iterations)` (RFC 5802; `ScramFormatter.saltedPassword`), from
+/// [`kraftwerk_sasl::salted_password`]; `iterations` is bounded by the caller (≤ 16384).
 fn salted_password(
     mechanism: ScramMechanism,
     password: &str,
     salt: &[u8],
     iterations: u32,
 ) -> Vec<u8> {
-    use pbkdf2::sha2::{Sha256, Sha512};
-    match mechanism {
-        ScramMechanism::Sha256 => {
-            pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password.as_bytes(), salt, iterations).to_vec()
-        }
-        ScramMechanism::Sha512 => {
-            pbkdf2::pbkdf2_hmac_array::<Sha512, 64>(password.as_bytes(), salt, iterations).to_vec()
-        }
-    }
+    let mechanism = match mechanism {
+        ScramMechanism::Sha256 => kraftwerk_sasl::Mechanism::ScramSha256,
+        ScramMechanism::Sha512 => kraftwerk_sasl::Mechanism::ScramSha512,
+    };
+    let iterations = i32::try_from(iterations).unwrap_or(i32::MAX);
+    kraftwerk_sasl::salted_password(mechanism, password.as_bytes(), salt, iterations)
 }
 
 /// `ScramFormatter.secureRandomBytes`: `new BigInteger(130, secureRandom).toString(36)` as
