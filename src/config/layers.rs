@@ -43,6 +43,7 @@ impl NodeConfig {
                     host: e.host.clone(),
                     port: e.port,
                     tls: self.listener_tls(&e.listener_name).cloned(),
+                    sasl: None,
                 })
                 .collect(),
             max_frame_bytes: self.socket_request_max_bytes as usize,
@@ -55,6 +56,7 @@ impl NodeConfig {
                 .as_ref()
                 .map(|m| (m.host.clone(), m.port)),
             unstable_feature_versions_enable: self.unstable_feature_versions_enable,
+            raft_client_sasl: None,
         }
     }
 

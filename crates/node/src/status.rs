@@ -5,6 +5,7 @@ use kraftwerk_controller::image::MetadataImage;
 use kraftwerk_raft::{
     LeaderAndEpoch, OffsetAndEpoch, QuorumStateStore, RaftMetrics, ReplicatedLog, RoleKind,
 };
+use kraftwerk_records::metadata::UserScramCredentialRecord;
 use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
 
 use crate::node::Node;
@@ -85,6 +86,27 @@ pub struct NodeStatus {
     pub elr_elections: u64,
     /// Raw samples of the windowed metrics and histograms.
     pub sensors: Sensors,
+    /// The committed image's SCRAM credentials, for the SASL listeners (a persistent map:
+    /// cloning it for every status costs one reference count).
+    pub scram_credentials: ScramCredentials,
+}
+
+/// SCRAM credentials by (user name, `ScramMechanism` type id), as UserScramCredentialRecords.
+/// `Debug` prints only how many there are: salts and keys stay out of logs.
+#[derive(Clone, Default, PartialEq)]
+pub struct ScramCredentials(pub imbl::OrdMap<(String, i8), UserScramCredentialRecord>);
+
+impl ScramCredentials {
+    /// The credential of `user` for the mechanism with type id `mechanism`.
+    pub fn get(&self, user: &str, mechanism: i8) -> Option<&UserScramCredentialRecord> {
+        self.0.get(&(user.to_owned(), mechanism))
+    }
+}
+
+impl std::fmt::Debug for ScramCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScramCredentials({} credentials)", self.0.len())
+    }
 }
 
 /// Counts over the committed image, as Kafka's `ControllerMetricsChanges` keeps them.
@@ -234,6 +256,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             unclean_leader_elections: self.tracking.unclean_leader_elections,
             elr_elections: self.tracking.elr_elections,
             sensors: self.tracking.sensors.clone(),
+            scram_credentials: ScramCredentials(image.other.scram_credentials.clone()),
         }
     }
 

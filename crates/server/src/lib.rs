@@ -16,4 +16,5 @@ pub mod registration;
 pub mod resources;
 mod server;
 
+pub use net::sasl::{ClientSasl, ListenerSasl};
 pub use server::{ListenerSettings, ListenerTls, Server, ServerConfig, ServerError};

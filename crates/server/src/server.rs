@@ -26,6 +26,7 @@ use uuid::Uuid;
 
 use crate::net::listener::{FeaturesFn, Listener, ListenerConfig, RequestHandler};
 use crate::net::quotas::ConnectionQuotas;
+use crate::net::sasl::{ClientSasl, ListenerSasl};
 use crate::net::tls::{ClientTls, ServerTls};
 use crate::node_thread::{self, NodeExit, NodeHandle};
 use crate::resources::{self, LimitSettings};
@@ -65,6 +66,9 @@ pub struct ServerConfig {
     pub metrics_addr: Option<(String, u16)>,
     /// `unstable.feature.versions.enable`.
     pub unstable_feature_versions_enable: bool,
+    /// `Some` when the first controller listener is SASL: how the Raft client and controller
+    /// registration authenticate to the other controllers.
+    pub raft_client_sasl: Option<ClientSasl>,
 }
 
 /// One controller listener's settings.
@@ -79,6 +83,9 @@ pub struct ListenerSettings {
     /// `Some` when the listener's security protocol is SSL: its `ssl.*` settings (the first
     /// listener's are the Raft client's too).
     pub tls: Option<ListenerTls>,
+    /// `Some` when the listener's security protocol is SASL_PLAINTEXT or SASL_SSL: every
+    /// connection authenticates (SaslHandshake, SaslAuthenticate) before its other requests.
+    pub sasl: Option<ListenerSasl>,
 }
 
 /// The `ssl.*` settings of an SSL controller listener (`listener.name.<l>.` forms resolved).
@@ -251,6 +258,7 @@ impl Server {
                     node_id: config.raft.node_id,
                 }),
                 tls,
+                sasl: settings.sasl.clone(),
             };
             to_bind.push((resolve(&settings.host, settings.port)?, listener_config));
         }

@@ -29,6 +29,7 @@ use kraftwerk_protocol::envelope::ForwardedPrincipal;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
 
 use super::quotas::{ConnectionLimits, ConnectionQuotas};
+use super::sasl::ListenerSasl;
 use super::tls::ServerTls;
 
 /// A boxed, sendable future (the shape [`RequestHandler::handle`] returns).
@@ -139,6 +140,9 @@ pub struct ListenerConfig {
     pub identity: Option<ServerIdentity>,
     /// `Some` on an SSL listener: every connection starts with a TLS handshake.
     pub tls: Option<ServerTls>,
+    /// `Some` on a SASL listener: every connection authenticates before any request other
+    /// than ApiVersions, SaslHandshake and SaslAuthenticate.
+    pub sasl: Option<ListenerSasl>,
 }
 
 impl Default for ListenerConfig {
@@ -150,6 +154,7 @@ impl Default for ListenerConfig {
             connections_max_idle_ms: 600_000,
             identity: None,
             tls: None,
+            sasl: None,
         }
     }
 }

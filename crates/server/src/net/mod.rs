@@ -6,6 +6,7 @@ mod connection;
 pub mod listener;
 pub mod peer;
 pub mod quotas;
+pub mod sasl;
 pub mod tls;
 
 pub use listener::{
@@ -14,6 +15,7 @@ pub use listener::{
 };
 pub use peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
 pub use quotas::{ConnectionLimits, ConnectionQuotas, Refused};
+pub use sasl::{ClientSasl, ListenerSasl};
 pub use tls::{BoxStream, ClientTls, ServerTls};
 
 #[cfg(test)]
