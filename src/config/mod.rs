@@ -212,7 +212,10 @@ impl NodeConfig {
         let mut controller_listener_tls = BTreeMap::new();
         for e in &listeners {
             if controller_listener_names.contains(&e.listener_name)
-                && e.security_protocol == SecurityProtocol::Ssl
+                && matches!(
+                    e.security_protocol,
+                    SecurityProtocol::Ssl | SecurityProtocol::SaslSsl
+                )
             {
                 let tls = tls::listener_tls(props, &values, &e.listener_name)?;
                 controller_listener_tls.insert(e.listener_name.clone(), tls);

@@ -1,6 +1,6 @@
 //! The APIs a controller node serves and the versions it advertises in ApiVersions: the Raft
 //! RPCs (`kraftwerk_raft::RAFT_APIS`), the controller APIs (`kraftwerk_controller::CONTROLLER_APIS`),
-//! and the two the listener answers itself (ApiVersions, Envelope). The server's listener and
+//! and the ones the listener answers itself (ApiVersions, Envelope, SaslHandshake, SaslAuthenticate). The server's listener and
 //! peer client use this table, and the simulation decodes every message against it.
 //!
 //! Only APIs with a handler, and only versions whose semantics are implemented, are listed
@@ -13,9 +13,15 @@ use kraftwerk_protocol::api_table::ApiTable;
 use kraftwerk_raft::RAFT_APIS;
 
 /// The APIs the listener answers itself: ApiVersions (KIP-511; v5 with KIP-1242's cluster and
-/// node check) and Envelope (KIP-590).
-pub const LISTENER_APIS: &[(ApiKey, i16, i16)] =
-    &[(ApiKey::ApiVersions, 0, 5), (ApiKey::Envelope, 0, 0)];
+/// node check), Envelope (KIP-590), and SaslHandshake / SaslAuthenticate (KIP-43, KIP-152,
+/// KIP-368; advertised on every listener as Java's controller does, answered
+/// ILLEGAL_SASL_STATE where no authentication is under way).
+pub const LISTENER_APIS: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::SaslHandshake, 0, 1),
+    (ApiKey::ApiVersions, 0, 5),
+    (ApiKey::SaslAuthenticate, 0, 2),
+    (ApiKey::Envelope, 0, 0),
+];
 
 /// Every `(api, min version, max version)` served on the controller listener.
 pub fn served_apis() -> impl Iterator<Item = (ApiKey, i16, i16)> {

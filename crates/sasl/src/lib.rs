@@ -23,10 +23,13 @@ pub use server::{ServerExchange, ServerStep, MAX_MESSAGE_SIZE};
 
 #[cfg(test)]
 mod tests {
-    /// The connection code moves exchanges into tokio tasks.
+    /// The connection code moves exchanges into tokio tasks and holds them across awaits
+    /// behind `&self`.
     #[test]
     fn exchanges_are_send() {
         fn send<T: Send>() {}
+        fn sync<T: Sync>() {}
+        sync::<crate::ServerExchange>();
         send::<crate::ServerExchange>();
         send::<crate::ClientExchange>();
         send::<crate::AuthError>();

@@ -52,7 +52,7 @@ pub struct ServerExchange {
     mech: Mechanism,
     plain_users: Arc<BTreeMap<String, String>>,
     store: Arc<dyn CredentialStore>,
-    nonce: Box<dyn FnMut() -> String + Send>,
+    nonce: Box<dyn FnMut() -> String + Send + Sync>,
     state: State,
 }
 
@@ -98,7 +98,7 @@ impl ServerExchange {
         mech: Mechanism,
         plain_users: Arc<BTreeMap<String, String>>,
         store: Arc<dyn CredentialStore>,
-        nonce: Box<dyn FnMut() -> String + Send>,
+        nonce: Box<dyn FnMut() -> String + Send + Sync>,
     ) -> Self {
         ServerExchange {
             mech,

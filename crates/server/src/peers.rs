@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tracing::debug;
 
 use crate::net::peer::{PeerClient, PeerClientConfig, PeerError, PeerNode};
+use crate::net::sasl::ClientSasl;
 use crate::net::tls::ClientTls;
 use crate::node_thread::{NodeEvent, NodeHandle, OutboundRaft};
 use kraftwerk_protocol::api_table::ApiTable;
@@ -40,17 +41,20 @@ const MAX_PEER_CLIENTS: usize = 256;
 
 impl Peers {
     /// Clients for `voters` (id → host, port), except `local_id`; over TLS when `tls` is set
-    /// (the controller listener is SSL).
+    /// (the controller listener is SSL or SASL_SSL), authenticating with `sasl` when set (it
+    /// is SASL_PLAINTEXT or SASL_SSL).
     pub fn new(
         local_id: i32,
         voters: impl IntoIterator<Item = (i32, String, u16)>,
         api_table: Arc<ApiTable>,
         request_timeout_ms: u64,
         tls: Option<ClientTls>,
+        sasl: Option<ClientSasl>,
     ) -> Self {
         let mut config = PeerClientConfig::raft(local_id, api_table);
         config.request_timeout_ms = request_timeout_ms;
         config.tls = tls;
+        config.sasl = sasl;
         let mut control_config = config.clone();
         control_config.client_id = format!("kraftwerk-controller-{local_id}");
         control_config.request_timeout_ms = request_timeout_ms.max(5_000);

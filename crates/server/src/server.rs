@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 use crate::net::listener::{FeaturesFn, Listener, ListenerConfig, RequestHandler};
 use crate::net::quotas::ConnectionQuotas;
-use crate::net::sasl::{ClientSasl, ListenerSasl};
+use crate::net::sasl::{ClientSasl, ImageCredentials, ListenerSasl, ServerSasl};
 use crate::net::tls::{ClientTls, ServerTls};
 use crate::node_thread::{self, NodeExit, NodeHandle};
 use crate::resources::{self, LimitSettings};
@@ -258,13 +258,22 @@ impl Server {
                     node_id: config.raft.node_id,
                 }),
                 tls,
-                sasl: settings.sasl.clone(),
+                // Set below, once the node's status (its SCRAM credentials) exists.
+                sasl: None,
             };
             to_bind.push((resolve(&settings.host, settings.port)?, listener_config));
         }
         let clock = node_thread::NodeClock::start();
         let node = open_node(&config, clock)?;
         let (status_tx, status_rx) = watch::channel(node.status());
+        let credentials: Arc<dyn kraftwerk_sasl::CredentialStore> =
+            Arc::new(ImageCredentials::new(status_rx.clone()));
+        for ((_, listener_config), settings) in to_bind.iter_mut().zip(&config.listeners) {
+            listener_config.sasl = settings
+                .sasl
+                .clone()
+                .map(|sasl| ServerSasl::new(sasl, credentials.clone()));
+        }
         let (handle, inbox) = node_thread::channel(clock);
         let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
         let node_thread = std::thread::Builder::new()
@@ -287,6 +296,7 @@ impl Server {
             api_table.clone(),
             config.raft.request_timeout_ms,
             client_tls,
+            config.raft_client_sasl.clone(),
         ));
         tokio::spawn(peers.clone().dispatch(outbound_rx, handle.clone()));
         let channel_stats = peers.channel_stats();

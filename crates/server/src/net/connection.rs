@@ -6,6 +6,12 @@
 //! here and its response wrapped here. A malformed frame, an unknown api, an unsupported version,
 //! a handler error or a response that does not encode closes this connection with one log line
 //! (peer, client id, api, reason); other connections are unaffected.
+//!
+//! On a SASL listener every request first passes the connection's [`authenticator`], which
+//! answers ApiVersions, SaslHandshake and SaslAuthenticate until the client has authenticated
+//! and then names the principal the rest is served as.
+
+mod authenticator;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,6 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::tls::{self, BoxStream};
+use authenticator::{illegal_sasl_state, Authenticator, RawStep, Step};
 
 use super::listener::{ForwardedContext, HandlerError, RequestContext, Shared, ShutdownRx};
 use super::quotas::ConnectionSlot;
@@ -65,6 +72,11 @@ enum Close {
     WriteTimeout(u64),
     #[error("I/O error: {0}")]
     Io(std::io::Error),
+    /// Kafka logs these at info as "Failed authentication with /ADDRESS (MESSAGE)".
+    #[error("failed authentication: {0}")]
+    Authentication(String),
+    #[error("{0}")]
+    SessionExpired(String),
 }
 
 impl Close {
@@ -72,7 +84,7 @@ impl Close {
     fn is_normal(&self) -> bool {
         use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
         match self {
-            Close::PeerClosed | Close::Idle(_) | Close::Shutdown => true,
+            Close::PeerClosed | Close::Idle(_) | Close::Shutdown | Close::SessionExpired(_) => true,
             Close::Io(e) => matches!(
                 e.kind(),
                 BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof
@@ -84,8 +96,11 @@ impl Close {
 
 struct Connection {
     stream: BoxStream,
-    /// `User:ANONYMOUS`, or the mapped subject of the client's certificate.
+    /// `User:ANONYMOUS`, the mapped subject of the client's certificate, or (SASL) the
+    /// authenticated user.
     principal: Arc<str>,
+    /// `Some` on a SASL listener.
+    authenticator: Option<Authenticator>,
     peer_addr: SocketAddr,
     shared: Arc<Shared>,
     decoder: FrameDecoder,
@@ -128,10 +143,17 @@ pub(crate) async fn serve(
             }
         }
     };
-    let decoder = FrameDecoder::new(shared.config.max_frame_bytes);
+    let authenticator = shared.config.sasl.clone().map(Authenticator::new);
+    let max_frame = authenticator
+        .as_ref()
+        .map_or(shared.config.max_frame_bytes, |a| {
+            a.max_frame_bytes(shared.config.max_frame_bytes)
+        });
+    let decoder = FrameDecoder::new(max_frame);
     let mut conn = Connection {
         stream,
         principal,
+        authenticator,
         peer_addr,
         shared,
         decoder,
@@ -145,7 +167,11 @@ pub(crate) async fn serve(
         .api_key
         .map(|k| ApiKey::try_from(k).map_or_else(|()| k.to_string(), |k| format!("{k:?}")));
     let api = api.as_deref().unwrap_or("-");
-    if close.is_normal() {
+    if let Close::Authentication(reason) = &close {
+        // Kafka's line (`Selector`), at info: a wrong password is the client's problem.
+        let ip = conn.peer_addr.ip();
+        tracing::info!(%listener, peer = %conn.peer_addr, client_id = %conn.client_id, api, "Failed authentication with /{ip} ({reason})");
+    } else if close.is_normal() {
         tracing::debug!(%listener, peer = %conn.peer_addr, client_id = %conn.client_id, api, "connection closed: {close}");
     } else {
         tracing::warn!(%listener, peer = %conn.peer_addr, client_id = %conn.client_id, api, "closing connection: {close}");
@@ -232,6 +258,13 @@ impl Connection {
         frame: Bytes,
         received_at: std::time::Instant,
     ) -> Result<(), Close> {
+        if self
+            .authenticator
+            .as_ref()
+            .is_some_and(Authenticator::expects_raw_token)
+        {
+            return self.raw_token(&frame, received_at).await;
+        }
         let request = match decode_request(frame, &self.shared.api_table) {
             Ok(InboundRequest::Request(request)) => request,
             Ok(InboundRequest::UnsupportedApiVersions(header)) => {
@@ -264,6 +297,28 @@ impl Connection {
         self.note(request.header.request_api_key, request.client_id());
         let (api_key, version, correlation_id) =
             (request.api_key, request.version(), request.correlation_id());
+        if let Some(authenticator) = &mut self.authenticator {
+            let step = authenticator.on_request(api_key, version, &request.body, received_at);
+            let max_frame = authenticator.max_frame_bytes(self.shared.config.max_frame_bytes);
+            match step {
+                Step::Serve(principal) => self.principal = principal,
+                Step::Answer(response) => {
+                    self.decoder = FrameDecoder::new(max_frame);
+                    return self
+                        .respond(api_key, version, correlation_id, response)
+                        .await;
+                }
+                Step::Fail { response, reason } => {
+                    tokio::time::sleep(authenticator.failure_delay()).await;
+                    if let Some(response) = response {
+                        self.respond(api_key, version, correlation_id, response)
+                            .await?;
+                    }
+                    return Err(Close::Authentication(reason));
+                }
+                Step::Close(reason) => return Err(Close::SessionExpired(reason)),
+            }
+        }
         let response = match api_key {
             ApiKey::ApiVersions => {
                 let RequestKind::ApiVersions(body) = &request.body else {
@@ -279,6 +334,10 @@ impl Connection {
                 ))
             }
             ApiKey::Envelope => self.envelope(request, received_at).await?,
+            // No authentication under way here: ControllerApis' ILLEGAL_SASL_STATE answers.
+            ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => {
+                illegal_sasl_state(api_key).expect("a SASL api")
+            }
             _ => {
                 let ctx = self.context(&request, None, received_at);
                 self.call_handler(ctx, request.body).await?
@@ -286,6 +345,38 @@ impl Connection {
         };
         self.respond(api_key, version, correlation_id, response)
             .await
+    }
+
+    /// A raw SASL token after a SaslHandshake v0: the answer goes back size-prefixed, without
+    /// a Kafka header (`SaslServerAuthenticator` with `enableKafkaSaslAuthenticateHeaders` off).
+    async fn raw_token(
+        &mut self,
+        frame: &[u8],
+        received_at: std::time::Instant,
+    ) -> Result<(), Close> {
+        let Some(authenticator) = &mut self.authenticator else {
+            return Ok(());
+        };
+        match authenticator.on_raw_token(frame, received_at) {
+            RawStep::Send(token) => {
+                if let Some(principal) = authenticator.principal() {
+                    self.principal = principal;
+                }
+                self.decoder = FrameDecoder::new(
+                    authenticator.max_frame_bytes(self.shared.config.max_frame_bytes),
+                );
+                let len = u32::try_from(token.len())
+                    .map_err(|_| Close::Authentication("SASL token too large to send".into()))?;
+                let mut out = Vec::with_capacity(4 + token.len());
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(&token);
+                self.write(&out).await
+            }
+            RawStep::Fail(reason) => {
+                tokio::time::sleep(authenticator.failure_delay()).await;
+                Err(Close::Authentication(reason))
+            }
+        }
     }
 
     fn note(&mut self, api_key: i16, client_id: &str) {

@@ -29,7 +29,7 @@ use kraftwerk_protocol::envelope::ForwardedPrincipal;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
 
 use super::quotas::{ConnectionLimits, ConnectionQuotas};
-use super::sasl::ListenerSasl;
+use super::sasl::ServerSasl;
 use super::tls::ServerTls;
 
 /// A boxed, sendable future (the shape [`RequestHandler::handle`] returns).
@@ -142,7 +142,7 @@ pub struct ListenerConfig {
     pub tls: Option<ServerTls>,
     /// `Some` on a SASL listener: every connection authenticates before any request other
     /// than ApiVersions, SaslHandshake and SaslAuthenticate.
-    pub sasl: Option<ListenerSasl>,
+    pub sasl: Option<ServerSasl>,
 }
 
 impl Default for ListenerConfig {

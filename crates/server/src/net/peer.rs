@@ -40,6 +40,7 @@ use kraftwerk_protocol::frame::{FrameDecoder, DEFAULT_MAX_FRAME_BYTES};
 use kraftwerk_protocol::kinds::{request_api_key, response_api_key};
 use kraftwerk_raft::config::DEFAULT_REQUEST_TIMEOUT_MS;
 
+use super::sasl::ClientSasl;
 use super::tls::{BoxStream, ClientTls};
 
 /// The peer to talk to.
@@ -79,6 +80,10 @@ pub struct PeerClientConfig {
     /// builder), the peer's certificate checked against the host dialled unless
     /// `ssl.endpoint.identification.algorithm` is empty.
     pub tls: Option<ClientTls>,
+    /// `Some` when the controller listener is SASL: every connection authenticates after
+    /// ApiVersions (SaslHandshake v1, then SaslAuthenticate at the highest common version),
+    /// and one whose session has a lifetime is replaced before it ends (KIP-368).
+    pub sasl: Option<ClientSasl>,
 }
 
 impl PeerClientConfig {
@@ -96,6 +101,7 @@ impl PeerClientConfig {
             max_queued: 256,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             tls: None,
+            sasl: None,
         }
     }
 }
@@ -135,6 +141,13 @@ pub enum PeerError {
     #[error("protocol error: {reason}")]
     Protocol {
         /// What was wrong.
+        reason: String,
+    },
+    /// SASL authentication with the peer failed (a mechanism it does not enable, wrong
+    /// credentials); the connection was closed and is retried after the backoff.
+    #[error("SASL authentication failed: {reason}")]
+    Authentication {
+        /// The peer's error code and message (never our password).
         reason: String,
     },
     /// The request built for the negotiated version cannot be encoded at it (a caller bug, or a
@@ -254,6 +267,9 @@ struct Live {
     /// The peer's ApiVersions answer: api key → (min, max).
     versions: HashMap<i16, (i16, i16)>,
     in_flight: VecDeque<InFlight>,
+    /// SASL with a session lifetime: when to replace this connection by a freshly
+    /// authenticated one (85–95 % of the lifetime, as Kafka's clients re-authenticate).
+    reauthenticate_at: Option<Instant>,
 }
 
 impl Drop for Live {
@@ -277,3 +293,4 @@ struct Actor {
 }
 
 mod actor;
+mod authenticate;

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use kraftwerk_sasl::{CredentialStore, Mechanism, ScramCredential};
 use tokio::sync::watch;
@@ -100,3 +101,40 @@ impl CredentialStore for ImageCredentials {
         })
     }
 }
+
+/// What a SASL listener's connections authenticate with: the listener's settings and the SCRAM
+/// credentials (on a running node, the committed image's).
+#[derive(Clone)]
+pub struct ServerSasl {
+    /// From the listener's keys.
+    pub settings: ListenerSasl,
+    /// [`ListenerSasl::plain_users`], shared by every exchange.
+    pub plain_users: Arc<BTreeMap<String, String>>,
+    /// Where SCRAM credentials are looked up.
+    pub credentials: Arc<dyn CredentialStore>,
+}
+
+impl ServerSasl {
+    /// `settings` checked against `credentials`.
+    pub fn new(settings: ListenerSasl, credentials: Arc<dyn CredentialStore>) -> Self {
+        Self {
+            plain_users: Arc::new(settings.plain_users.clone()),
+            settings,
+            credentials,
+        }
+    }
+}
+
+impl fmt::Debug for ServerSasl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.settings.fmt(f)
+    }
+}
+
+impl PartialEq for ServerSasl {
+    fn eq(&self, other: &Self) -> bool {
+        self.settings == other.settings && Arc::ptr_eq(&self.credentials, &other.credentials)
+    }
+}
+
+impl Eq for ServerSasl {}

@@ -122,6 +122,7 @@ pub fn leader_status() -> NodeStatus {
         unclean_leader_elections: 0,
         elr_elections: 0,
         sensors,
+        scram_credentials: Default::default(),
     }
 }
 

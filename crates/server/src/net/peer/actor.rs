@@ -58,7 +58,7 @@ impl Actor {
         }
     }
 
-    fn correlation_id(&mut self) -> i32 {
+    pub(super) fn correlation_id(&mut self) -> i32 {
         let id = self.next_correlation_id;
         self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
         id
@@ -111,6 +111,21 @@ impl Actor {
     async fn pump(&mut self) {
         if self.queue.is_empty() {
             return;
+        }
+        if let Some(live) = &self.live {
+            if live
+                .reauthenticate_at
+                .is_some_and(|at| at <= Instant::now())
+            {
+                if !live.in_flight.is_empty() {
+                    // Sent on a fresh connection once these are answered.
+                    return;
+                }
+                self.disconnect(
+                    "SASL session ending: reconnecting to re-authenticate",
+                    Backoff::Never,
+                );
+            }
         }
         if self.live.is_none() {
             if let Some(until) = self.backoff_until {
@@ -342,6 +357,30 @@ impl Actor {
         let versions = tokio::time::timeout_at(deadline, self.handshake(&mut stream, &mut buf))
             .await
             .map_err(|_| timed_out())??;
+        let reauthenticate_at = match self.config.sasl.clone() {
+            None => None,
+            Some(sasl) => {
+                let authenticated = tokio::time::timeout_at(
+                    deadline,
+                    self.authenticate(&sasl, &mut stream, &mut buf, &versions),
+                )
+                .await
+                .map_err(|_| timed_out())?;
+                match authenticated {
+                    Ok(lifetime_ms) => super::authenticate::reauthentication_point(lifetime_ms),
+                    Err(e) => {
+                        // Wrong credentials are a configuration problem an operator must see;
+                        // warned once per run of failures, the retries go to debug.
+                        if self.failures == 0 {
+                            tracing::warn!(node = self.node.node_id, host = %self.node.host, port = self.node.port, mechanism = %sasl.mechanism, user = %sasl.username, "SASL authentication with peer failed: {e}");
+                        } else {
+                            tracing::debug!(node = self.node.node_id, host = %self.node.host, port = self.node.port, "SASL authentication with peer failed: {e}");
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
         let (reader, writer) = tokio::io::split(stream);
         let (tx, frames) = mpsc::channel(self.config.max_in_flight + 1);
         let decoder = FrameDecoder::new(self.config.max_frame_bytes);
@@ -352,6 +391,7 @@ impl Actor {
             reader,
             versions,
             in_flight: VecDeque::new(),
+            reauthenticate_at,
         })
     }
 
@@ -450,7 +490,7 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-async fn read_one_frame(
+pub(super) async fn read_one_frame(
     stream: &mut BoxStream,
     decoder: &FrameDecoder,
     buf: &mut BytesMut,

@@ -5,6 +5,7 @@ mod java;
 mod limits;
 mod multi;
 mod peer;
+mod sasl;
 mod tls;
 
 use std::net::SocketAddr;
