@@ -73,7 +73,7 @@ pub enum Usage {
     Used,
     /// The value is only checked: kraftwerk accepts exactly the values it can honour and
     /// refuses the others (`process.roles` must be `controller`, `broker.id` must equal
-    /// `node.id`, listeners must be PLAINTEXT).
+    /// `node.id`, Java plugin classes are refused).
     Checked,
     /// Accepted and validated as Kafka validates it, but kraftwerk does not act on it yet; a
     /// file that sets it gets the key named in the start-up warning.

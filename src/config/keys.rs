@@ -23,6 +23,7 @@ use super::def::Usage::{Checked, NotHonoured, Used};
 use super::def::Validator::{Any, AtLeast, Syntax};
 use super::def::{define, list_items, ConfigKey};
 use super::quorum::{parse_bootstrap_servers, parse_metrics_listener, parse_voters};
+use super::sasl;
 use super::security_protocol::parse_protocol_map;
 use super::tls;
 
@@ -106,6 +107,16 @@ pub(crate) const SSL_SECURE_RANDOM_IMPLEMENTATION: &str = "ssl.secure.random.imp
 pub(crate) const SSL_ENGINE_FACTORY_CLASS: &str = "ssl.engine.factory.class";
 pub(crate) const SSL_CLIENT_AUTH: &str = "ssl.client.auth";
 pub(crate) const SSL_PRINCIPAL_MAPPING_RULES: &str = "ssl.principal.mapping.rules";
+pub(crate) const SASL_ENABLED_MECHANISMS: &str = "sasl.enabled.mechanisms";
+pub(crate) const SASL_MECHANISM_CONTROLLER_PROTOCOL: &str = "sasl.mechanism.controller.protocol";
+pub(crate) const CONNECTIONS_MAX_REAUTH_MS: &str = "connections.max.reauth.ms";
+pub(crate) const CONNECTION_FAILED_AUTHENTICATION_DELAY_MS: &str =
+    "connection.failed.authentication.delay.ms";
+pub(crate) const SASL_SERVER_MAX_RECEIVE_SIZE: &str = "sasl.server.max.receive.size";
+pub(crate) const SASL_SERVER_CALLBACK_HANDLER_CLASS: &str = "sasl.server.callback.handler.class";
+pub(crate) const SASL_CLIENT_CALLBACK_HANDLER_CLASS: &str = "sasl.client.callback.handler.class";
+pub(crate) const SASL_LOGIN_CLASS: &str = "sasl.login.class";
+pub(crate) const SASL_LOGIN_CALLBACK_HANDLER_CLASS: &str = "sasl.login.callback.handler.class";
 pub(crate) const AUTHORIZER_CLASS_NAME: &str = "authorizer.class.name";
 pub(crate) const SUPER_USERS: &str = "super.users";
 pub(crate) const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
@@ -159,8 +170,8 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
     define(LISTENER_SECURITY_PROTOCOL_MAP, Str,
         Text("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
         Syntax(protocol_map_syntax), Used,
-        "`NAME:PROTOCOL,...`; kraftwerk serves PLAINTEXT and SSL (SASL is not implemented yet). \
-         Unset: controller listener names map to PLAINTEXT."),
+        "`NAME:PROTOCOL,...`; kraftwerk serves PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL (SASL \
+         with PLAIN and SCRAM). Unset: controller listener names map to PLAINTEXT."),
     define(ADVERTISED_LISTENERS, Str, Null,
         Any, Used,
         "`NAME://host:port,...` advertised to others: a dynamic controller's voter entry and \
@@ -363,6 +374,46 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Syntax(tls::principal_rules_syntax), Used,
         "RULE:pattern/replacement/[LU],...,DEFAULT: the principal from the certificate \
          subject (RFC 2253)."),
+    // SASL of a SASL_PLAINTEXT or SASL_SSL controller listener and of the Raft client
+    // (BrokerSecurityConfigs, KRaftConfigs, SocketServerConfigs); see sasl.rs for the
+    // listener.name.<listener>. forms and the JAAS entries.
+    define(SASL_ENABLED_MECHANISMS, List, Text("GSSAPI"),
+        Any, Used,
+        "Mechanisms a SASL listener offers (also as listener.name.<l>.sasl.enabled.mechanisms, \
+         which wins): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. Kafka's default GSSAPI, and \
+         OAUTHBEARER, are refused on a SASL listener."),
+    define(SASL_MECHANISM_CONTROLLER_PROTOCOL, Str, Text("GSSAPI"),
+        Any, Used,
+        "Mechanism the Raft client authenticates with when the first controller listener is \
+         SASL, with the username and password of that listener's JAAS entry for it; the \
+         default GSSAPI is refused there."),
+    define(CONNECTIONS_MAX_REAUTH_MS, Long, Number(0),
+        AtLeast(0), Used,
+        "ms a SASL session lasts before the client must re-authenticate (KIP-368); 0: forever. \
+         Also per listener; one value per listener (no mechanism-prefixed form). Kafka takes \
+         a negative value as 0; kraftwerk refuses it."),
+    define(CONNECTION_FAILED_AUTHENTICATION_DELAY_MS, Int, Number(100),
+        AtLeast(0), Used,
+        "ms the answer to a failed authentication waits before the connection is closed; below \
+         connections.max.idle.ms."),
+    // Kafka has no range check; below 1 no client could authenticate, so it is refused.
+    define(SASL_SERVER_MAX_RECEIVE_SIZE, Int, Number(524_288),
+        AtLeast(1), Used,
+        "Bytes: the largest frame accepted before and during SASL authentication (also per \
+         listener)."),
+    define(SASL_SERVER_CALLBACK_HANDLER_CLASS, Str, Null,
+        Syntax(sasl::refuse_sasl_plugin), Checked,
+        "A Java AuthenticateCallbackHandler; refused when set, also in its listener.name.<l>.\
+         <mechanism>. form (kraftwerk checks PLAIN and SCRAM itself)."),
+    define(SASL_CLIENT_CALLBACK_HANDLER_CLASS, Str, Null,
+        Syntax(sasl::refuse_sasl_plugin), Checked,
+        "A Java client callback handler; refused when set, also per listener."),
+    define(SASL_LOGIN_CLASS, Str, Null,
+        Syntax(sasl::refuse_sasl_plugin), Checked,
+        "A Java Login class; refused when set, also per listener."),
+    define(SASL_LOGIN_CALLBACK_HANDLER_CLASS, Str, Null,
+        Syntax(sasl::refuse_sasl_plugin), Checked,
+        "A Java login callback handler; refused when set, also per listener."),
     // What the active controller decides for topics and partitions (ServerConfigs,
     // ReplicationConfigs, ServerLogConfigs, RemoteLogManagerConfig as QuorumController reads
     // them in ControllerServer).

@@ -12,7 +12,6 @@ use kraftwerk_server::registration::RegisteredEndpoint;
 use kraftwerk_server::resources::LimitSettings;
 use kraftwerk_server::{ListenerSettings, ServerConfig};
 
-use super::security_protocol::SecurityProtocol;
 use super::NodeConfig;
 
 impl NodeConfig {
@@ -43,7 +42,7 @@ impl NodeConfig {
                     host: e.host.clone(),
                     port: e.port,
                     tls: self.listener_tls(&e.listener_name).cloned(),
-                    sasl: None,
+                    sasl: self.listener_sasl(&e.listener_name).cloned(),
                 })
                 .collect(),
             max_frame_bytes: self.socket_request_max_bytes as usize,
@@ -56,7 +55,7 @@ impl NodeConfig {
                 .as_ref()
                 .map(|m| (m.host.clone(), m.port)),
             unstable_feature_versions_enable: self.unstable_feature_versions_enable,
-            raft_client_sasl: None,
+            raft_client_sasl: self.raft_client_sasl.clone(),
         }
     }
 
@@ -84,11 +83,6 @@ impl NodeConfig {
         let Some((first_host, first_port)) = self.first_registration_endpoint() else {
             return Vec::new();
         };
-        let protocol = |p: SecurityProtocol| match p {
-            // SecurityProtocol ids: PLAINTEXT 0, SSL 1 (validation refuses SASL).
-            SecurityProtocol::Ssl => 1,
-            _ => 0,
-        };
         let first_name = &self.controller_listener().listener_name;
         self.controller_listener_names
             .iter()
@@ -109,7 +103,7 @@ impl NodeConfig {
                     listener_name: e.listener_name.clone(),
                     host,
                     port,
-                    security_protocol: protocol(e.security_protocol),
+                    security_protocol: e.security_protocol.id(),
                 })
             })
             .collect()

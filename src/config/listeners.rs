@@ -1,6 +1,6 @@
 //! `listeners` and `advertised.listeners` (`NAME://host:port,...`) of a controller, with the
-//! checks `KafkaConfig` makes for `process.roles=controller` and kraftwerk's limit (PLAINTEXT
-//! and SSL; SASL not yet).
+//! checks `KafkaConfig` makes for `process.roles=controller`. Every security protocol is served
+//! (the SASL side of a SASL listener is `sasl.rs`).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -27,8 +27,8 @@ pub struct Endpoint {
 /// `listeners` and the controller listeners as advertised, checked against
 /// `controller.listener.names`, the protocol map and `advertised.listeners`
 /// (`KafkaConfig.validateValues` for a controller): every listener is a controller listener,
-/// every controller listener name is a listener, none is SASL (not implemented yet), and none
-/// advertises `0.0.0.0`. Returns (listeners, effective advertised controller listeners).
+/// every controller listener name is a listener, and none advertises `0.0.0.0`. Returns
+/// (listeners, effective advertised controller listeners).
 pub(super) fn controller_listeners(
     values: &Values,
     controller_listener_names: &[String],
@@ -64,24 +64,6 @@ pub(super) fn controller_listeners(
             keys::LISTENERS,
             keys::LISTENERS
         )));
-    }
-    for endpoint in listeners.iter().chain(&advertised) {
-        if matches!(
-            endpoint.security_protocol,
-            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
-        ) {
-            return Err(invalid(
-                keys::LISTENER_SECURITY_PROTOCOL_MAP,
-                values
-                    .text(keys::LISTENER_SECURITY_PROTOCOL_MAP)
-                    .unwrap_or(""),
-                format!(
-                    "listener {} uses {}: SASL is not implemented in kraftwerk yet (PLAINTEXT and \
-                     SSL listeners are)",
-                    endpoint.listener_name, endpoint.security_protocol
-                ),
-            ));
-        }
     }
     if let Some(e) = advertised.iter().find(|e| e.host == "0.0.0.0") {
         return Err(invalid(

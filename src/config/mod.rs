@@ -6,7 +6,8 @@
 //! `KafkaConfig.validateValues`. The keys are one table, [`keys::CONFIG_DEF`] (Kafka's
 //! `ConfigDef`), from which parsing, defaults, single-key checks and their messages come
 //! (`values.rs`); the checks that combine keys live by topic (`quorum.rs`, `listeners.rs`,
-//! `security_protocol.rs`), and `layers.rs` builds the configurations of the layers below.
+//! `security_protocol.rs`, `tls.rs`, `sasl.rs`), and `layers.rs` builds the configurations of
+//! the layers below.
 //! Every error names the key and the offending value.
 //!
 //! Keys neither kraftwerk nor Kafka knows get a `warn` line each, with a did-you-mean
@@ -29,6 +30,7 @@ mod known_keys;
 mod layers;
 mod listeners;
 mod quorum;
+mod sasl;
 mod security_protocol;
 mod tls;
 mod values;
@@ -142,10 +144,18 @@ pub struct NodeConfig {
     pub unstable_feature_versions_enable: bool,
     /// `kraftwerk.metrics.listener` (kraftwerk-only, optional): `host:port` for HTTP metrics.
     pub metrics_listener: Option<HostPort>,
-    /// The `ssl.*` settings (`listener.name.<l>.` forms first) of each SSL controller listener,
-    /// by listener name; PLAINTEXT listeners have none. The first listener's are the Raft
-    /// client's too ([`Self::controller_tls`]).
+    /// The `ssl.*` settings (`listener.name.<l>.` forms first) of each SSL and SASL_SSL
+    /// controller listener, by listener name; PLAINTEXT and SASL_PLAINTEXT listeners have none.
+    /// The first listener's are the Raft client's too ([`Self::controller_tls`]).
     pub controller_listener_tls: BTreeMap<String, kraftwerk_server::ListenerTls>,
+    /// The SASL settings (`sasl.enabled.mechanisms`, the JAAS entries,
+    /// `connections.max.reauth.ms`, ...; `listener.name.<l>.` forms first) of each
+    /// SASL_PLAINTEXT and SASL_SSL controller listener, by listener name.
+    pub controller_listener_sasl: BTreeMap<String, kraftwerk_server::ListenerSasl>,
+    /// `Some` when the first controller listener is SASL: `sasl.mechanism.controller.protocol`
+    /// with the username and password of that listener's JAAS entry for it, which the Raft
+    /// client authenticates with (Java's `RaftManager`).
+    pub raft_client_sasl: Option<kraftwerk_server::ClientSasl>,
     /// `authorizer.class.name` = StandardAuthorizer, with `super.users` and
     /// `allow.everyone.if.no.acl.found`; `None` when empty (no authorization).
     pub authorizer: Option<kraftwerk_controller::authorizer::AuthorizerConfig>,
@@ -179,8 +189,9 @@ impl NodeConfig {
 
     /// Builds the configuration from parsed properties: every key of [`keys::CONFIG_DEF`]
     /// parsed and checked alone, then the checks `KafkaConfig` makes across keys for
-    /// `process.roles=controller`, plus kraftwerk's own limits (controller role only,
-    /// PLAINTEXT or SSL listeners). Logs each of [`Self::warnings`] as a `warn` line.
+    /// `process.roles=controller`, plus kraftwerk's own limits (controller role only, SASL
+    /// mechanisms PLAIN and SCRAM with their JAAS entries in the file). Logs each of
+    /// [`Self::warnings`] as a `warn` line.
     pub fn from_properties(props: &JavaProperties) -> Result<NodeConfig, ConfigError> {
         let values = Values::parse(props)?;
         let node_id = values.int(keys::NODE_ID);
@@ -211,16 +222,15 @@ impl NodeConfig {
         // Every controller listener is served, each with its own `listener.name.<l>.ssl.*`.
         let mut controller_listener_tls = BTreeMap::new();
         for e in &listeners {
-            if controller_listener_names.contains(&e.listener_name)
-                && matches!(
-                    e.security_protocol,
-                    SecurityProtocol::Ssl | SecurityProtocol::SaslSsl
-                )
-            {
-                let tls = tls::listener_tls(props, &values, &e.listener_name)?;
-                controller_listener_tls.insert(e.listener_name.clone(), tls);
-            }
+            let tls = match e.security_protocol {
+                SecurityProtocol::Ssl => tls::listener_tls(props, &values, &e.listener_name)?,
+                SecurityProtocol::SaslSsl => sasl::sasl_ssl_tls(props, &values, &e.listener_name)?,
+                SecurityProtocol::Plaintext | SecurityProtocol::SaslPlaintext => continue,
+            };
+            controller_listener_tls.insert(e.listener_name.clone(), tls);
         }
+        let (controller_listener_sasl, raft_client_sasl) =
+            sasl::sasl_config(props, &values, &listeners, &controller_listener_names)?;
         let (log_dirs, metadata_log_dir) = directories(&values)?;
         let metrics_listener = match values.text(keys::KRAFTWERK_METRICS_LISTENER) {
             Some(text) => parse_metrics_listener(text)
@@ -278,6 +288,8 @@ impl NodeConfig {
                 .boolean(keys::REMOTE_LOG_STORAGE_SYSTEM_ENABLE),
             metrics_listener,
             controller_listener_tls,
+            controller_listener_sasl,
+            raft_client_sasl,
             authorizer,
             effective_values,
             ignored_keys,
@@ -345,8 +357,14 @@ impl NodeConfig {
         self.controller_listener_tls.get(listener_name)
     }
 
+    /// The SASL settings of the controller listener `listener_name`, `None` when it is not
+    /// SASL_PLAINTEXT or SASL_SSL (or not a controller listener).
+    pub fn listener_sasl(&self, listener_name: &str) -> Option<&kraftwerk_server::ListenerSasl> {
+        self.controller_listener_sasl.get(listener_name)
+    }
+
     /// The TLS settings of [`Self::controller_listener`], which the Raft client dials with;
-    /// `None` when it is PLAINTEXT.
+    /// `None` when it is PLAINTEXT or SASL_PLAINTEXT.
     pub fn controller_tls(&self) -> Option<&kraftwerk_server::ListenerTls> {
         self.listener_tls(&self.controller_listener().listener_name)
     }
@@ -490,12 +508,12 @@ fn unused_keys(props: &JavaProperties, listeners: &[Endpoint]) -> (Vec<String>, 
     let mut ignored = Vec::new();
     let mut not_honoured = Vec::new();
     for (name, _) in props.iter() {
-        // `listener.name.<listener>.ssl.*` of a listener this node has counts as that key; a
-        // prefix naming no listener is unknown, as Kafka ignores it.
+        // `listener.name.<listener>.ssl.*` (and the SASL keys) of a listener this node has
+        // counts as that key; a prefix naming no listener is unknown, as Kafka ignores it.
         let key = listeners
             .iter()
             .find_map(|e| name.strip_prefix(&tls::listener_prefix(&e.listener_name)))
-            .filter(|k| tls::is_ssl_key(k))
+            .filter(|k| tls::is_ssl_key(k) || sasl::is_listener_sasl_key(k))
             .unwrap_or(name);
         match keys::lookup(key).map(|k| k.usage) {
             // Kafka's own keys kraftwerk's table lacks are broker-side: accepted silently.

@@ -7,8 +7,8 @@ use super::error::{invalid, ConfigError};
 use super::keys;
 use super::values::Values;
 
-/// A listener security protocol (`SecurityProtocol`). kraftwerk serves PLAINTEXT and SSL; SASL
-/// is refused (not implemented yet).
+/// A listener security protocol (`SecurityProtocol`); kraftwerk serves all four (SASL with the
+/// PLAIN and SCRAM mechanisms).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SecurityProtocol {
     /// Un-authenticated, non-encrypted.
@@ -22,6 +22,16 @@ pub enum SecurityProtocol {
 }
 
 impl SecurityProtocol {
+    /// `SecurityProtocol.id`, as a registration's endpoints carry it: 0, 1, 2, 3.
+    pub fn id(self) -> i16 {
+        match self {
+            Self::Plaintext => 0,
+            Self::Ssl => 1,
+            Self::SaslPlaintext => 2,
+            Self::SaslSsl => 3,
+        }
+    }
+
     /// Kafka's name (`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL`).
     pub fn name(self) -> &'static str {
         match self {

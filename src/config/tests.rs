@@ -14,15 +14,15 @@ use super::quorum::parse_bootstrap_servers;
 use super::security_protocol::effective_protocol_map;
 use super::*;
 
-fn props(text: &str) -> JavaProperties {
+pub(super) fn props(text: &str) -> JavaProperties {
     JavaProperties::parse(text.as_bytes()).unwrap()
 }
 
-fn parse(text: &str) -> Result<NodeConfig, ConfigError> {
+pub(super) fn parse(text: &str) -> Result<NodeConfig, ConfigError> {
     NodeConfig::from_properties(&props(text))
 }
 
-const MINIMAL: &str = "process.roles=controller\nnode.id=1\n\
+pub(super) const MINIMAL: &str = "process.roles=controller\nnode.id=1\n\
                        controller.quorum.voters=1@localhost:9093\n\
                        listeners=CONTROLLER://localhost:9093\ncontroller.listener.names=CONTROLLER\n";
 
@@ -266,7 +266,6 @@ fn every_malformed_value_names_its_key_and_value() {
         ),
         ("listener.security.protocol.map", "CONTROLLER"),
         ("listener.security.protocol.map", "CONTROLLER:TLS"),
-        ("listener.security.protocol.map", "CONTROLLER:SASL_SSL"),
         ("ssl.client.auth", "always"),
         ("ssl.keystore.type", "JCEKS"),
         ("ssl.truststore.type", "BKS"),
@@ -631,6 +630,16 @@ const SAMPLES: &[(&str, &str)] = &[
     ),
     ("super.users", "User:CN=broker,OU=it;User:admin"),
     ("allow.everyone.if.no.acl.found", "true"),
+    // SASL keys: set on top of sasl::tests::SASL_TWO_LISTENERS (see base_for).
+    ("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512"),
+    ("sasl.mechanism.controller.protocol", "SCRAM-SHA-512"),
+    ("connections.max.reauth.ms", "3600000"),
+    ("connection.failed.authentication.delay.ms", "500"),
+    ("sasl.server.max.receive.size", "65536"),
+    ("sasl.server.callback.handler.class", "com.example.Handler"),
+    ("sasl.client.callback.handler.class", "com.example.Handler"),
+    ("sasl.login.class", "com.example.Login"),
+    ("sasl.login.callback.handler.class", "com.example.Handler"),
 ];
 
 const STANDARD_AUTHORIZER: &str =
@@ -666,6 +675,12 @@ fn base_for(key: &str) -> String {
             "ssl.truststore.type=PEM\n",
         ),
         k if k.starts_with("ssl.") => TLS_TWO_LISTENERS.to_owned(),
+        k if k.starts_with("sasl.")
+            || k == "connections.max.reauth.ms"
+            || k == "connection.failed.authentication.delay.ms" =>
+        {
+            super::sasl::tests::SASL_TWO_LISTENERS.to_owned()
+        }
         "super.users" | "allow.everyone.if.no.acl.found" => {
             format!("{TWO_LISTENERS}{STANDARD_AUTHORIZER}")
         }
@@ -855,9 +870,9 @@ fn connection_keys() {
     );
 }
 
-/// An SSL controller listener (Kafka's keys, the `listener.name.<l>.` form winning), SASL
-/// refused with its own message, the keys Kafka has that kraftwerk cannot honour refused in
-/// either form.
+/// An SSL controller listener (Kafka's keys, the `listener.name.<l>.` form winning), a SASL
+/// listener without its mechanisms refused with its own message, the keys Kafka has that
+/// kraftwerk cannot honour refused in either form.
 #[test]
 fn ssl_listener_keys_and_listener_prefix() {
     let ssl = format!(
@@ -925,14 +940,18 @@ fn ssl_listener_keys_and_listener_prefix() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("key store password is not specified"), "{err}");
-    // SASL: refused with its own message.
-    for sasl in ["SASL_SSL", "SASL_PLAINTEXT"] {
-        let err = parse(&format!(
-            "{MINIMAL}listener.security.protocol.map=CONTROLLER:{sasl}\n"
-        ))
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("SASL is not implemented"), "{err}");
+    // SASL is served (sasl.rs), but not with Kafka's default mechanism, GSSAPI.
+    let sasl_plaintext =
+        format!("{MINIMAL}listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT\n");
+    for file in [
+        ssl.replace("CONTROLLER:SSL", "CONTROLLER:SASL_SSL"),
+        sasl_plaintext,
+    ] {
+        let err = parse(&file).unwrap_err().to_string();
+        assert!(
+            err.contains("sasl.enabled.mechanisms") && err.contains("GSSAPI"),
+            "{err}"
+        );
     }
     // A PLAINTEXT listener has no TLS, and its ssl.* keys are accepted as Kafka accepts them.
     let c = parse(&format!("{MINIMAL}ssl.keystore.location=/x.p12\n")).unwrap();
