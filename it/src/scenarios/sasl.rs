@@ -256,7 +256,20 @@ fn failed_authentication_lines(c: &Cluster) -> usize {
 fn wrong_passwords(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
     let before = failed_authentication_lines(c);
     let controllers = c.controller_bootstrap();
-    for (mechanism, user) in [("PLAIN", "controller"), (SCRAM, "broker")] {
+    // Java's messages, sent in SaslAuthenticate's error_message: PlainSaslServer's, and
+    // SaslServerAuthenticator's for any SCRAM failure.
+    let scram_refusal = format!(
+        "Authentication failed during authentication due to invalid credentials with SASL \
+         mechanism {SCRAM}"
+    );
+    for (mechanism, user, message) in [
+        (
+            "PLAIN",
+            "controller",
+            "Authentication failed: Invalid username or password",
+        ),
+        (SCRAM, "broker", scram_refusal.as_str()),
+    ] {
         let conf = client_config(
             dir,
             &format!("wrong-{}", mechanism.to_lowercase()),
@@ -278,6 +291,13 @@ fn wrong_passwords(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
                 r.code,
                 r.timed_out,
                 util::one_line(&r.stderr, 500)
+            );
+        }
+        if !format!("{}\n{}", r.stderr, r.stdout).contains(message) {
+            bail!(
+                "kafka-metadata-quorum as {user} with a wrong {mechanism} password was refused \
+                 without Kafka's message `{message}`: {}",
+                error_line(&r)
             );
         }
         env.step(&format!(
