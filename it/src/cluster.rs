@@ -502,7 +502,7 @@ impl<'e> Cluster<'e> {
                 if !r.ok() {
                     bail!(
                         "`kraftwerk format {}` failed for {} ({:?}): {}",
-                        how.flags().join(" "),
+                        [how.flags(), extra.to_vec()].concat().join(" "),
                         n.label(),
                         r.code,
                         util::one_line(&format!("{}\n{}", r.stderr, r.stdout), 600)
