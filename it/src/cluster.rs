@@ -160,6 +160,9 @@ pub struct Cluster<'e> {
     /// --bootstrap-controller`): the client's `security.protocol=SSL` and stores when the
     /// controller listener is SSL. `None`: PLAINTEXT.
     pub controller_client_config: Option<PathBuf>,
+    /// Extra arguments for every controller's `kraftwerk format` / `kafka-storage format`
+    /// (e.g. `--add-scram`).
+    pub controller_format_args: Vec<String>,
     spec: ClusterSpec,
 }
 
@@ -271,6 +274,7 @@ impl<'e> Cluster<'e> {
             retired: Vec::new(),
             quorum,
             controller_client_config: None,
+            controller_format_args: Vec::new(),
             spec: spec.clone(),
         })
     }
@@ -475,13 +479,18 @@ impl<'e> Cluster<'e> {
 
     fn format(&self, n: &Node, how: &Format) -> Result<String> {
         let rv = &self.env.release_version;
+        let extra: &[String] = match n.role {
+            Role::Controller(_) => &self.controller_format_args,
+            Role::Broker => &[],
+        };
         let out = match n.role {
             Role::Controller(ControllerKind::Kraftwerk) => {
                 let mut cmd = Command::new(&self.env.kraftwerk_bin);
                 cmd.args(["format", "--cluster-id", &self.cluster_id, "--config"])
                     .arg(&n.props)
                     .args(["--release-version", rv])
-                    .args(how.flags());
+                    .args(how.flags())
+                    .args(extra);
                 let r = procs::run_captured(
                     &format!("format {}", n.name()),
                     cmd,
@@ -493,7 +502,7 @@ impl<'e> Cluster<'e> {
                 if !r.ok() {
                     bail!(
                         "`kraftwerk format {}` failed for {} ({:?}): {}",
-                        how.flags().join(" "),
+                        [how.flags(), extra.to_vec()].concat().join(" "),
                         n.label(),
                         r.code,
                         util::one_line(&format!("{}\n{}", r.stderr, r.stdout), 600)
@@ -512,6 +521,7 @@ impl<'e> Cluster<'e> {
                     rv,
                 ]);
                 a.extend(how.flags());
+                a.extend(extra.iter().cloned());
                 self.env
                     .tool_ok("kafka-storage", &a, None, Duration::from_secs(90))
                     .with_context(|| format!("formatting {}", n.label()))?

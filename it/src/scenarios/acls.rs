@@ -201,7 +201,7 @@ pub fn run(env: &Env) -> Result<()> {
 }
 
 /// `kafka-acls --bootstrap-controller <controllers> --command-config <conf> <rest>`.
-fn acls(env: &Env, controllers: &str, conf: &Path, rest: &[&str]) -> Result<Captured> {
+pub(super) fn acls(env: &Env, controllers: &str, conf: &Path, rest: &[&str]) -> Result<Captured> {
     let mut a = args(&[
         "--bootstrap-controller",
         controllers,
@@ -255,7 +255,7 @@ fn list_acls_via_broker(env: &Env, c: &Cluster) -> Result<String> {
 /// CLUSTER_AUTHORIZATION_FAILED until its timeout ("Timed out waiting for a node assignment"),
 /// which counts as the refusal there (the same call as admin has just worked, so the
 /// controllers are up). Later clients fail at once with the exception.
-fn is_authorization_failure(env: &Env, r: &Captured) -> bool {
+pub(super) fn is_authorization_failure(env: &Env, r: &Captured) -> bool {
     let text = format!("{}\n{}", r.stdout, r.stderr);
     text.contains("AuthorizationException")
         || text.contains("Authorization failed")
@@ -283,7 +283,7 @@ fn expect_refused(env: &Env, r: &Captured, what: &str) -> Result<()> {
 }
 
 /// The tool exited 0.
-fn ok(r: Captured, what: &str) -> Result<Captured> {
+pub(super) fn ok(r: Captured, what: &str) -> Result<Captured> {
     if !r.ok() {
         bail!(
             "{what} failed (exit {:?}): {} {}",
@@ -313,7 +313,7 @@ fn try_create_topic(env: &Env, broker: &str, topic: &str) -> Result<Captured> {
 
 /// Creates `topic` once the broker and the active controller have replayed the ACL that allows
 /// it (an authorization refusal is retried until [`ACL_PROPAGATION`]).
-fn create_topic_when_allowed(env: &Env, broker: &str, topic: &str) -> Result<()> {
+pub(super) fn create_topic_when_allowed(env: &Env, broker: &str, topic: &str) -> Result<()> {
     let deadline = Instant::now() + ACL_PROPAGATION;
     loop {
         let r = try_create_topic(env, broker, topic)?;

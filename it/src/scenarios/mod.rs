@@ -24,6 +24,8 @@ pub mod metrics;
 pub mod mixed;
 pub mod rf3;
 pub mod rolling;
+pub mod sasl;
+pub mod sasl_probe;
 pub mod snapshot;
 pub mod tls;
 pub mod tools;
@@ -76,6 +78,16 @@ pub const SCENARIOS: &[Scenario] = &[
                 --list through a controller and through the broker agree",
         deadline: Duration::from_secs(480),
         run: acls::run,
+    },
+    Scenario {
+        name: "sasl",
+        about: "the controller listener on SASL_SSL: PLAIN between the controllers, SCRAM-SHA-512 for the broker from \
+                format --add-scram, StandardAuthorizer; the broker registers, records each way; wrong PLAIN and \
+                SCRAM passwords refused (SaslAuthenticationException), no-SASL clients disconnected unanswered; \
+                alice's credential added with kafka-configs (through the broker), then she authenticates \
+                (CLUSTER_AUTHORIZATION_FAILED); SIGKILL failover, the killed controller rejoins",
+        deadline: Duration::from_secs(480),
+        run: sasl::run,
     },
     Scenario {
         name: "hostile",

@@ -22,7 +22,7 @@ use crate::kafka::args;
 use crate::util;
 
 /// The password of every store made here.
-const PASSWORD: &str = "it-secret";
+pub(super) const PASSWORD: &str = "it-secret";
 
 /// Runs a certificate tool; a missing tool or a failure is the scenario's failure.
 fn run_tool(dir: &Path, program: &str, a: &[&str]) -> Result<()> {
@@ -218,28 +218,49 @@ pub(super) fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> R
 }
 
 /// Properties, `key = value`.
-type Props = Vec<(String, String)>;
+pub(super) type Props = Vec<(String, String)>;
+
+/// A node's key store (`node-<id>.p12` of `dir`, one file per node through [`NODE_ID_TOKEN`])
+/// under `prefix` (e.g. `listener.name.controller.`).
+pub(super) fn keystore_props(dir: &Path, prefix: &str) -> Props {
+    let keystore = dir.join(format!("node-{NODE_ID_TOKEN}.p12"));
+    prefixed(
+        prefix,
+        &[
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", &keystore.to_string_lossy()),
+            ("ssl.keystore.password", PASSWORD),
+            ("ssl.key.password", PASSWORD),
+        ],
+    )
+}
+
+/// The trust store of `dir` (the CA) under `prefix`.
+pub(super) fn truststore_props(dir: &Path, prefix: &str) -> Props {
+    let truststore = dir.join("truststore.p12");
+    prefixed(
+        prefix,
+        &[
+            ("ssl.truststore.type", "PKCS12"),
+            ("ssl.truststore.location", &truststore.to_string_lossy()),
+            ("ssl.truststore.password", PASSWORD),
+        ],
+    )
+}
+
+fn prefixed(prefix: &str, kv: &[(&str, &str)]) -> Props {
+    kv.iter()
+        .map(|(k, v)| (format!("{prefix}{k}"), v.to_string()))
+        .collect()
+}
 
 /// The controllers' TLS keys, all in the `listener.name.controller.` form (kraftwerk and Java
 /// read them alike), and the broker's for its controller channel.
 pub(super) fn tls_props(dir: &Path) -> (Props, Props) {
-    let keystore = dir.join(format!("node-{NODE_ID_TOKEN}.p12"));
-    let keystore = keystore.to_string_lossy();
-    let truststore = dir.join("truststore.p12");
-    let truststore = truststore.to_string_lossy();
-    let stores = |prefix: &str| -> Vec<(String, String)> {
-        [
-            ("ssl.keystore.type", "PKCS12"),
-            ("ssl.keystore.location", &*keystore),
-            ("ssl.keystore.password", PASSWORD),
-            ("ssl.key.password", PASSWORD),
-            ("ssl.truststore.type", "PKCS12"),
-            ("ssl.truststore.location", &*truststore),
-            ("ssl.truststore.password", PASSWORD),
-        ]
-        .iter()
-        .map(|(k, v)| (format!("{prefix}{k}"), v.to_string()))
-        .collect()
+    let stores = |prefix: &str| -> Props {
+        let mut p = keystore_props(dir, prefix);
+        p.extend(truststore_props(dir, prefix));
+        p
     };
     let mut controller = props(&[
         ("listener.security.protocol.map", "CONTROLLER:SSL"),
@@ -372,7 +393,7 @@ fn refused_clients(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
 /// Sends ApiVersions v0 in plaintext and reads what comes back for 5 s: `Some(description)` if
 /// it is a Kafka response frame carrying our correlation id, `None` for anything else (a TLS
 /// alert, a close).
-fn plaintext_api_versions(addr: &str) -> Result<Option<String>> {
+pub(super) fn plaintext_api_versions(addr: &str) -> Result<Option<String>> {
     const CORRELATION_ID: i32 = 0x4b57_0001;
     let mut s = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
