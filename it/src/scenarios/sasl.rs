@@ -4,7 +4,8 @@
 //! the user in the listener's PlainLoginModule JAAS config); the broker with SCRAM-SHA-512 as
 //! `broker`, a credential every controller directory was formatted with (`kafka-storage format
 //! --add-scram` / `kraftwerk format --add-scram`). StandardAuthorizer on the controllers,
-//! `super.users=User:controller;User:broker`.
+//! `super.users=User:controller;User:broker`. Sessions last 8 s (`connections.max.reauth.ms`), so
+//! every connection re-authenticates (or, kraftwerk's Raft client, reconnects) while it runs.
 //!
 //! Checked: the quorum forms and the broker registers and is unfenced; a topic through the broker
 //! (the controller authorizes the forwarded CreateTopics as `User:ANONYMOUS`, allowed by a prefixed
@@ -45,6 +46,8 @@ const BROKER_SECRET: &str = "broker-secret";
 const ALICE_SECRET: &str = "alice-secret";
 /// The password of the refused clients: it must appear in no controller's log.
 const WRONG_SECRET: &str = "wrong-secret-4b57";
+/// `connections.max.reauth.ms` of the controllers.
+const REAUTH_MS: &str = "8000";
 /// How long a credential or an ACL may take to reach every controller.
 const PROPAGATION: Duration = Duration::from_secs(20);
 
@@ -73,6 +76,9 @@ fn sasl_props(dir: &Path) -> (Props, Props) {
         ),
         ("authorizer.class.name", STANDARD_AUTHORIZER),
         ("super.users", "User:controller;User:broker"),
+        // Sessions of a few seconds: over the scenario the broker re-authenticates on its
+        // connections (KIP-368) and the controllers' Raft clients renew theirs many times.
+        ("connections.max.reauth.ms", REAUTH_MS),
     ]);
     controller.extend(keystore_props(dir, "listener.name.controller."));
     controller.extend(truststore_props(dir, "listener.name.controller."));

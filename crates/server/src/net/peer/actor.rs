@@ -408,41 +408,17 @@ impl Actor {
             .api_table
             .range(ApiKey::ApiVersions)
             .expect("checked in PeerClient::new");
-        let decoder = FrameDecoder::new(self.config.max_frame_bytes);
         let mut version = ours.max_version;
         for _attempt in 0..2 {
-            let correlation_id = self.correlation_id();
             let mut request = ApiVersionsRequest::default();
             if version >= 3 {
                 request.client_software_name = StrBytes::from_static_str(CLIENT_SOFTWARE_NAME);
                 request.client_software_version =
                     StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
             }
-            let header = request_header(
-                ApiKey::ApiVersions,
-                version,
-                correlation_id,
-                &self.config.client_id,
-            );
-            let frame = encode_request_frame(&header, &RequestKind::ApiVersions(request))
-                .map_err(|e| protocol(e.to_string()))?;
-            stream
-                .write_all(&frame)
-                .await
-                .map_err(|e| PeerError::Io(Arc::new(e)))?;
-            stream
-                .flush()
-                .await
-                .map_err(|e| PeerError::Io(Arc::new(e)))?;
-            let payload = read_one_frame(stream, &decoder, buf).await?;
-            let (header, _, body) = decode_response(ApiKey::ApiVersions, version, payload)
-                .map_err(|e| protocol(e.to_string()))?;
-            if header.correlation_id != correlation_id {
-                return Err(protocol(format!(
-                    "ApiVersions correlation id {} != {correlation_id}",
-                    header.correlation_id
-                )));
-            }
+            let body = self
+                .round_trip(stream, buf, version, RequestKind::ApiVersions(request))
+                .await?;
             let ResponseKind::ApiVersions(body) = body else {
                 unreachable!("decoded as ApiVersions")
             };

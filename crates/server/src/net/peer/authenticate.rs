@@ -95,8 +95,9 @@ impl Actor {
         Err(refused("the exchange did not finish".into()))
     }
 
-    /// Sends one request on the not yet split connection and reads its answer.
-    async fn round_trip(
+    /// Sends one request on the not yet split connection and reads its answer (the
+    /// connection set-up: ApiVersions, then SASL).
+    pub(super) async fn round_trip(
         &mut self,
         stream: &mut BoxStream,
         buf: &mut BytesMut,
