@@ -4,7 +4,9 @@
 //! the user in the listener's PlainLoginModule JAAS config); the broker with SCRAM-SHA-512 as
 //! `broker`, a credential every controller directory was formatted with (`kafka-storage format
 //! --add-scram` / `kraftwerk format --add-scram`). StandardAuthorizer on the controllers,
-//! `super.users=User:controller;User:broker`. Sessions last 8 s (`connections.max.reauth.ms`), so
+//! `super.users=User:controller;User:broker`. The listener also requires client certificates
+//! (`listener.name.controller.ssl.client.auth=required`: mutual TLS under SASL, the controllers'
+//! and the broker's node certificates, the tools' admin one). Sessions last 8 s (`connections.max.reauth.ms`), so
 //! every connection re-authenticates (or, kraftwerk's Raft client, reconnects) while it runs.
 //!
 //! Checked: the quorum forms and the broker registers and is unfenced; a topic through the broker
@@ -82,6 +84,12 @@ fn sasl_props(dir: &Path) -> (Props, Props) {
     ]);
     controller.extend(keystore_props(dir, "listener.name.controller."));
     controller.extend(truststore_props(dir, "listener.name.controller."));
+    // Mutual TLS under SASL: on SASL_SSL Kafka asks for client certificates only when the
+    // listener-prefixed key says so. The principal stays the SASL user.
+    controller.extend(props(&[(
+        "listener.name.controller.ssl.client.auth",
+        "required",
+    )]));
     let mut broker = single_broker_props();
     broker.extend(props(&[
         (
@@ -94,12 +102,13 @@ fn sasl_props(dir: &Path) -> (Props, Props) {
             &jaas(SCRAM_MODULE, "broker", BROKER_SECRET),
         ),
     ]));
+    broker.extend(keystore_props(dir, "listener.name.controller."));
     broker.extend(truststore_props(dir, "listener.name.controller."));
     (controller, broker)
 }
 
-/// A client `--command-config`: SASL_SSL with `mechanism` as `user`/`password`, trusting the CA;
-/// refused clients fail in seconds.
+/// A client `--command-config`: SASL_SSL with `mechanism` as `user`/`password`, trusting the CA
+/// and presenting the admin tools' certificate; refused clients fail in seconds.
 fn client_config(
     dir: &Path,
     name: &str,
@@ -107,18 +116,37 @@ fn client_config(
     user: &str,
     password: &str,
 ) -> Result<PathBuf> {
+    client_config_with(dir, name, mechanism, user, password, Some("admin"))
+}
+
+/// [`client_config`] with the key store `keystore` (`<keystore>.p12` of `dir`), or none.
+fn client_config_with(
+    dir: &Path,
+    name: &str,
+    mechanism: &str,
+    user: &str,
+    password: &str,
+    keystore: Option<&str>,
+) -> Result<PathBuf> {
     let module = if mechanism == "PLAIN" {
         PLAIN_MODULE
     } else {
         SCRAM_MODULE
     };
-    let text = format!(
+    let mut text = format!(
         "security.protocol=SASL_SSL\nsasl.mechanism={mechanism}\nsasl.jaas.config={}\n\
          ssl.truststore.type=PKCS12\nssl.truststore.location={}\nssl.truststore.password={PASSWORD}\n\
          request.timeout.ms=5000\ndefault.api.timeout.ms=10000\n",
         jaas(module, user, password),
         dir.join("truststore.p12").display()
     );
+    if let Some(ks) = keystore {
+        text.push_str(&format!(
+            "ssl.keystore.type=PKCS12\nssl.keystore.location={}\nssl.keystore.password={PASSWORD}\n\
+             ssl.key.password={PASSWORD}\n",
+            dir.join(format!("{ks}.p12")).display()
+        ));
+    }
     let path = dir.join(format!("{name}.properties"));
     std::fs::write(&path, text)?;
     Ok(path)
@@ -343,6 +371,7 @@ fn unauthenticated_clients(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
             &format!("probe-{}", n.id),
             &n.addr(),
             &dir.join("ca.crt"),
+            Some((&dir.join("admin.p12"), PASSWORD)),
             Duration::from_secs(15),
         )?;
         if p.answered.contains(&sasl_probe::DESCRIBE_CLUSTER_ID) {
@@ -371,6 +400,36 @@ fn unauthenticated_clients(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
     env.step(
         "no SASL: a plaintext ApiVersions gets no Kafka answer; over TLS, ApiVersions is answered \
          and DescribeCluster is not (the controller closes the connection), on every controller",
+    );
+    // The right password without a trusted certificate: refused at the TLS handshake.
+    let controllers = c.controller_bootstrap();
+    for (name, keystore) in [
+        ("no-certificate", None),
+        ("rogue-certificate", Some("rogue")),
+    ] {
+        let conf = client_config_with(
+            dir,
+            name,
+            "PLAIN",
+            "controller",
+            CONTROLLER_SECRET,
+            keystore,
+        )?;
+        let r = describe_as(env, &controllers, &conf)?;
+        let text = format!("{}\n{}", r.stdout, r.stderr);
+        if r.ok() || !text.contains("SslAuthenticationException") {
+            bail!(
+                "a client with the right password and {name} was not refused at the TLS \
+                 handshake (exit {:?}, timed out {}): {}",
+                r.code,
+                r.timed_out,
+                error_line(&r)
+            );
+        }
+    }
+    env.step(
+        "mutual TLS under SASL: the right password without a certificate, or with a self-signed \
+         one, is refused at the TLS handshake (SslAuthenticationException)",
     );
     Ok(())
 }

@@ -82,9 +82,34 @@ pub fn correlation_ids(bytes: &[u8]) -> Vec<i32> {
     ids
 }
 
-/// Connects to `addr` over TLS (verified against `ca`), sends [`requests`] and reads until the
-/// server closes or `timeout` passes. Files go to `work` (`<tag>.{bin,out,err}`).
-pub fn run(work: &Path, tag: &str, addr: &str, ca: &Path, timeout: Duration) -> Result<Probe> {
+/// Connects to `addr` over TLS (verified against `ca`; presenting the key and certificate of
+/// the PKCS12 store `client` protected by `password`, if given), sends [`requests`] and reads
+/// until the server closes or `timeout` passes. Files go to `work` (`<tag>.{bin,out,err,pem}`).
+pub fn run(
+    work: &Path,
+    tag: &str,
+    addr: &str,
+    ca: &Path,
+    client: Option<(&Path, &str)>,
+    timeout: Duration,
+) -> Result<Probe> {
+    let pem = work.join(format!("{tag}.pem"));
+    if let Some((p12, password)) = client {
+        let status = Command::new("openssl")
+            .args(["pkcs12", "-nodes", "-passin"])
+            .arg(format!("pass:{password}"))
+            .arg("-in")
+            .arg(p12)
+            .arg("-out")
+            .arg(&pem)
+            .status()
+            .context("running openssl pkcs12")?;
+        anyhow::ensure!(
+            status.success(),
+            "openssl pkcs12 could not read {}",
+            p12.display()
+        );
+    }
     let input = work.join(format!("{tag}.bin"));
     let out = work.join(format!("{tag}.out"));
     let err = work.join(format!("{tag}.err"));
@@ -101,6 +126,9 @@ pub fn run(work: &Path, tag: &str, addr: &str, ca: &Path, timeout: Duration) -> 
     ])
     .arg("-CAfile")
     .arg(ca);
+    if client.is_some() {
+        cmd.arg("-cert").arg(&pem).arg("-key").arg(&pem);
+    }
     let r = procs::run_captured(
         &format!("openssl s_client {addr}"),
         cmd,
