@@ -133,7 +133,8 @@ pub(crate) async fn serve(
                 // Kafka logs failed SSL authentication at info: a scanner or a client with the
                 // wrong certificate is not the node's problem.
                 Ok(Err(e)) => {
-                    tracing::info!(listener = %shared.listener_name, peer = %peer_addr, "failed authentication: {e}");
+                    let ip = peer_addr.ip();
+                    tracing::info!(listener = %shared.listener_name, peer = %peer_addr, "Failed authentication with /{ip} ({e})");
                     return;
                 }
                 Err(_) => {

@@ -236,10 +236,11 @@ impl Listener {
             features,
             handler,
         });
-        let security = if shared.config.tls.is_some() {
-            "SSL"
-        } else {
-            "PLAINTEXT"
+        let security = match (shared.config.tls.is_some(), shared.config.sasl.is_some()) {
+            (false, false) => "PLAINTEXT",
+            (true, false) => "SSL",
+            (false, true) => "SASL_PLAINTEXT",
+            (true, true) => "SASL_SSL",
         };
         tracing::info!(listener = %shared.listener_name, %local_addr, security, "listening");
         let accept_task = tokio::spawn(accept_loop(listener, shared, quotas.clone(), shutdown_rx));

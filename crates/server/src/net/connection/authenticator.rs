@@ -479,14 +479,29 @@ impl Authenticator {
     }
 }
 
+/// How much of an error's own text goes into the log line, in characters. It may name the
+/// user, the client's text of up to `kraftwerk_sasl::MAX_MESSAGE_SIZE` bytes: bounded like the
+/// mechanism name in [`Authenticator::choose`], so that one login cannot write 64 KiB of log.
+const MAX_LOGGED_ERROR_CHARS: usize = 256;
+
 /// A failed SaslAuthenticate: Kafka's message to the client, the same in the log.
 fn failure(e: &AuthError, during: &str) -> Step {
     let message =
         e.client_message()
             .replacen("during authentication", &format!("during {during}"), 1);
+    let detail = e.to_string();
+    let detail = match detail.char_indices().nth(MAX_LOGGED_ERROR_CHARS) {
+        Some((cut, _)) => format!("{}…", &detail[..cut]),
+        None => detail,
+    };
+    let reason = if detail == message {
+        message.clone()
+    } else {
+        format!("{message} ({detail})")
+    };
     Step::Fail {
-        response: Some(authenticate_failure(message.clone())),
-        reason: format!("{message} ({e})"),
+        response: Some(authenticate_failure(message)),
+        reason,
     }
 }
 

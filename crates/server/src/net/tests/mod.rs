@@ -1,6 +1,7 @@
 //! Listener tests on loopback with a fake handler: well-behaved and malformed clients,
 //! ordering, idle and connection bounds, Envelope, graceful shutdown.
 
+mod hostile_auth;
 mod java;
 mod limits;
 mod multi;

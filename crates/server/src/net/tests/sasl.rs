@@ -14,7 +14,7 @@ use super::peer::client;
 use super::*;
 use crate::net::sasl::{ClientSasl, ListenerSasl, ServerSasl};
 
-struct Store;
+pub(super) struct Store;
 
 impl CredentialStore for Store {
     fn scram(&self, user: &str, mech: Mechanism) -> Option<ScramCredential> {
@@ -24,7 +24,7 @@ impl CredentialStore for Store {
 }
 
 /// The test table plus the SASL apis (the served table lists them on every listener).
-fn sasl_table() -> Arc<ApiTable> {
+pub(super) fn sasl_table() -> Arc<ApiTable> {
     let mut apis: Vec<(ApiKey, i16, i16)> = server_table()
         .ranges()
         .iter()
@@ -37,7 +37,9 @@ fn sasl_table() -> Arc<ApiTable> {
     Arc::new(ApiTable::new(apis).unwrap())
 }
 
-async fn sasl_listener(reauth_ms: u64) -> (Listener, Arc<TestHandler>) {
+/// PLAIN (`controller`/`controller-secret`) and SCRAM-SHA-512 (`alice`/`alice-secret`), a
+/// 10 ms failed-authentication delay, `sasl.server.max.receive.size` 524288.
+pub(super) fn server_sasl(reauth_ms: u64) -> ServerSasl {
     let settings = ListenerSasl {
         enabled_mechanisms: vec![Mechanism::Plain, Mechanism::ScramSha512],
         plain_users: BTreeMap::from([("controller".to_owned(), "controller-secret".to_owned())]),
@@ -45,8 +47,12 @@ async fn sasl_listener(reauth_ms: u64) -> (Listener, Arc<TestHandler>) {
         failed_authentication_delay_ms: 10,
         max_receive_size: 524_288,
     };
+    ServerSasl::new(settings, Arc::new(Store))
+}
+
+async fn sasl_listener(reauth_ms: u64) -> (Listener, Arc<TestHandler>) {
     let config = ListenerConfig {
-        sasl: Some(ServerSasl::new(settings, Arc::new(Store))),
+        sasl: Some(server_sasl(reauth_ms)),
         ..ListenerConfig::default()
     };
     let handler = Arc::new(TestHandler::default());
@@ -62,7 +68,7 @@ async fn sasl_listener(reauth_ms: u64) -> (Listener, Arc<TestHandler>) {
     (listener, handler)
 }
 
-fn sasl_client(
+pub(super) fn sasl_client(
     addr: std::net::SocketAddr,
     mechanism: Mechanism,
     username: &str,

@@ -20,7 +20,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn settings(keystore: Option<&str>, client_auth: ClientAuth) -> TlsSettings {
+pub(super) fn settings(keystore: Option<&str>, client_auth: ClientAuth) -> TlsSettings {
     let mut s = TlsSettings::new(TrustStoreSource::Pkcs12 {
         path: fixture("truststore.p12"),
         password: PASSWORD.into(),
@@ -36,15 +36,20 @@ fn settings(keystore: Option<&str>, client_auth: ClientAuth) -> TlsSettings {
     s
 }
 
-async fn tls_listener(client_auth: ClientAuth) -> (Listener, Arc<TestHandler>) {
-    let (server, _) = ListenerTls {
+/// The listener side of the fixtures: the server key pair, certificate subjects mapped to
+/// their CN.
+pub(super) fn server_tls(client_auth: ClientAuth) -> crate::net::ServerTls {
+    ListenerTls {
         settings: settings(Some("server"), client_auth),
         principal_mapping_rules: "RULE:^CN=([^,]+),.*$/$1/U,DEFAULT".into(),
     }
-    .build()
-    .unwrap();
+    .server()
+    .unwrap()
+}
+
+async fn tls_listener(client_auth: ClientAuth) -> (Listener, Arc<TestHandler>) {
     let config = ListenerConfig {
-        tls: Some(server),
+        tls: Some(server_tls(client_auth)),
         ..ListenerConfig::default()
     };
     start(config, "127.0.0.1:0".parse().unwrap()).await
