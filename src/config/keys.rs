@@ -7,7 +7,8 @@
 
 use kraftwerk_controller::ControllerConfig;
 use kraftwerk_log::{
-    DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS, DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MIN_BYTES,
+    DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS, DEFAULT_SEGMENT_BYTES,
+    DEFAULT_SEGMENT_MIN_BYTES, DEFAULT_SEGMENT_MS,
 };
 use kraftwerk_node::SnapshotPolicy;
 use kraftwerk_protocol::frame::DEFAULT_MAX_FRAME_BYTES;
@@ -129,8 +130,6 @@ pub(crate) const UNSTABLE_API_VERSIONS_ENABLE: &str = "unstable.api.versions.ena
 const DEFAULT_PRINCIPAL_BUILDER: &str =
     "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder";
 
-const DAY_MS: i64 = 24 * 3_600_000;
-
 /// Every key kraftwerk knows, in the order they are parsed (so a file with several bad values
 /// is refused for the first of them). A key the file sets that is not here is ignored with a
 /// warning.
@@ -246,10 +245,12 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Any, Used,
         "Bytes of a metadata log segment before a new one is rolled; at least \
          metadata.log.segment.min.bytes."),
-    define(METADATA_LOG_SEGMENT_MS, Long, Number(7 * DAY_MS),
-        Any, NotHonoured,
-        "ms after which a segment is rolled even if not full; kraftwerk rolls segments on size \
-         only."),
+    // Kafka defines it without a validator; its metadata log refuses a value below 1 when it
+    // opens (segment.ms is atLeast(1)), and so does ours (kraftwerk_log::LogConfig).
+    define(METADATA_LOG_SEGMENT_MS, Long, Number(DEFAULT_SEGMENT_MS),
+        Any, Used,
+        "ms after which a non-empty segment is rolled even if not full, measured between the \
+         first and the newest batch's timestamps; at least 1."),
     define(METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES, Long,
         Number(SnapshotPolicy::DEFAULT_MAX_BYTES_BETWEEN_SNAPSHOTS as i64),
         AtLeast(1), Used,

@@ -23,6 +23,7 @@ impl NodeConfig {
             log: LogConfig {
                 segment_bytes: self.metadata_log_segment_bytes as u64,
                 segment_min_bytes: self.metadata_log_segment_min_bytes as u64,
+                segment_ms: self.metadata_log_segment_ms,
                 retention_bytes: self.metadata_max_retention_bytes,
                 retention_ms: self.metadata_max_retention_ms,
             },

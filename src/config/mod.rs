@@ -123,6 +123,9 @@ pub struct NodeConfig {
     /// `metadata.log.segment.min.bytes` (bytes, default 8 MiB), or 1 when Kafka 4.1's
     /// `internal.metadata.log.segment.bytes` (which bypasses the floor) sets the segment size.
     pub metadata_log_segment_min_bytes: i32,
+    /// `metadata.log.segment.ms` (ms, default 7 days): roll a non-empty segment this old
+    /// ([`kraftwerk_log::LogConfig::segment_ms`], which refuses a value below 1 at open).
+    pub metadata_log_segment_ms: i64,
     /// `metadata.log.max.record.bytes.between.snapshots` (bytes, default 20 MiB, ≥ 1).
     pub metadata_snapshot_max_new_record_bytes: i64,
     /// `metadata.log.max.snapshot.interval.ms` (ms, default 1 hour, ≥ 0; 0 disables).
@@ -264,6 +267,7 @@ impl NodeConfig {
             broker_heartbeat_interval_ms: values.int(keys::BROKER_HEARTBEAT_INTERVAL_MS),
             metadata_log_segment_bytes,
             metadata_log_segment_min_bytes,
+            metadata_log_segment_ms: values.long(keys::METADATA_LOG_SEGMENT_MS),
             metadata_snapshot_max_new_record_bytes: values
                 .long(keys::METADATA_SNAPSHOT_MAX_NEW_RECORD_BYTES),
             metadata_snapshot_max_interval_ms: values.long(keys::METADATA_SNAPSHOT_MAX_INTERVAL_MS),

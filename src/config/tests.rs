@@ -14,6 +14,8 @@ use super::quorum::parse_bootstrap_servers;
 use super::security_protocol::effective_protocol_map;
 use super::*;
 
+mod log_keys;
+
 pub(super) fn props(text: &str) -> JavaProperties {
     JavaProperties::parse(text.as_bytes()).unwrap()
 }
@@ -792,7 +794,7 @@ fn every_key_reaches_the_node_or_is_refused_or_reported_as_not_honoured() {
 #[test]
 fn the_warnings_name_unknown_keys_one_by_one_and_pass_kafkas_broker_keys() {
     let c = parse(&format!(
-        "{MINIMAL}num.io.threads=8\nmetadata.log.segment.ms=1000\n\
+        "{MINIMAL}num.io.threads=8\noffsets.topic.num.partitions=50\n\
          initial.broker.registration.timeout.ms=1000\ncontroler.quorum.election.timeout.ms=1\n\
          my.own.setting=1\n"
     ))
@@ -806,7 +808,7 @@ fn the_warnings_name_unknown_keys_one_by_one_and_pass_kafkas_broker_keys() {
         c.not_honoured_keys,
         [
             "initial.broker.registration.timeout.ms",
-            "metadata.log.segment.ms"
+            "offsets.topic.num.partitions"
         ]
     );
     assert_eq!(
@@ -817,7 +819,7 @@ fn the_warnings_name_unknown_keys_one_by_one_and_pass_kafkas_broker_keys() {
             "unknown configuration key `my.own.setting` ignored (neither Kafka nor kraftwerk \
              defines it)",
             "accepting 2 configuration keys kraftwerk validates but does not act on (no effect): \
-             initial.broker.registration.timeout.ms, metadata.log.segment.ms",
+             initial.broker.registration.timeout.ms, offsets.topic.num.partitions",
         ]
     );
 }

@@ -34,6 +34,7 @@ pub mod formatted;
 pub mod java_properties;
 pub mod meta_properties;
 
+mod clock;
 mod epoch_cache;
 mod error;
 pub mod fs;
@@ -47,6 +48,7 @@ mod segment_log;
 pub mod snapshot;
 mod validate;
 
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use epoch_cache::LEADER_EPOCH_CHECKPOINT;
 pub use error::StorageError;
 pub use index::INDEX_DIR_NAME;
@@ -57,7 +59,7 @@ pub use recovery::{IndexRecovery, RecoveryReport, TailTruncation};
 pub use segment::{parse_segment_file_name, segment_file_name};
 pub use segment_log::{
     LogConfig, SegmentLog, SnapshotRecovery, DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS,
-    DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MIN_BYTES, METADATA_PARTITION_DIR,
+    DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MIN_BYTES, DEFAULT_SEGMENT_MS, METADATA_PARTITION_DIR,
 };
 
 #[cfg(any(test, feature = "testing"))]

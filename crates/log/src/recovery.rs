@@ -95,13 +95,14 @@ struct ScanStart {
     epochs: EpochCache,
 }
 
-/// Opens the segments and the index of partition directory `dir` and recovers them.
-pub(crate) fn recover(dir: &Dir) -> Result<Recovered, StorageError> {
+/// Opens the segments and the index of partition directory `dir` and recovers them; `now_ms`
+/// (wall clock) becomes the segments' `created` time, as in Kafka's `LogLoader`.
+pub(crate) fn recover(dir: &Dir, now_ms: i64) -> Result<Recovered, StorageError> {
     let started = Instant::now();
-    let mut segments = list_segments(dir)?;
+    let mut segments = list_segments(dir, now_ms)?;
     if segments.is_empty() {
         // Kafka creates the first (empty) segment when it creates the log.
-        segments.insert(0, Segment::create(dir, 0)?);
+        segments.insert(0, Segment::create(dir, 0, now_ms)?);
         dir.fsync()?;
     }
     let index_dir = dir.join(INDEX_DIR_NAME);
@@ -123,6 +124,7 @@ pub(crate) fn recover(dir: &Dir) -> Result<Recovered, StorageError> {
     };
     let mut scan = Scan {
         dir,
+        now_ms,
         segments,
         index,
         verified: index_recovery == IndexRecovery::Verified,
@@ -162,7 +164,7 @@ pub(crate) fn recover(dir: &Dir) -> Result<Recovered, StorageError> {
 /// Errors: a `.swap` file (a Kafka segment replacement we cannot complete) or a `.log` file
 /// whose name is not a 20-digit offset (Java would load it as a segment) is
 /// [`StorageError::Inconsistent`].
-fn list_segments(dir: &Dir) -> Result<BTreeMap<i64, Segment>, StorageError> {
+fn list_segments(dir: &Dir, now_ms: i64) -> Result<BTreeMap<i64, Segment>, StorageError> {
     let mut segments = BTreeMap::new();
     for item in dir.list()? {
         let path = item.path;
@@ -194,7 +196,7 @@ fn list_segments(dir: &Dir) -> Result<BTreeMap<i64, Segment>, StorageError> {
                 "a .log file whose name is not a 20-digit base offset",
             ));
         };
-        segments.insert(base, Segment::open(dir, path, base)?);
+        segments.insert(base, Segment::open(dir, path, base, now_ms)?);
     }
     Ok(segments)
 }
@@ -445,6 +447,8 @@ fn check_last_batch(end_segment: &Segment, last: &BatchEntry) -> Result<(), Dist
 /// The forward scan from a [`ScanStart`] to the end of the last segment.
 struct Scan<'a> {
     dir: &'a Dir,
+    /// Wall-clock ms of the open: the `created` time of a segment made or emptied here.
+    now_ms: i64,
     segments: BTreeMap<i64, Segment>,
     index: Index,
     /// The scan starts after the last batch of a verified index: everything it reads may be
@@ -783,13 +787,15 @@ impl Scan<'_> {
             deleted_segments.insert(0, stop.segment_base);
             if self.segments.is_empty() {
                 // Never leave the log without a segment to append to.
-                self.segments
-                    .insert(log_end_offset, Segment::create(self.dir, log_end_offset)?);
+                self.segments.insert(
+                    log_end_offset,
+                    Segment::create(self.dir, log_end_offset, self.now_ms)?,
+                );
             }
         } else {
             let segment = self.segments.get_mut(&stop.segment_base).expect("listed");
             dropped_bytes += segment.size_bytes() - stop.position;
-            segment.truncate(stop.position, log_end_offset)?;
+            segment.truncate(stop.position, log_end_offset, self.now_ms)?;
         }
         self.dir.fsync()?;
         let truncation = TailTruncation {

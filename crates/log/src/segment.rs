@@ -4,6 +4,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use kraftwerk_records::batch::{BatchHeader, BATCH_HEADER_BYTES};
+
 use crate::error::{io_at, StorageError};
 use crate::fs::{Dir, FsFile, OpenMode};
 
@@ -47,12 +49,20 @@ pub struct Segment {
     /// Bytes known durable: the size at the last fdatasync (or at open, where recovery makes
     /// the whole file durable before the log is used).
     synced_size_bytes: u64,
+    /// Wall-clock ms when this segment object was created or loaded, reset when a truncation
+    /// empties it (Kafka `LogSegment.created`): the age `segment.ms` is measured from when the
+    /// first batch has no timestamp.
+    created_ms: i64,
+    /// The max timestamp of the first batch (Kafka `LogSegment.rollingBasedTimestamp`): set by
+    /// the first append to an empty segment, read from the file on first use for a segment
+    /// found at open, cleared when a truncation empties the segment. May be -1 (no timestamp).
+    rolling_timestamp: Option<i64>,
 }
 
 impl Segment {
     /// Creates a new, empty segment file. Fails if the file already exists, which would mean
-    /// our view of the directory is wrong.
-    pub fn create(dir: &Dir, base_offset: i64) -> Result<Segment, StorageError> {
+    /// our view of the directory is wrong. `now_ms` is the wall-clock time (its `created` time).
+    pub fn create(dir: &Dir, base_offset: i64, now_ms: i64) -> Result<Segment, StorageError> {
         let path = dir.join(segment_file_name(base_offset));
         let file = dir.open_file(&path, OpenMode::CreateNew)?;
         Ok(Segment {
@@ -61,11 +71,20 @@ impl Segment {
             file,
             size_bytes: 0,
             synced_size_bytes: 0,
+            created_ms: now_ms,
+            rolling_timestamp: None,
         })
     }
 
-    /// Opens an existing segment file for reading and appending.
-    pub fn open(dir: &Dir, path: PathBuf, base_offset: i64) -> Result<Segment, StorageError> {
+    /// Opens an existing segment file for reading and appending. `now_ms` is the wall-clock
+    /// time: like Kafka, which constructs a new `LogSegment` for every file it loads, the
+    /// segment's `created` time is when the log was opened, not when the file was made.
+    pub fn open(
+        dir: &Dir,
+        path: PathBuf,
+        base_offset: i64,
+        now_ms: i64,
+    ) -> Result<Segment, StorageError> {
         let file = dir.open_file(&path, OpenMode::ReadWrite)?;
         let size_bytes = file.size_bytes().map_err(io_at(&path))?;
         Ok(Segment {
@@ -74,6 +93,8 @@ impl Segment {
             file,
             size_bytes,
             synced_size_bytes: size_bytes,
+            created_ms: now_ms,
+            rolling_timestamp: None,
         })
     }
 
@@ -98,11 +119,18 @@ impl Segment {
         self.size_bytes
     }
 
-    /// Writes `bytes`, which start with log offset `first_offset`, at the end of the file (a
-    /// positional write, no shared cursor). On an error ([`StorageError::SegmentIo`]) the file
-    /// may hold a prefix of `bytes` past [`size_bytes`](Self::size_bytes); the log stops
-    /// accepting writes then, and recovery cuts it at the next open.
-    pub fn append(&mut self, bytes: &[u8], first_offset: i64) -> Result<(), StorageError> {
+    /// Writes `bytes`, which start with log offset `first_offset` in a batch whose max
+    /// timestamp is `first_max_timestamp`, at the end of the file (a positional write, no
+    /// shared cursor). On an error ([`StorageError::SegmentIo`]) the file may hold a prefix of
+    /// `bytes` past [`size_bytes`](Self::size_bytes); the log stops accepting writes then, and
+    /// recovery cuts it at the next open.
+    pub fn append(
+        &mut self,
+        bytes: &[u8],
+        first_offset: i64,
+        first_max_timestamp: i64,
+    ) -> Result<(), StorageError> {
+        let was_empty = self.size_bytes == 0;
         self.file
             .write_all_at(bytes, self.size_bytes)
             .map_err(|source| StorageError::SegmentIo {
@@ -113,7 +141,54 @@ impl Segment {
                 source,
             })?;
         self.size_bytes += bytes.len() as u64;
+        if was_empty {
+            // Kafka `LogSegment.append`: the first append to an empty segment fixes the
+            // timestamp time-based rolling measures from.
+            self.rolling_timestamp = Some(first_max_timestamp);
+        }
         Ok(())
+    }
+
+    /// Kafka `LogSegment.timeWaitedForRoll`: how long (ms) this segment has waited to be
+    /// rolled when a batch with max timestamp `batch_max_timestamp` arrives at wall-clock
+    /// `now_ms`. If the first batch has a timestamp (>= 0) it is the difference between the
+    /// two batches' timestamps (negative when the new batch is older); otherwise it is the
+    /// wall-clock time since the segment was created. Reads the first batch's header from the
+    /// file the first time it is needed for a segment found at open.
+    ///
+    /// `unwritten_first_max_timestamp` is the max timestamp of the first batch the caller has
+    /// already placed in this segment but not written yet (the log writes batches in runs):
+    /// for an empty segment it stands for the first batch.
+    pub fn time_waited_for_roll(
+        &mut self,
+        now_ms: i64,
+        batch_max_timestamp: i64,
+        unwritten_first_max_timestamp: Option<i64>,
+    ) -> Result<i64, StorageError> {
+        let rolling_timestamp = if self.size_bytes == 0 {
+            unwritten_first_max_timestamp
+        } else {
+            self.load_rolling_timestamp()?
+        };
+        Ok(match rolling_timestamp {
+            Some(ts) if ts >= 0 => batch_max_timestamp.saturating_sub(ts),
+            _ => now_ms.saturating_sub(self.created_ms),
+        })
+    }
+
+    /// The first batch's max timestamp of a non-empty segment, read from the file the first
+    /// time (Kafka `LogSegment.loadFirstBatchTimestamp`).
+    fn load_rolling_timestamp(&mut self) -> Result<Option<i64>, StorageError> {
+        if self.rolling_timestamp.is_none() && self.size_bytes > 0 {
+            // Kafka `loadFirstBatchTimestamp`. Recovery has validated every batch in the file.
+            let len = BATCH_HEADER_BYTES.min(self.size_bytes as usize);
+            let header = self.read_at(0, len)?;
+            let header = BatchHeader::parse(&header).map_err(|e| {
+                StorageError::inconsistent(&self.path, format!("first batch header: {e}"))
+            })?;
+            self.rolling_timestamp = Some(header.max_timestamp);
+        }
+        Ok(self.rolling_timestamp)
     }
 
     /// Reads exactly `len` bytes at `position`.
@@ -143,8 +218,14 @@ impl Segment {
     }
 
     /// Cuts the file to `size_bytes`, where log offset `offset` started, and makes the cut
-    /// durable (fdatasync).
-    pub fn truncate(&mut self, size_bytes: u64, offset: i64) -> Result<(), StorageError> {
+    /// durable (fdatasync). A cut to empty restarts the segment's age at `now_ms` (Kafka
+    /// `LogSegment.truncateTo`).
+    pub fn truncate(
+        &mut self,
+        size_bytes: u64,
+        offset: i64,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
         assert!(
             size_bytes <= self.size_bytes,
             "truncate of {} to {size_bytes} would grow it",
@@ -153,6 +234,10 @@ impl Segment {
         self.file.set_len(size_bytes).map_err(io_at(&self.path))?;
         self.size_bytes = size_bytes;
         self.synced_size_bytes = self.synced_size_bytes.min(size_bytes);
+        if size_bytes == 0 {
+            self.created_ms = now_ms;
+            self.rolling_timestamp = None;
+        }
         self.sync(offset)
     }
 
@@ -219,17 +304,17 @@ mod tests {
     fn append_read_truncate_delete() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = Dir::open(std::sync::Arc::new(crate::fs::RealFs), tmp.path()).unwrap();
-        let mut seg = Segment::create(&dir, 7).unwrap();
+        let mut seg = Segment::create(&dir, 7, 0).unwrap();
         assert!(
-            Segment::create(&dir, 7).is_err(),
+            Segment::create(&dir, 7, 0).is_err(),
             "create refuses an existing file"
         );
-        seg.append(b"hello", 7).unwrap();
-        seg.append(b" world", 8).unwrap();
+        seg.append(b"hello", 7, -1).unwrap();
+        seg.append(b" world", 8, -1).unwrap();
         assert_eq!(seg.read_at(6, 5).unwrap(), b"world");
         assert!(seg.read_at(8, 5).is_err());
-        seg.truncate(5, 8).unwrap();
-        let reopened = Segment::open(&dir, seg.path().to_path_buf(), 7).unwrap();
+        seg.truncate(5, 8, 0).unwrap();
+        let reopened = Segment::open(&dir, seg.path().to_path_buf(), 7, 0).unwrap();
         assert_eq!(reopened.size_bytes(), 5);
         std::fs::write(dir.join("00000000000000000007.index"), b"").unwrap();
         seg.delete(&dir).unwrap();

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, SnapshotSink};
 use kraftwerk_records::batch::BatchHeader;
 
+use crate::clock::{Clock, SystemClock};
 use crate::epoch_cache::EpochCache;
 use crate::error::{io_at, StorageError};
 use crate::fs::{Dir, Fs, RealFs};
@@ -36,6 +37,9 @@ pub const DEFAULT_RETENTION_BYTES: i64 = 100 << 20;
 /// Kafka's default `metadata.max.retention.ms`: 7 days.
 pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 
+/// Kafka's default `metadata.log.segment.ms` (`LogConfig.DEFAULT_SEGMENT_MS`): 7 days.
+pub const DEFAULT_SEGMENT_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
 /// Kafka's default `metadata.log.segment.min.bytes`: 8 MiB (`KafkaRaftClient.MAX_BATCH_SIZE_BYTES`).
 pub const DEFAULT_SEGMENT_MIN_BYTES: u64 = 8 << 20;
 
@@ -53,6 +57,14 @@ pub struct LogConfig {
     /// and scenarios roll tiny segments, so that cleaning deletes some; opening logs an error
     /// when it is overridden, as Kafka does.
     pub segment_min_bytes: u64,
+    /// `metadata.log.segment.ms`, passed by Kafka's `KafkaMetadataLog` as the log's
+    /// `segment.ms`: a new segment is rolled before a batch when the active segment is not
+    /// empty and has waited longer than this (ms) to be rolled (Kafka `LogSegment.shouldRoll`,
+    /// `timeWaitedForRoll`): the batch's max timestamp minus the segment's first batch's max
+    /// timestamp, or, when that first batch has no timestamp, the wall-clock time since the
+    /// segment was created or loaded. No jitter: Kafka's metadata log leaves `segment.jitter.ms`
+    /// at 0. At least 1 (Kafka's `segment.ms` bound). Default 7 days.
+    pub segment_ms: i64,
     /// `metadata.max.retention.bytes`: `maybe_clean` deletes old snapshots and the segments
     /// below them while the segments plus the snapshots exceed this (bytes; -1 = no limit).
     /// Default 100 MiB.
@@ -68,6 +80,7 @@ impl Default for LogConfig {
         LogConfig {
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             segment_min_bytes: DEFAULT_SEGMENT_MIN_BYTES,
+            segment_ms: DEFAULT_SEGMENT_MS,
             retention_bytes: DEFAULT_RETENTION_BYTES,
             retention_ms: DEFAULT_RETENTION_MS,
         }
@@ -105,6 +118,8 @@ pub struct SegmentLog {
     /// through this one handle.
     dir: Dir,
     config: LogConfig,
+    /// Wall clock for `segment.ms` rolling (Kafka's `Time`).
+    clock: Arc<dyn Clock>,
     /// Segment files by base offset; the last one is active.
     segments: BTreeMap<i64, Segment>,
     index: Index,
@@ -172,6 +187,17 @@ impl SegmentLog {
         config: LogConfig,
         fs: Arc<dyn Fs>,
     ) -> Result<SegmentLog, StorageError> {
+        Self::open_with_clock(metadata_log_dir, config, fs, Arc::new(SystemClock))
+    }
+
+    /// [`open_with_fs`](Self::open_with_fs) reading wall-clock time from `clock` (Kafka's
+    /// `Time`), for `segment.ms` rolling; tests put a [`crate::ManualClock`] there.
+    pub fn open_with_clock(
+        metadata_log_dir: &Path,
+        config: LogConfig,
+        fs: Arc<dyn Fs>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<SegmentLog, StorageError> {
         check_config(&config)?;
         fs.create_dir_all(metadata_log_dir)
             .map_err(io_at(metadata_log_dir))?;
@@ -186,7 +212,7 @@ impl SegmentLog {
         // Snapshots are validated before the segments are touched, so that a refusal below
         // leaves the directory as it was.
         let scan = crate::snapshot::scan(&dir)?;
-        let recovered = recovery::recover(&dir)?;
+        let recovered = recovery::recover(&dir, clock.now_ms())?;
         let report = recovered.report;
         let log_start_offset = *recovered
             .segments
@@ -203,6 +229,7 @@ impl SegmentLog {
         let mut log = SegmentLog {
             dir,
             config,
+            clock,
             segments: recovered.segments,
             index: recovered.index,
             segment_epochs: recovered.epochs,
@@ -254,8 +281,15 @@ impl SegmentLog {
     }
 }
 
-/// Checks `segment_bytes` and `segment_min_bytes` (Kafka's `MetadataLogConfig` bounds).
+/// Checks `segment_bytes`, `segment_min_bytes` and `segment_ms` (Kafka's `MetadataLogConfig`
+/// bounds, and `LogConfig.validate`'s for `segment.ms`).
 fn check_config(config: &LogConfig) -> Result<(), StorageError> {
+    if config.segment_ms < 1 {
+        return Err(StorageError::Config(format!(
+            "Invalid value {} for configuration metadata.log.segment.ms: Value must be at least 1",
+            config.segment_ms
+        )));
+    }
     let max = i32::MAX as u64;
     if config.segment_min_bytes == 0 || config.segment_min_bytes > max {
         return Err(StorageError::Config(format!(
@@ -397,14 +431,41 @@ impl SegmentLog {
             .expect("the log always has a segment")
     }
 
-    /// Kafka `LogSegment.shouldRoll` for one batch: the active segment is not empty and the batch
-    /// would take it past `segment_bytes`, or its last offset would not fit Kafka's 32-bit
-    /// relative offsets.
-    fn should_roll(&self, header: &BatchHeader, active_size: u64) -> bool {
-        let active = self.active();
-        active_size > 0
-            && (active_size + header.size_bytes() as u64 > self.config.segment_bytes
-                || header.last_offset() - active.base_offset() > i32::MAX as i64)
+    /// Kafka `LogSegment.shouldRoll` for one batch: the active segment is not empty and the
+    /// batch would take it past `segment_bytes`, or its last offset would not fit Kafka's
+    /// 32-bit relative offsets, or the segment has waited more than `segment_ms` to be rolled
+    /// ([`Segment::time_waited_for_roll`]; no jitter, as for Kafka's metadata log).
+    /// `active_size` counts the batches already placed in the active segment but not written
+    /// yet, the first of which has max timestamp `run_first_max_timestamp`.
+    ///
+    /// Kafka applies the rule once per append, with the append's max timestamp; here it is
+    /// applied to each batch, as the size rule is, so that a follower append spanning the roll
+    /// time splits where separate appends would have.
+    fn should_roll(
+        &mut self,
+        header: &BatchHeader,
+        active_size: u64,
+        run_first_max_timestamp: Option<i64>,
+        now_ms: i64,
+    ) -> Result<Option<&'static str>, StorageError> {
+        if active_size == 0 {
+            return Ok(None);
+        }
+        let segment_ms = self.config.segment_ms;
+        let active = self
+            .segments
+            .values_mut()
+            .next_back()
+            .expect("the log always has a segment");
+        if active_size + header.size_bytes() as u64 > self.config.segment_bytes {
+            return Ok(Some("segment.bytes"));
+        }
+        if header.last_offset() - active.base_offset() > i32::MAX as i64 {
+            return Ok(Some("relative offset overflow"));
+        }
+        let waited =
+            active.time_waited_for_roll(now_ms, header.max_timestamp, run_first_max_timestamp)?;
+        Ok((waited > segment_ms).then_some("segment.ms"))
     }
 
     fn append(
@@ -442,13 +503,33 @@ impl SegmentLog {
         let mut run_end = 0usize;
         let mut active_size = self.active().size_bytes();
         let mut run_offset = self.log_end_offset; // the first offset of the run
+        let mut run_first_max_timestamp = None; // of the run's first batch
+        let now_ms = self.clock.now_ms();
         for header in headers {
-            if self.should_roll(header, active_size + (run_end - run_start) as u64) {
-                self.write_run(&records[run_start..run_end], run_offset)?;
+            let unwritten = (run_end - run_start) as u64;
+            if let Some(reason) = self.should_roll(
+                header,
+                active_size + unwritten,
+                run_first_max_timestamp,
+                now_ms,
+            )? {
+                self.write_run(
+                    &records[run_start..run_end],
+                    run_offset,
+                    run_first_max_timestamp,
+                )?;
                 run_start = run_end;
                 run_offset = header.base_offset;
+                run_first_max_timestamp = None;
                 let sealed = self.active().base_offset();
-                let segment = Segment::create(&self.dir, header.base_offset)?;
+                tracing::debug!(
+                    dir = %self.dir.display(),
+                    sealed_base_offset = sealed,
+                    base_offset = header.base_offset,
+                    reason,
+                    "rolling new log segment"
+                );
+                let segment = Segment::create(&self.dir, header.base_offset, now_ms)?;
                 self.segments.insert(header.base_offset, segment);
                 self.unrecorded_seals.insert(sealed);
                 self.dir_dirty = true;
@@ -458,8 +539,13 @@ impl SegmentLog {
             let position = active_size + (run_end - run_start) as u64;
             self.pending.push(BatchEntry::new(header, active, position));
             run_end += header.size_bytes();
+            run_first_max_timestamp.get_or_insert(header.max_timestamp);
         }
-        self.write_run(&records[run_start..run_end], run_offset)?;
+        self.write_run(
+            &records[run_start..run_end],
+            run_offset,
+            run_first_max_timestamp,
+        )?;
         for header in headers {
             let epoch = header.partition_leader_epoch;
             if self
@@ -482,16 +568,23 @@ impl SegmentLog {
         Ok(())
     }
 
-    fn write_run(&mut self, bytes: &[u8], first_offset: i64) -> Result<(), StorageError> {
-        if bytes.is_empty() {
+    /// Writes a run of batches to the active segment; `first_max_timestamp` is the first
+    /// batch's max timestamp (`Some` for a non-empty run).
+    fn write_run(
+        &mut self,
+        bytes: &[u8],
+        first_offset: i64,
+        first_max_timestamp: Option<i64>,
+    ) -> Result<(), StorageError> {
+        let Some(first_max_timestamp) = first_max_timestamp.filter(|_| !bytes.is_empty()) else {
             return Ok(());
-        }
+        };
         let segment = self
             .segments
             .values_mut()
             .next_back()
             .expect("the log always has a segment");
-        segment.append(bytes, first_offset)?;
+        segment.append(bytes, first_offset, first_max_timestamp)?;
         self.dirty_segments.insert(segment.base_offset());
         Ok(())
     }
@@ -550,7 +643,7 @@ impl SegmentLog {
         self.segments
             .get_mut(&removed.segment_base)
             .expect("segment of an indexed batch")
-            .truncate(removed.position as u64, new_end)?;
+            .truncate(removed.position as u64, new_end, self.clock.now_ms())?;
         if !later.is_empty() || self.dir_dirty {
             self.dir.fsync()?;
             self.dir_dirty = false;

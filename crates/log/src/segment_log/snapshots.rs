@@ -190,8 +190,10 @@ impl SegmentLog {
         while let Some((_, segment)) = self.segments.pop_last() {
             segment.delete(&self.dir)?;
         }
-        self.segments
-            .insert(offset, Segment::create(&self.dir, offset)?);
+        self.segments.insert(
+            offset,
+            Segment::create(&self.dir, offset, self.clock.now_ms())?,
+        );
         self.dir.fsync()?;
         self.pending.clear();
         self.dirty_segments.clear();

@@ -8,7 +8,7 @@ use kraftwerk_raft::{LogAppendInfo, LogError, OffsetAndEpoch, ReplicatedLog, Sna
 use tempfile::TempDir;
 
 use crate::fs::faulty::FaultyFs;
-use crate::{IndexRecovery, LogConfig, SegmentLog};
+use crate::{IndexRecovery, LogConfig, ManualClock, SegmentLog};
 
 pub(crate) use crate::testing::small_segments;
 
@@ -19,6 +19,7 @@ mod java_snapshots;
 mod recovery;
 mod rolling;
 mod snapshots;
+mod time_rolling;
 
 /// A segment log in its own temporary `metadata.log.dir`, reopened in place by the crash hooks.
 pub(crate) struct TestLog {
@@ -26,6 +27,8 @@ pub(crate) struct TestLog {
     config: LogConfig,
     /// The fault-injecting file system the log runs on, if any ([`TestLog::faulty`]).
     fs: Option<FaultyFs>,
+    /// The wall clock the log reads, if not the system's ([`TestLog::with_clock`]).
+    clock: Option<ManualClock>,
     /// Keeps the directory alive for the life of the test.
     dir: TempDir,
 }
@@ -38,8 +41,23 @@ impl TestLog {
             log: Some(log),
             config,
             fs: None,
+            clock: None,
             dir,
         }
+    }
+
+    /// A log reading wall-clock time from `clock` (also when reopened).
+    pub(crate) fn with_clock(config: LogConfig, clock: ManualClock) -> TestLog {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut log = TestLog {
+            log: None,
+            config,
+            fs: None,
+            clock: Some(clock),
+            dir,
+        };
+        log.log = Some(log.open_again().expect("open a new log"));
+        log
     }
 
     /// A log on a [`FaultyFs`], which the test reaches through [`TestLog::fs`]. Its crash hooks
@@ -54,6 +72,7 @@ impl TestLog {
             log: Some(log),
             config,
             fs: Some(fs),
+            clock: None,
             dir,
         }
     }
@@ -97,7 +116,15 @@ impl TestLog {
 
     fn open_again(&self) -> Result<SegmentLog, crate::StorageError> {
         match &self.fs {
-            None => SegmentLog::open(self.dir.path(), self.config),
+            None => match &self.clock {
+                None => SegmentLog::open(self.dir.path(), self.config),
+                Some(clock) => SegmentLog::open_with_clock(
+                    self.dir.path(),
+                    self.config,
+                    std::sync::Arc::new(crate::fs::RealFs),
+                    std::sync::Arc::new(clock.clone()),
+                ),
+            },
             Some(fs) => SegmentLog::open_with_fs(
                 self.dir.path(),
                 self.config,
