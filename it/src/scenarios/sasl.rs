@@ -277,11 +277,11 @@ fn is_authentication_failure(r: &Captured) -> bool {
 }
 
 /// `Failed authentication with …` lines in every controller's log (Java's Selector logs them at
-/// INFO, kraftwerk logs `failed authentication`).
+/// INFO, and so does kraftwerk).
 fn failed_authentication_lines(c: &Cluster) -> usize {
     c.controllers
         .iter()
-        .map(|n| n.log_count("Failed authentication") + n.log_count("failed authentication"))
+        .map(|n| n.log_count("Failed authentication with /"))
         .sum()
 }
 

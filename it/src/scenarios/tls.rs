@@ -330,9 +330,13 @@ pub fn run(env: &Env) -> Result<()> {
     Ok(())
 }
 
+/// What Kafka's `Selector` and kraftwerk's listener log for a refused client.
+const FAILED_AUTHENTICATION: &str = "Failed authentication with /";
+
 /// Clients the SSL listener must refuse: a plaintext ApiVersions gets no Kafka answer; a TLS
 /// client without a certificate and one with a self-signed certificate fail their tool, and
-/// each kraftwerk controller logs the failed authentication.
+/// each kraftwerk controller logs the failed authentication (Kafka's line, `Failed
+/// authentication with /ADDRESS (...)`).
 fn refused_clients(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
     for n in &c.controllers {
         if let Some(answer) = plaintext_api_versions(&n.addr())? {
@@ -347,7 +351,7 @@ fn refused_clients(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
     let before: Vec<usize> = c
         .controllers
         .iter()
-        .map(|n| n.log_count("failed authentication"))
+        .map(|n| n.log_count(FAILED_AUTHENTICATION))
         .collect();
     for (name, keystore) in [("no-certificate", None), ("rogue", Some("rogue"))] {
         let conf = client_config(dir, name, keystore)?;
@@ -380,10 +384,10 @@ fn refused_clients(env: &Env, c: &Cluster, dir: &Path) -> Result<()> {
     }
     let first = &c.controllers[0];
     if matches!(first.role, Role::Controller(ControllerKind::Kraftwerk))
-        && first.log_count("failed authentication") <= before[0]
+        && first.log_count(FAILED_AUTHENTICATION) <= before[0]
     {
         bail!(
-            "{} did not log the refused TLS clients (`failed authentication`)",
+            "{} did not log the refused TLS clients (`{FAILED_AUTHENTICATION}`)",
             first.label()
         );
     }
