@@ -12,16 +12,18 @@ import statistics
 import sys
 from collections import defaultdict
 
-# Columns in this order; the -kv1 systems (kraft.version 1, voter set in the log) only when the
-# run has them.
-ALL_SYSTEMS = ["kraftwerk", "kraftwerk-kv1", "java", "java-kv1", "zookeeper"]
-OPTIONAL = {"kraftwerk-kv1", "java-kv1"}
+# Columns in this order; the -kv1 systems (kraft.version 1, voter set in the log) and the -tls
+# systems (controller listener on SSL, mutual TLS) only when the run has them.
+ALL_SYSTEMS = ["kraftwerk", "kraftwerk-kv1", "kraftwerk-tls", "java", "java-kv1", "java-tls", "zookeeper"]
+OPTIONAL = {"kraftwerk-kv1", "java-kv1", "kraftwerk-tls", "java-tls"}
 SYSTEMS = list(ALL_SYSTEMS)
 LABEL = {
     "kraftwerk": "kraftwerk",
     "kraftwerk-kv1": "kraftwerk kraft.version 1",
     "java": "Java controller",
     "java-kv1": "Java kraft.version 1",
+    "kraftwerk-tls": "kraftwerk TLS",
+    "java-tls": "Java TLS",
     "zookeeper": "ZooKeeper mode",
 }
 
@@ -91,6 +93,8 @@ def table(data, versions):
     head = ["partitions", "figure"] + [LABEL[s] for s in SYSTEMS] + ["kraftwerk/Java", "kraftwerk/ZooKeeper"]
     if kv1:
         head.append("kraftwerk kv1/kv0")
+    tls = [s for s in ("kraftwerk", "java") if f"{s}-tls" in SYSTEMS]
+    head += [f"{LABEL[s + '-tls']}/plaintext" for s in tls]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join(["---:" if i == 0 else ("---" if i == 1 else "---:") for i in range(len(head))]) + "|")
     for n in sizes:
@@ -109,6 +113,8 @@ def table(data, versions):
             )
             if kv1:
                 line += f" {ratio(aggs.get('kraftwerk-kv1'), aggs.get('kraftwerk'))} |"
+            for s in tls:
+                line += f" {ratio(aggs.get(s + '-tls'), aggs.get(s))} |"
             lines.append(line)
     vers = ", ".join(f"{LABEL[s]} {versions[s]}" for s in SYSTEMS if s in versions)
     loads = [v for (s, p, m, md), vs in data.items() if m == "load_avg_1m_at_start" for v in vs]
@@ -129,6 +135,8 @@ def plot(data, out):
         "kraftwerk-kv1": ("tab:orange", "D"),
         "java": ("tab:blue", "s"),
         "java-kv1": ("tab:cyan", "v"),
+        "kraftwerk-tls": ("tab:purple", "P"),
+        "java-tls": ("tab:gray", "X"),
         "zookeeper": ("tab:green", "^"),
     }
     for ax, (metric, title) in zip(

@@ -8,6 +8,7 @@
 // The harness is a toolkit for scenarios still to come (mixed quorums, SIGSTOP faults): keep
 // its helpers even where no scenario calls them yet.
 mod bench;
+mod certs;
 #[allow(dead_code)]
 mod cluster;
 #[allow(dead_code)]

@@ -2,6 +2,11 @@
 //! benchmark's simulated brokers and probes: length-prefixed frames, request header v1/v2,
 //! bodies encoded and decoded with the `kafka-protocol` crate.
 //!
+//! A connection is plaintext or TLS ([`Transport`]; the `-tls` benchmark systems, whose
+//! controller listener is on SSL with `ssl.client.auth=required`): with TLS the handshake is
+//! part of [`Conn::connect_via`], as a Kafka client's `SslTransportLayer` finishes it before
+//! the first request.
+//!
 //! Every new connection starts with ApiVersions, as Kafka's `NetworkClient` does with
 //! `discoverBrokerVersions=true`; [`Conn::version`] then picks the highest version both sides
 //! speak, capped by what the benchmark was written against.
@@ -13,6 +18,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, Str
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Kafka error codes the benchmark reacts to (Kafka's `Errors` enum).
@@ -28,9 +34,87 @@ pub mod errors {
     pub const STALE_BROKER_EPOCH: i16 = ResponseError::StaleBrokerEpoch.code();
 }
 
+/// How a [`Conn`] reaches its server: Kafka's `security.protocol` PLAINTEXT or SSL.
+#[derive(Clone, Debug, Default)]
+pub enum Transport {
+    /// PLAINTEXT.
+    #[default]
+    Plaintext,
+    /// SSL with this client configuration (trust store, and the client certificate a server
+    /// with `ssl.client.auth=required` asks for): `crate::certs::rustls_client`.
+    Tls(Arc<rustls::ClientConfig>),
+}
+
+impl Transport {
+    /// `PLAINTEXT` or `SSL`, for log lines.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Plaintext => "PLAINTEXT",
+            Transport::Tls(_) => "SSL",
+        }
+    }
+}
+
+/// The byte stream under a [`Conn`].
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => &s.sock,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// Completes the TLS handshake with the server at `sa` over `tcp` (its timeouts apply); the
+/// server's certificate must name `sa`'s IP address.
+fn tls_handshake(
+    config: &Arc<rustls::ClientConfig>,
+    sa: &SocketAddr,
+    mut tcp: TcpStream,
+) -> Result<Stream> {
+    let name = rustls::pki_types::ServerName::IpAddress(sa.ip().into());
+    let mut tls = rustls::ClientConnection::new(config.clone(), name)
+        .with_context(|| format!("TLS client for {sa}"))?;
+    while tls.is_handshaking() {
+        tls.complete_io(&mut tcp)
+            .with_context(|| format!("TLS handshake with {sa}"))?;
+    }
+    Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(tls, tcp))))
+}
+
 /// One connection to a Kafka server (controller or broker listener).
 pub struct Conn {
-    stream: TcpStream,
+    stream: Stream,
     correlation_id: i32,
     client_id: StrBytes,
     /// Server's `(min, max)` version per api key, from ApiVersions.
@@ -40,19 +124,36 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Connects to `addr` (`host:port`) within `timeout`, sets `timeout` as the read/write
-    /// timeout of every later request, and exchanges ApiVersions (v3).
-    ///
-    /// Errors: connection refused/timed out, or an ApiVersions error code.
+    /// Connects to `addr` (`host:port`) in plaintext: [`Conn::connect_via`] with
+    /// [`Transport::Plaintext`].
     pub fn connect(addr: &str, client_id: &str, timeout: Duration) -> Result<Conn> {
+        Conn::connect_via(addr, client_id, timeout, &Transport::Plaintext)
+    }
+
+    /// Connects to `addr` (`host:port`) within `timeout` over `transport` (for TLS, the
+    /// handshake too, each of its reads and writes within `timeout`), sets `timeout` as the
+    /// read/write timeout of every later request, and exchanges ApiVersions (v3).
+    ///
+    /// Errors: connection refused/timed out, a failed TLS handshake, or an ApiVersions error
+    /// code.
+    pub fn connect_via(
+        addr: &str,
+        client_id: &str,
+        timeout: Duration,
+        transport: &Transport,
+    ) -> Result<Conn> {
         let sa: SocketAddr = addr
             .parse()
             .with_context(|| format!("bad address {addr}"))?;
-        let stream = TcpStream::connect_timeout(&sa, timeout)
+        let tcp = TcpStream::connect_timeout(&sa, timeout)
             .with_context(|| format!("connecting to {addr}"))?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(timeout))?;
-        stream.set_write_timeout(Some(timeout))?;
+        tcp.set_nodelay(true)?;
+        tcp.set_read_timeout(Some(timeout))?;
+        tcp.set_write_timeout(Some(timeout))?;
+        let stream = match transport {
+            Transport::Plaintext => Stream::Plain(tcp),
+            Transport::Tls(config) => tls_handshake(config, &sa, tcp)?,
+        };
         let mut c = Conn {
             stream,
             correlation_id: 0,
@@ -75,7 +176,7 @@ impl Conn {
 
     /// Changes the read timeout for the following requests (e.g. a long CreateTopics).
     pub fn set_timeout(&self, timeout: Duration) -> Result<()> {
-        self.stream.set_read_timeout(Some(timeout))?;
+        self.stream.tcp().set_read_timeout(Some(timeout))?;
         Ok(())
     }
 
@@ -115,8 +216,10 @@ impl Conn {
         req.encode(&mut buf, version)?;
         let len = (buf.len() - 4) as i32;
         buf[0..4].copy_from_slice(&len.to_be_bytes());
+        // With TLS, flush sends what rustls still buffers.
         self.stream
             .write_all(&buf)
+            .and_then(|()| self.stream.flush())
             .with_context(|| format!("sending api {} to {}", R::KEY, self.addr))?;
         let mut len = [0u8; 4];
         self.stream

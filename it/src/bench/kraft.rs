@@ -6,14 +6,22 @@
 //! the metadata is built; `replay`: a threshold of 1 TiB, so a restart replays the log from
 //! offset 0) and repetition: SIGKILL the leader → failover probe → restart it → catch-up; then
 //! SIGTERM the (new) leader → failover probe → restart → catch-up.
+//!
+//! The `-tls` systems run the same rounds with the `CONTROLLER` listener on SSL and
+//! `ssl.client.auth=required` (the `tls` scenario's keys, [`crate::certs`]): controllers dial
+//! each other over mutual TLS, and the simulated brokers, the probes and the tools connect with
+//! a certificate of the run's CA.
 
 use anyhow::{bail, Result};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::client::Transport;
 use super::measure::{self, Probe};
 use super::rpc::{self, TopicSpec};
 use super::simbroker::SimBrokers;
 use super::{data_brokers, metadata_topics, BenchConfig, Recorder, TOPICS_PER_REQUEST};
+use crate::certs::{self, Props};
 use crate::cluster::{props, Cluster, ClusterSpec};
 use crate::env::{ControllerKind, Env};
 
@@ -30,6 +38,42 @@ fn snapshot_threshold(cfg: &BenchConfig, mode: &str) -> u64 {
     }
 }
 
+/// How the controllers are secured: nothing (PLAINTEXT), or mutual TLS for the `-tls` systems.
+struct Security {
+    /// How the benchmark's own clients (probes, simulated brokers) connect.
+    transport: Transport,
+    /// Extra controller properties.
+    controller_props: Props,
+    /// `--command-config` of the Kafka tools run against the controllers.
+    tools_config: Option<PathBuf>,
+}
+
+impl Security {
+    /// PLAINTEXT, or for a `-tls` system a new CA and certificates for controllers 1..=3 and
+    /// one (`admin`) that the probes, the simulated brokers and the tools present.
+    fn for_system(env: &Env, cfg: &BenchConfig) -> Result<Security> {
+        if !cfg.tls() {
+            return Ok(Security {
+                transport: Transport::Plaintext,
+                controller_props: Vec::new(),
+                tools_config: None,
+            });
+        }
+        let dir = certs::make_certificates(env, &[1, 2, 3])?;
+        Ok(Security {
+            transport: Transport::Tls(certs::rustls_client(&dir, "admin")?),
+            controller_props: certs::controller_mtls_props(&dir),
+            tools_config: Some(certs::client_config(&dir, "admin", Some("admin"))?),
+        })
+    }
+}
+
+/// The controllers as the benchmark reaches them: addresses and transport.
+struct Quorum {
+    addrs: Vec<String>,
+    transport: Transport,
+}
+
 pub fn run(env: &Env, cfg: &BenchConfig) -> Result<()> {
     let kind = if cfg.system.starts_with("kraftwerk") {
         ControllerKind::Kraftwerk
@@ -44,11 +88,12 @@ pub fn run(env: &Env, cfg: &BenchConfig) -> Result<()> {
         ControllerKind::Java => env.kafka().version.clone(),
     };
     let rec = Recorder::new(env, cfg, &version);
+    let sec = Security::for_system(env, cfg)?;
     for mode in &cfg.modes {
         if mode != "snapshot" && mode != "replay" {
             bail!("unknown BENCH_MODES entry {mode} (snapshot, replay)");
         }
-        run_mode(env, cfg, kind, mode, &rec)?;
+        run_mode(env, cfg, kind, &sec, mode, &rec)?;
     }
     Ok(())
 }
@@ -59,26 +104,32 @@ fn run_mode(
     env: &Env,
     cfg: &BenchConfig,
     kind: ControllerKind,
+    sec: &Security,
     mode: &str,
     rec: &Recorder,
 ) -> Result<()> {
-    let mut c = start_controllers(env, cfg, kind, mode)?;
-    let addrs: Vec<String> = c.controllers.iter().map(|n| n.addr()).collect();
-    let (_, q) = measure::wait_leader(&addrs, Duration::from_secs(120))?;
+    let mut c = start_controllers(env, cfg, kind, sec, mode)?;
+    let quorum = Quorum {
+        addrs: c.controllers.iter().map(|n| n.addr()).collect(),
+        transport: sec.transport.clone(),
+    };
+    let (_, q) = measure::wait_leader(&quorum.addrs, &quorum.transport, Duration::from_secs(120))?;
     env.step(&format!(
-        "leader {} in epoch {}",
-        q.leader_id, q.leader_epoch
+        "leader {} in epoch {} ({})",
+        q.leader_id,
+        q.leader_epoch,
+        quorum.transport.name()
     ));
     if cfg.kraft_version_1() {
         // The `-kv1` systems: the voter set then lives in the log (KIP-853).
-        crate::scenarios::dynamic::upgrade_kraft_version(env, &addrs.join(","))?;
+        crate::scenarios::dynamic::upgrade_kraft_version(env, &quorum.addrs.join(","))?;
     }
-    let mut sims = start_sim_brokers(env, cfg, &c, &addrs)?;
-    build_metadata(env, cfg, &addrs, mode, rec)?;
+    let mut sims = start_sim_brokers(env, cfg, &c, &quorum)?;
+    build_metadata(env, cfg, &quorum, mode, rec)?;
     if mode == "snapshot" {
         wait_snapshots(env, &c, cfg)?;
     }
-    let (_, q) = measure::find_leader(&addrs)?;
+    let (_, q) = measure::find_leader(&quorum.addrs, &quorum.transport)?;
     sims.set_known_offset(q.high_watermark);
     record_snapshot(env, &c, q.leader_id, mode, rec)?;
     let mut probe_no = 0;
@@ -96,8 +147,8 @@ fn run_mode(
                 name,
                 probe_no,
             };
-            let old = fail_over(env, &mut c, &addrs, &at, rec)?;
-            restart_and_catch_up(env, &mut c, &sims, &addrs, &old, &at, rec)?;
+            let old = fail_over(env, &mut c, &quorum, &at, rec)?;
+            restart_and_catch_up(env, &mut c, &sims, &quorum, &old, &at, rec)?;
         }
     }
     record_end_of_mode(env, cfg, &mut c, &sims, mode, rec)?;
@@ -111,34 +162,40 @@ fn run_mode(
     Ok(())
 }
 
-/// Formats and starts three `kind` controllers with the mode's snapshot threshold.
+/// Formats and starts three `kind` controllers with the mode's snapshot threshold and `sec`'s
+/// listener security.
 fn start_controllers<'e>(
     env: &'e Env,
     cfg: &BenchConfig,
     kind: ControllerKind,
+    sec: &Security,
     mode: &str,
 ) -> Result<Cluster<'e>> {
     let threshold = snapshot_threshold(cfg, mode);
     let threshold_s = threshold.to_string();
+    let mut controller_props = props(&[
+        ("controller.quorum.election.timeout.ms", "1000"),
+        ("controller.quorum.fetch.timeout.ms", "2000"),
+        ("broker.session.timeout.ms", "9000"),
+        ("broker.heartbeat.interval.ms", "2000"),
+        (
+            "metadata.log.max.record.bytes.between.snapshots",
+            &threshold_s,
+        ),
+    ]);
+    controller_props.extend(sec.controller_props.iter().cloned());
     let spec = ClusterSpec {
         controllers: vec![kind; 3],
         brokers: 0,
-        controller_props: props(&[
-            ("controller.quorum.election.timeout.ms", "1000"),
-            ("controller.quorum.fetch.timeout.ms", "2000"),
-            ("broker.session.timeout.ms", "9000"),
-            ("broker.heartbeat.interval.ms", "2000"),
-            (
-                "metadata.log.max.record.bytes.between.snapshots",
-                &threshold_s,
-            ),
-        ]),
+        controller_props,
         broker_props: vec![],
     };
     env.step(&format!(
-        "mode {mode}: snapshot threshold {threshold} bytes"
+        "mode {mode}: snapshot threshold {threshold} bytes, controller listener {}",
+        sec.transport.name()
     ));
     let mut c = Cluster::new(env, &spec)?;
+    c.controller_client_config = sec.tools_config.clone();
     c.format_all()?;
     c.start_controllers()?;
     Ok(c)
@@ -149,11 +206,12 @@ fn start_sim_brokers(
     env: &Env,
     cfg: &BenchConfig,
     c: &Cluster,
-    addrs: &[String],
+    quorum: &Quorum,
 ) -> Result<SimBrokers> {
     let n_brokers = data_brokers(cfg.partitions);
     let sims = SimBrokers::start(
-        addrs,
+        &quorum.addrs,
+        &quorum.transport,
         &c.cluster_id,
         FIRST_SIM_BROKER,
         n_brokers,
@@ -171,7 +229,7 @@ fn start_sim_brokers(
 fn build_metadata(
     env: &Env,
     cfg: &BenchConfig,
-    addrs: &[String],
+    quorum: &Quorum,
     mode: &str,
     rec: &Recorder,
 ) -> Result<()> {
@@ -187,7 +245,7 @@ fn build_metadata(
                 assignment: None,
             })
             .collect();
-        create_at_leader(addrs, &specs)?;
+        create_at_leader(quorum, &specs)?;
     }
     let create = t.elapsed();
     rec.record(mode, 0, "create_all_ms", create.as_millis() as f64, "ms")?;
@@ -223,12 +281,12 @@ struct OldLeader {
 fn fail_over(
     env: &Env,
     c: &mut Cluster,
-    addrs: &[String],
+    quorum: &Quorum,
     at: &Round,
     rec: &Recorder,
 ) -> Result<OldLeader> {
     let (mode, rep, signal, name) = (at.mode, at.rep, at.signal, at.name);
-    let (_, q) = measure::wait_leader(addrs, Duration::from_secs(60))?;
+    let (_, q) = measure::wait_leader(&quorum.addrs, &quorum.transport, Duration::from_secs(60))?;
     let leader = q.leader_id;
     let rss = controllers_rss(c);
     rec.record(mode, rep, "controller_rss_bytes", rss as f64, "bytes")?;
@@ -246,7 +304,14 @@ fn fail_over(
         .collect();
     let t0 = Instant::now();
     c.node(leader)?.proc()?.signal(signal)?;
-    let p: Probe = measure::probe_create(&others, &topic, 30_000, t0, Duration::from_secs(120))?;
+    let p: Probe = measure::probe_create(
+        &others,
+        &quorum.transport,
+        &topic,
+        30_000,
+        t0,
+        Duration::from_secs(120),
+    )?;
     rec.record(
         mode,
         rep,
@@ -282,19 +347,20 @@ fn restart_and_catch_up(
     env: &Env,
     c: &mut Cluster,
     sims: &SimBrokers,
-    addrs: &[String],
+    quorum: &Quorum,
     old: &OldLeader,
     at: &Round,
     rec: &Recorder,
 ) -> Result<()> {
     let (mode, rep, leader) = (at.mode, at.rep, old.id);
-    let (_, q) = measure::wait_leader(&old.others, Duration::from_secs(60))?;
+    let (_, q) = measure::wait_leader(&old.others, &quorum.transport, Duration::from_secs(60))?;
     sims.set_known_offset(q.high_watermark);
     let before = c.node(leader)?.log_lines("loaded snapshot").len();
     let t1 = Instant::now();
     c.start(leader)?;
     let d = measure::wait_caught_up(
-        addrs,
+        &quorum.addrs,
+        &quorum.transport,
         leader,
         q.high_watermark,
         t1,
@@ -364,14 +430,16 @@ fn record_end_of_mode(
 
 /// Sends one CreateTopics batch to whichever controller accepts it (retrying NOT_CONTROLLER
 /// and transient failures for up to 5 minutes).
-fn create_at_leader(addrs: &[String], specs: &[TopicSpec]) -> Result<()> {
+fn create_at_leader(quorum: &Quorum, specs: &[TopicSpec]) -> Result<()> {
     let retry = rpc::CreateRetry {
         total: Duration::from_secs(300),
         socket: Duration::from_secs(180),
         request_timeout_ms: 120_000,
         pause: Duration::from_millis(100),
     };
-    rpc::create_topics_until_created(specs, &retry, || Ok(addrs.to_vec()))
+    rpc::create_topics_until_created(specs, &retry, &quorum.transport, || {
+        Ok(quorum.addrs.clone())
+    })
 }
 
 /// Max `VmHWM` over the running controllers.

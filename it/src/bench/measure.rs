@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::client::Conn;
+use super::client::{Conn, Transport};
 use super::rpc::{self, QuorumView, TopicSpec};
 
 /// The result of a failover probe.
@@ -22,7 +22,7 @@ pub struct Probe {
     pub attempts: u64,
 }
 
-/// Sends CreateTopics for `topic` to every address in `targets` in parallel (one thread and
+/// Sends CreateTopics for `topic` to every address in `targets` (over `transport`) in parallel (one thread and
 /// connection each, reconnecting on failure, a new request as soon as the previous one is
 /// answered NOT_CONTROLLER or fails; 10 ms pause between attempts of one thread) until one
 /// succeeds, and returns the time since `t0`. The request's `timeout_ms` (server side) is
@@ -35,6 +35,7 @@ pub struct Probe {
 /// metadata cache (the broker waits for it up to `timeout_ms`).
 pub fn probe_create(
     targets: &[String],
+    transport: &Transport,
     topic: &TopicSpec,
     request_timeout_ms: i32,
     t0: Instant,
@@ -53,6 +54,7 @@ pub fn probe_create(
         );
         let addr = addr.clone();
         let topic = topic.clone();
+        let transport = transport.clone();
         // Detached: a thread blocked in a read ends when that read ends; it then sees `done`.
         let _ = std::thread::Builder::new()
             .name("probe".into())
@@ -62,7 +64,12 @@ pub fn probe_create(
                     let c = match conn.as_mut() {
                         Some(c) => c,
                         None => {
-                            match Conn::connect(&addr, "bench-probe", Duration::from_millis(1000)) {
+                            match Conn::connect_via(
+                                &addr,
+                                "bench-probe",
+                                Duration::from_millis(1000),
+                                &transport,
+                            ) {
                                 Ok(c) => {
                                     let _ = c.set_timeout(Duration::from_millis(
                                         request_timeout_ms as u64 + 5000,
@@ -127,12 +134,12 @@ pub fn probe_create(
     })
 }
 
-/// Finds the quorum leader among `addrs` by asking each for DescribeQuorum (followers refuse);
-/// returns its address index and view. Errors if none answers as leader.
-pub fn find_leader(addrs: &[String]) -> Result<(usize, QuorumView)> {
+/// Finds the quorum leader among `addrs` by asking each for DescribeQuorum over `transport`
+/// (followers refuse); returns its address index and view. Errors if none answers as leader.
+pub fn find_leader(addrs: &[String], transport: &Transport) -> Result<(usize, QuorumView)> {
     let mut errs = Vec::new();
     for (i, a) in addrs.iter().enumerate() {
-        match Conn::connect(a, "bench", Duration::from_millis(1000))
+        match Conn::connect_via(a, "bench", Duration::from_millis(1000), transport)
             .and_then(|mut c| rpc::describe_quorum(&mut c))
         {
             Ok(v) => return Ok((i, v)),
@@ -146,12 +153,16 @@ pub fn find_leader(addrs: &[String]) -> Result<(usize, QuorumView)> {
 }
 
 /// Polls [`find_leader`] until a leader that is one of `voters` answers.
-pub fn wait_leader(addrs: &[String], timeout: Duration) -> Result<(usize, QuorumView)> {
+pub fn wait_leader(
+    addrs: &[String],
+    transport: &Transport,
+    timeout: Duration,
+) -> Result<(usize, QuorumView)> {
     crate::util::wait_until(
         "a quorum leader (DescribeQuorum)",
         timeout,
         Duration::from_millis(100),
-        || find_leader(addrs).map(Some),
+        || find_leader(addrs, transport).map(Some),
     )
 }
 
@@ -160,6 +171,7 @@ pub fn wait_leader(addrs: &[String], timeout: Duration) -> Result<(usize, Quorum
 /// the time since `t0` (the restart).
 pub fn wait_caught_up(
     addrs: &[String],
+    transport: &Transport,
     id: i32,
     target: i64,
     t0: Instant,
@@ -175,7 +187,9 @@ pub fn wait_caught_up(
         }
         if leader.is_none() {
             for a in addrs {
-                if let Ok(mut c) = Conn::connect(a, "bench", Duration::from_millis(500)) {
+                if let Ok(mut c) =
+                    Conn::connect_via(a, "bench", Duration::from_millis(500), transport)
+                {
                     if rpc::describe_quorum(&mut c).is_ok() {
                         leader = Some(c);
                         break;

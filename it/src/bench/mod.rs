@@ -4,7 +4,7 @@
 //! "too slow".
 //!
 //! One run = one system at one metadata size (environment, set by the script):
-//! `BENCH_SYSTEM` (`kraftwerk`, `java`, `zookeeper`), `BENCH_PARTITIONS`, `BENCH_REPS`
+//! `BENCH_SYSTEM` (one of [`SYSTEMS`]), `BENCH_PARTITIONS`, `BENCH_REPS`
 //! (failovers of each kind), `BENCH_MODES` (`snapshot,replay` for the KRaft systems),
 //! `BENCH_CSV` (rows are appended), `BENCH_RUN_ID`, `BENCH_ZK_KAFKA_VERSION` (3.9.1),
 //! `BENCH_ZK_SERVERS` (3), `BENCH_SNAPSHOT_BYTES` (override of the snapshot threshold).
@@ -36,10 +36,22 @@ pub fn data_brokers(partitions: i64) -> usize {
     ((partitions + 14_999) / 15_000).max(3) as usize
 }
 
+/// The systems: kraftwerk's and Java's controllers plain, at kraft.version 1 (`-kv1`) and with
+/// the controller listener on SSL with mutual TLS (`-tls`), and ZooKeeper mode.
+pub const SYSTEMS: &[&str] = &[
+    "kraftwerk",
+    "kraftwerk-kv1",
+    "kraftwerk-tls",
+    "java",
+    "java-kv1",
+    "java-tls",
+    "zookeeper",
+];
+
 /// The benchmark's settings for one run.
 #[derive(Clone, Debug)]
 pub struct BenchConfig {
-    /// `kraftwerk`, `java` or `zookeeper`.
+    /// One of [`SYSTEMS`].
     pub system: String,
     /// Partitions of metadata to build.
     pub partitions: i64,
@@ -73,20 +85,20 @@ impl BenchConfig {
         self.system.ends_with("-kv1")
     }
 
+    /// The `-tls` systems: the same static quorum with the `CONTROLLER` listener on SSL and
+    /// `ssl.client.auth=required`; controllers, simulated brokers and probes all present
+    /// certificates signed by the run's CA ([`crate::certs`]).
+    pub fn tls(&self) -> bool {
+        self.system.ends_with("-tls")
+    }
+
     /// Reads the `BENCH_*` environment.
     pub fn from_env(env: &Env) -> Result<BenchConfig> {
         let system = var("BENCH_SYSTEM", "kraftwerk");
-        if ![
-            "kraftwerk",
-            "kraftwerk-kv1",
-            "java",
-            "java-kv1",
-            "zookeeper",
-        ]
-        .contains(&system.as_str())
-        {
+        if !SYSTEMS.contains(&system.as_str()) {
             bail!(
-                "BENCH_SYSTEM must be kraftwerk, kraftwerk-kv1, java, java-kv1 or zookeeper, not {system}"
+                "BENCH_SYSTEM must be one of {}, not {system}",
+                SYSTEMS.join(", ")
             );
         }
         Ok(BenchConfig {
@@ -203,7 +215,7 @@ pub fn run(env: &Env) -> Result<()> {
         .unwrap_or(-1.0);
     let version = match cfg.system.as_str() {
         "zookeeper" => cfg.zk_kafka_version.clone(),
-        "java" | "java-kv1" => env.kafka().version.clone(),
+        s if s.starts_with("java") => env.kafka().version.clone(),
         _ => format!(
             "kraftwerk-{}",
             std::env::var("BENCH_KRAFTWERK_REV").unwrap_or_else(|_| "dev".into())

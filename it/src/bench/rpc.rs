@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use std::time::{Duration, Instant};
 
-use super::client::{errors, Conn};
+use super::client::{errors, Conn, Transport};
 
 /// The quorum as the leader reports it (DescribeQuorum, KIP-595/KIP-853).
 #[derive(Clone, Debug)]
@@ -202,13 +202,14 @@ pub struct CreateRetry {
     pub pause: Duration,
 }
 
-/// Sends one CreateTopics batch to each address `addrs` gives (asked again every round, after
+/// Sends one CreateTopics batch (over `transport`) to each address `addrs` gives (asked again every round, after
 /// `check` passes) until one answers with every topic created; NOT_CONTROLLER and transient
 /// failures are retried. Errors: `check`'s, an interrupt, or no success within `retry.total`
 /// (quoting the last failure).
 pub fn create_topics_until_created(
     specs: &[TopicSpec],
     retry: &CreateRetry,
+    transport: &Transport,
     mut addrs: impl FnMut() -> Result<Vec<String>>,
 ) -> Result<()> {
     let start = Instant::now();
@@ -216,10 +217,11 @@ pub fn create_topics_until_created(
     while start.elapsed() < retry.total {
         crate::util::check_interrupted()?;
         for a in addrs()? {
-            let r = Conn::connect(&a, "bench-create", Duration::from_secs(2)).and_then(|mut c| {
-                c.set_timeout(retry.socket)?;
-                create_topics(&mut c, specs, retry.request_timeout_ms)
-            });
+            let r = Conn::connect_via(&a, "bench-create", Duration::from_secs(2), transport)
+                .and_then(|mut c| {
+                    c.set_timeout(retry.socket)?;
+                    create_topics(&mut c, specs, retry.request_timeout_ms)
+                });
             match r {
                 Ok(o) if o.all_created() => return Ok(()),
                 Ok(o) if o.not_controller() => {}

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::client::{errors, Conn};
+use super::client::{errors, Conn, Transport};
 
 /// Features a Kafka 4.1.2 broker advertises (`BrokerFeatures.createDefault(false)`).
 const FEATURES: &[(&str, i16, i16)] = &[
@@ -58,9 +58,11 @@ pub struct SimBrokers {
 
 impl SimBrokers {
     /// Starts `count` brokers with ids `first_id..` registering with `cluster_id` at the
-    /// controllers `controllers` (`host:port`), heartbeating every `interval` once unfenced.
+    /// controllers `controllers` (`host:port`, reached over `transport`), heartbeating every
+    /// `interval` once unfenced.
     pub fn start(
         controllers: &[String],
+        transport: &Transport,
         cluster_id: &str,
         first_id: i32,
         count: usize,
@@ -75,10 +77,11 @@ impl SimBrokers {
                 let s = shared.clone();
                 let ctl = controllers.to_vec();
                 let cid = cluster_id.to_string();
+                let transport = transport.clone();
                 let id = *id;
                 std::thread::Builder::new()
                     .name(format!("sim-broker-{id}"))
-                    .spawn(move || broker_loop(id, i, &ctl, &cid, interval, &s))
+                    .spawn(move || broker_loop(id, i, &ctl, &transport, &cid, interval, &s))
                     .expect("spawning a simulated broker thread")
             })
             .collect();
@@ -196,6 +199,7 @@ fn broker_loop(
     id: i32,
     index: usize,
     controllers: &[String],
+    transport: &Transport,
     cluster_id: &str,
     interval: Duration,
     s: &Shared,
@@ -222,10 +226,11 @@ fn broker_loop(
     while !s.stop.load(Ordering::SeqCst) {
         let c = match conn.as_mut() {
             Some(c) => c,
-            None => match Conn::connect(
+            None => match Conn::connect_via(
                 &controllers[target],
                 &id.to_string(),
                 Duration::from_millis(4500),
+                transport,
             ) {
                 Ok(c) => conn.insert(c),
                 Err(_) => {

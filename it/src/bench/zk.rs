@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::client::Conn;
+use super::client::{Conn, Transport};
 use super::measure::{self};
 use super::rpc::{self, TopicSpec};
 use super::{data_brokers, metadata_topics, BenchConfig, Recorder, TOPICS_PER_REQUEST};
@@ -588,7 +588,14 @@ fn fail_over_controller(
     // waits for the partition's leader, i.e. for the end of its failover work: give it
     // the whole deadline, so that no retry answered TOPIC_ALREADY_EXISTS ends the probe
     // early.
-    let p = measure::probe_create(&others, &topic, 290_000, t0, Duration::from_secs(300))?;
+    let p = measure::probe_create(
+        &others,
+        &Transport::Plaintext,
+        &topic,
+        290_000,
+        t0,
+        Duration::from_secs(300),
+    )?;
     rec.record(
         "zookeeper",
         rep,
@@ -702,7 +709,7 @@ fn create_at_controller(sys: &mut System, specs: &[TopicSpec]) -> Result<()> {
         request_timeout_ms: 180_000,
         pause: Duration::from_millis(200),
     };
-    rpc::create_topics_until_created(specs, &retry, || {
+    rpc::create_topics_until_created(specs, &retry, &Transport::Plaintext, || {
         sys.check_alive()?;
         Ok(sys.live_broker_addrs(-1))
     })

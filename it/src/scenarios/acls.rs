@@ -16,8 +16,9 @@ use anyhow::{bail, Result};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::tls::{client_config, key_store, make_certificates, tls_props};
+use super::tls::tls_props;
 use super::{assert_same_messages, consume, messages, produce};
+use crate::certs::{client_config, key_store, make_certificates};
 use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
 use crate::env::Env;
 use crate::kafka::args;

@@ -25,13 +25,12 @@ use std::time::{Duration, Instant};
 
 use super::acls::{acls, create_topic_when_allowed, is_authorization_failure, ok};
 use super::e2e::single_broker_props;
-use super::tls::{
-    keystore_props, make_certificates, plaintext_api_versions, truststore_props, Props, PASSWORD,
-};
+use super::tls::plaintext_api_versions;
 use super::{
     assert_quorum_status, assert_same_messages, consume, kill_leader_and_measure, messages,
     produce, sasl_probe, wait_caught_up,
 };
+use crate::certs::{keystore_props, make_certificates, truststore_props, Props, PASSWORD};
 use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
 use crate::env::Env;
 use crate::kafka::args;

@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::bench::client::Conn;
+use crate::bench::client::{Conn, Transport};
 use crate::bench::measure::find_leader;
 use crate::cluster::{Cluster, Node};
 use crate::env::ControllerKind;
@@ -85,7 +85,7 @@ pub fn leader_of(c: &Cluster) -> Result<(i32, i64)> {
         "a controller answering DescribeQuorum as leader",
         Duration::from_secs(30),
         Duration::from_millis(200),
-        || find_leader(&addrs).map(Some),
+        || find_leader(&addrs, &Transport::Plaintext).map(Some),
     )?;
     Ok((q.leader_id, q.high_watermark))
 }
