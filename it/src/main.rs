@@ -103,10 +103,14 @@ fn run(name: &str, cli: &Cli) -> Result<()> {
         opts.release_version = Some(r.clone());
     }
     opts.long = cli.long;
-    // dynamic-mixed picks its controllers from IT_DYNAMIC_MIXES, not IT_CONTROLLERS: the run's
-    // header and the kraftwerk-binary check follow its mixes.
+    // dynamic-mixed and secure-mixed pick their controllers from IT_DYNAMIC_MIXES and
+    // IT_SECURE_MIXES, not IT_CONTROLLERS: the run's header and the kraftwerk-binary check
+    // follow their mixes.
     if name == "dynamic-mixed" {
         opts.controllers = scenarios::dynamic::mixes()?.concat();
+    }
+    if name == "secure-mixed" {
+        opts.controllers = scenarios::secure::mixes()?.concat();
     }
     let deadline = cli
         .deadline_s

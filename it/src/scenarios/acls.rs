@@ -110,7 +110,7 @@ pub fn run(env: &Env) -> Result<()> {
     // Anonymous clients of the broker: no topic may be created yet.
     expect_refused(
         env,
-        &try_create_topic(env, &broker, "acl-orders")?,
+        &try_create_topic(env, &broker, "acl-orders", 1)?,
         "an anonymous kafka-topics --create acl-orders before any ACL",
     )?;
     env.step("an anonymous client cannot create topic acl-orders before any ACL");
@@ -157,14 +157,14 @@ pub fn run(env: &Env) -> Result<()> {
     wait_for_describe_quorum(env, &controllers, &alice, true)?;
     env.step("with ALTER on the cluster, alice's kafka-metadata-quorum describe works");
 
-    create_topic_when_allowed(env, &broker, "acl-orders")?;
+    create_topic_when_allowed(env, &broker, "acl-orders", 1)?;
     let sent = messages("acl", 100);
     produce(env, &broker, "acl-orders", &sent, &[])?;
     let got = consume(env, &broker, "acl-orders", "acl-group", sent.len())?;
     assert_same_messages("acl-orders", &sent, &got)?;
     expect_refused(
         env,
-        &try_create_topic(env, &broker, "other-orders")?,
+        &try_create_topic(env, &broker, "other-orders", 1)?,
         "an anonymous kafka-topics --create other-orders (outside the acl- prefix)",
     )?;
     env.step("outside the acl- prefix the anonymous client is still refused (other-orders)");
@@ -266,7 +266,7 @@ pub(super) fn is_authorization_failure(env: &Env, r: &Captured) -> bool {
 }
 
 /// The tool failed because of authorization (not a timeout or another error).
-fn expect_refused(env: &Env, r: &Captured, what: &str) -> Result<()> {
+pub(super) fn expect_refused(env: &Env, r: &Captured, what: &str) -> Result<()> {
     if r.ok() {
         bail!(
             "{what} succeeded, but the principal has no ACL for it: {}",
@@ -296,8 +296,15 @@ pub(super) fn ok(r: Captured, what: &str) -> Result<Captured> {
     Ok(r)
 }
 
-/// `kafka-topics --create` of a 1-partition topic through the broker, as the anonymous client.
-fn try_create_topic(env: &Env, broker: &str, topic: &str) -> Result<Captured> {
+/// `kafka-topics --create` of a 1-partition topic of `replicas` replicas through the broker, as
+/// the anonymous client.
+pub(super) fn try_create_topic(
+    env: &Env,
+    broker: &str,
+    topic: &str,
+    replicas: u32,
+) -> Result<Captured> {
+    let replicas = replicas.to_string();
     let a = args(&[
         "--bootstrap-server",
         broker,
@@ -307,17 +314,23 @@ fn try_create_topic(env: &Env, broker: &str, topic: &str) -> Result<Captured> {
         "--partitions",
         "1",
         "--replication-factor",
-        "1",
+        &replicas,
     ]);
     env.tool("kafka-topics", &a, None, Duration::from_secs(60))
 }
 
-/// Creates `topic` once the broker and the active controller have replayed the ACL that allows
-/// it (an authorization refusal is retried until [`ACL_PROPAGATION`]).
-pub(super) fn create_topic_when_allowed(env: &Env, broker: &str, topic: &str) -> Result<()> {
+/// Creates `topic` (`replicas` replicas) once the broker and the active controller have
+/// replayed the ACL that allows it (an authorization refusal is retried until
+/// [`ACL_PROPAGATION`]).
+pub(super) fn create_topic_when_allowed(
+    env: &Env,
+    broker: &str,
+    topic: &str,
+    replicas: u32,
+) -> Result<()> {
     let deadline = Instant::now() + ACL_PROPAGATION;
     loop {
-        let r = try_create_topic(env, broker, topic)?;
+        let r = try_create_topic(env, broker, topic, replicas)?;
         if r.ok() {
             break;
         }

@@ -982,49 +982,19 @@ fn wiped_voter_cannot_elect(env: &Env, c: &mut Cluster) -> Result<()> {
 /// The mixes `dynamic-mixed` runs: `IT_DYNAMIC_MIXES` (`;`-separated controller lists), default
 /// `kraftwerk,kraftwerk,java;kraftwerk,java,java`.
 pub fn mixes() -> Result<Vec<Vec<ControllerKind>>> {
-    let spec = std::env::var("IT_DYNAMIC_MIXES")
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| "kraftwerk,kraftwerk,java;kraftwerk,java,java".into());
-    spec.split(';')
-        .filter(|m| !m.trim().is_empty())
-        .map(|m| {
-            let k = crate::env::parse_controllers(m)?;
-            if k.len() != 3 {
-                bail!(
-                    "IT_DYNAMIC_MIXES: each mix has 3 controllers, '{m}' has {}",
-                    k.len()
-                );
-            }
-            Ok(k)
-        })
-        .collect()
+    super::mixes::from_env(
+        "IT_DYNAMIC_MIXES",
+        "kraftwerk,kraftwerk,java;kraftwerk,java,java",
+    )
 }
 
 /// `dynamic-mixed`.
 pub fn run_mixed(env: &Env) -> Result<()> {
     for (i, mix) in mixes()?.iter().enumerate() {
         if i > 0 {
-            set_aside_nodes(env, i)?;
+            super::mixes::set_aside_nodes(env, i)?;
         }
         run_one_mix(env, mix)?;
-    }
-    Ok(())
-}
-
-/// Moves the node directories of the mixes before (`controller-N`, `broker-N`, all stopped)
-/// into `mix-<i>/`: the next mix formats directories of the same names, and a kept one would
-/// hold the other cluster's `meta.properties`.
-fn set_aside_nodes(env: &Env, i: usize) -> Result<()> {
-    let dest = env.work.join(format!("mix-{i}"));
-    std::fs::create_dir_all(&dest)?;
-    for entry in std::fs::read_dir(&env.work)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let n = name.to_string_lossy();
-        if n.starts_with("controller-") || n.starts_with("broker-") {
-            std::fs::rename(entry.path(), dest.join(&name))?;
-        }
     }
     Ok(())
 }

@@ -22,10 +22,11 @@ pub mod failover;
 pub mod hostile;
 pub mod metrics;
 pub mod mixed;
+pub mod mixes;
 pub mod rf3;
 pub mod rolling;
-pub mod sasl;
 pub mod sasl_probe;
+pub mod secure;
 pub mod snapshot;
 pub mod tls;
 pub mod tools;
@@ -80,14 +81,23 @@ pub const SCENARIOS: &[Scenario] = &[
         run: acls::run,
     },
     Scenario {
-        name: "sasl",
-        about: "the controller listener on SASL_SSL: PLAIN between the controllers, SCRAM-SHA-512 for the broker from \
-                format --add-scram, StandardAuthorizer; the broker registers, records each way; wrong PLAIN and \
-                SCRAM passwords refused (SaslAuthenticationException), no-SASL clients disconnected unanswered; \
-                alice's credential added with kafka-configs (through the broker), then she authenticates \
-                (CLUSTER_AUTHORIZATION_FAILED); SIGKILL failover, the killed controller rejoins",
-        deadline: Duration::from_secs(480),
-        run: sasl::run,
+        name: "secure",
+        about: "3 controllers on SASL_SSL with mutual TLS (PLAIN between them), 2 brokers on SCRAM-SHA-512 from \
+                format --add-scram, StandardAuthorizer on controllers and brokers: admin's kafka-acls through a \
+                broker allows anonymous topics by prefix, records each way on a replicated topic, other topics \
+                refused (TOPIC_AUTHORIZATION_FAILED) and again after --remove; wrong PLAIN/SCRAM passwords and \
+                untrusted certificates refused, no-SASL DescribeCluster and BrokerRegistration disconnected \
+                unanswered; alice's credential from kafka-configs, then CLUSTER_AUTHORIZATION_FAILED; SIGKILL \
+                failover, the killed controller rejoins",
+        deadline: Duration::from_secs(600),
+        run: secure::run,
+    },
+    Scenario {
+        name: "secure-mixed",
+        about: "secure once per mix of IT_SECURE_MIXES (default 1 Java + 2 kraftwerk, then 2 Java + 1 kraftwerk \
+                controllers)",
+        deadline: Duration::from_secs(1200),
+        run: secure::run_mixed,
     },
     Scenario {
         name: "hostile",
