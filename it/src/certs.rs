@@ -2,7 +2,7 @@
 //! self-signed), a trust store, made with `openssl` and the JDK's `keytool` as Kafka's security
 //! guide makes them; the `ssl.*` property sets that point nodes and tools at them; and a rustls
 //! client configuration over the same stores for the harness's own Kafka-protocol clients
-//! ([`crate::bench::client`]). Shared by the `tls`, `acls` and `sasl` scenarios and the TLS
+//! ([`crate::bench::client`]). Shared by the `tls`, `acls` and `secure` scenarios and the TLS
 //! systems of `bench-failover`.
 
 use anyhow::{bail, Context, Result};
