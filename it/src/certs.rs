@@ -191,9 +191,21 @@ pub(crate) fn make_certificates(env: &Env, ids: &[i32]) -> Result<PathBuf> {
 
 /// A client `--command-config`: SSL with the trust store and, if given, a key store.
 pub(crate) fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> Result<PathBuf> {
+    write_client_config(dir, name, &client_config_text(dir, "SSL", "", keystore))
+}
+
+/// A client configuration on `protocol` (SSL or SASL_SSL) with `extra` lines (e.g. the SASL
+/// mechanism and JAAS line), the trust store of `dir` and, if given, the key store
+/// `<keystore>.p12`; refused clients fail in seconds, not after the default minute.
+pub(crate) fn client_config_text(
+    dir: &Path,
+    protocol: &str,
+    extra: &str,
+    keystore: Option<&str>,
+) -> String {
     let mut text = format!(
-        "security.protocol=SSL\nssl.truststore.type=PKCS12\nssl.truststore.location={}\n\
-         ssl.truststore.password={PASSWORD}\n",
+        "security.protocol={protocol}\n{extra}ssl.truststore.type=PKCS12\n\
+         ssl.truststore.location={}\nssl.truststore.password={PASSWORD}\n",
         dir.join("truststore.p12").display()
     );
     if let Some(ks) = keystore {
@@ -203,8 +215,12 @@ pub(crate) fn client_config(dir: &Path, name: &str, keystore: Option<&str>) -> R
             dir.join(format!("{ks}.p12")).display()
         ));
     }
-    // Refused clients should fail in seconds, not after the default minute.
     text.push_str("request.timeout.ms=5000\ndefault.api.timeout.ms=10000\n");
+    text
+}
+
+/// Writes `text` to `<dir>/<name>.properties`; returns the path.
+pub(crate) fn write_client_config(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
     let path = dir.join(format!("{name}.properties"));
     std::fs::write(&path, text)?;
     Ok(path)

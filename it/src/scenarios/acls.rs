@@ -203,9 +203,22 @@ pub fn run(env: &Env) -> Result<()> {
 
 /// `kafka-acls --bootstrap-controller <controllers> --command-config <conf> <rest>`.
 pub(super) fn acls(env: &Env, controllers: &str, conf: &Path, rest: &[&str]) -> Result<Captured> {
+    kafka_acls(env, "--bootstrap-controller", controllers, conf, rest)
+}
+
+/// `kafka-acls <bootstrap_flag> <bootstrap> --command-config <conf> <rest>`:
+/// `--bootstrap-controller` talks to the controllers, `--bootstrap-server` to brokers (which
+/// forward CreateAcls and DeleteAcls in an Envelope).
+pub(super) fn kafka_acls(
+    env: &Env,
+    bootstrap_flag: &str,
+    bootstrap: &str,
+    conf: &Path,
+    rest: &[&str],
+) -> Result<Captured> {
     let mut a = args(&[
-        "--bootstrap-controller",
-        controllers,
+        bootstrap_flag,
+        bootstrap,
         "--command-config",
         &conf.to_string_lossy(),
     ]);

@@ -318,8 +318,13 @@ fn number_after(line: &str, prefix: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// How many acknowledgements a run must collect before its producer is stopped: 20 s of the
+/// producer's 50 messages/s, so a check made at the end covers a real stretch of traffic
+/// however fast the scenario's own steps went.
+pub const MIN_ACKS: usize = 1000;
+
 /// Every value the producer had acknowledged, and every one of `also_sent`, is in `got`; at
-/// least 1,000 were acknowledged. Prints the tally (`acked_messages=`, `failed_sends=`).
+/// least [`MIN_ACKS`] were acknowledged. Prints the tally (`acked_messages=`, `failed_sends=`).
 pub(super) fn assert_acked_read_back(
     env: &Env,
     acks: &Acks,
@@ -345,7 +350,7 @@ pub(super) fn assert_acked_read_back(
             missing.iter().take(5).collect::<Vec<_>>()
         );
     }
-    if acks.acked.len() < 1000 {
+    if acks.acked.len() < MIN_ACKS {
         bail!(
             "only {} messages were acknowledged during the whole run",
             acks.acked.len()
@@ -462,8 +467,13 @@ impl AckProducer {
         Ok(())
     }
 
-    /// SIGTERM (it flushes and closes the producer), then the final tally.
+    /// Waits (up to 90 s) until at least [`MIN_ACKS`] sends were acknowledged — a producer
+    /// that stalls fails here — then SIGTERM (it flushes and closes the producer), then the
+    /// final tally.
     pub fn stop(&mut self, env: &Env) -> Result<Acks> {
+        if self.proc.is_some() {
+            self.wait_acks_beyond(env, MIN_ACKS - 1, Duration::from_secs(90))?;
+        }
         if let Some(mut p) = self.proc.take() {
             match p.stop(Duration::from_secs(60)) {
                 StopOutcome::Terminated(..) => {}

@@ -33,7 +33,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::acls::{
-    acls, create_topic_when_allowed, expect_refused, is_authorization_failure, ok, try_create_topic,
+    acls, create_topic_when_allowed, expect_refused, is_authorization_failure, kafka_acls, ok,
+    try_create_topic,
 };
 use super::e2e::single_broker_props;
 use super::sasl_probe::{self, Second};
@@ -42,7 +43,10 @@ use super::{
     assert_quorum_status, assert_same_messages, consume, kill_leader_and_measure, messages,
     produce, wait_caught_up,
 };
-use crate::certs::{keystore_props, make_certificates, truststore_props, Props, PASSWORD};
+use crate::certs::{
+    client_config_text, keystore_props, make_certificates, truststore_props, write_client_config,
+    Props, PASSWORD,
+};
 use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
 use crate::env::{ControllerKind, Env};
 use crate::kafka::args;
@@ -142,9 +146,7 @@ fn internal_client_config(dir: &Path, name: &str, user: &str, password: &str) ->
          request.timeout.ms=10000\ndefault.api.timeout.ms=30000\n",
         jaas(SCRAM_MODULE, user, password)
     );
-    let path = dir.join(format!("{name}.properties"));
-    std::fs::write(&path, text)?;
-    Ok(path)
+    write_client_config(dir, name, &text)
 }
 
 /// A client `--command-config`: SASL_SSL with `mechanism` as `user`/`password`, trusting the CA
@@ -173,23 +175,15 @@ fn client_config_with(
     } else {
         SCRAM_MODULE
     };
-    let mut text = format!(
-        "security.protocol=SASL_SSL\nsasl.mechanism={mechanism}\nsasl.jaas.config={}\n\
-         ssl.truststore.type=PKCS12\nssl.truststore.location={}\nssl.truststore.password={PASSWORD}\n\
-         request.timeout.ms=5000\ndefault.api.timeout.ms=10000\n",
-        jaas(module, user, password),
-        dir.join("truststore.p12").display()
+    let sasl = format!(
+        "sasl.mechanism={mechanism}\nsasl.jaas.config={}\n",
+        jaas(module, user, password)
     );
-    if let Some(ks) = keystore {
-        text.push_str(&format!(
-            "ssl.keystore.type=PKCS12\nssl.keystore.location={}\nssl.keystore.password={PASSWORD}\n\
-             ssl.key.password={PASSWORD}\n",
-            dir.join(format!("{ks}.p12")).display()
-        ));
-    }
-    let path = dir.join(format!("{name}.properties"));
-    std::fs::write(&path, text)?;
-    Ok(path)
+    write_client_config(
+        dir,
+        name,
+        &client_config_text(dir, "SASL_SSL", &sasl, keystore),
+    )
 }
 
 /// The default mixes of `secure-mixed` (`IT_SECURE_MIXES`).
@@ -313,14 +307,7 @@ fn add_internal_listeners(c: &Cluster) -> Result<String> {
 
 /// `kafka-acls --bootstrap-server <brokers' INTERNAL> --command-config <admin> <rest>`.
 fn acls_via_broker(env: &Env, internal: &str, admin: &Path, rest: &[&str]) -> Result<Captured> {
-    let mut a = args(&[
-        "--bootstrap-server",
-        internal,
-        "--command-config",
-        &admin.to_string_lossy(),
-    ]);
-    a.extend(rest.iter().map(|s| s.to_string()));
-    env.tool("kafka-acls", &a, None, Duration::from_secs(60))
+    kafka_acls(env, "--bootstrap-server", internal, admin, rest)
 }
 
 /// admin's ACLs through a broker (CreateAcls and DeleteAcls forwarded to the active controller
