@@ -1,9 +1,16 @@
-//! The socket server's connection keys (Kafka's `SocketServerConfigs`): `max.connections`,
-//! `max.connections.per.ip`, `max.connections.per.ip.overrides`, `connections.max.idle.ms`,
-//! and the checks `KafkaConfig.validateValues` makes across them.
+//! The socket server's connection keys (Kafka's `SocketServerConfigs`): `max.connections`
+//! (node-wide, and per listener as `listener.name.<l>.max.connections`, Kafka's
+//! `ConnectionQuotas.maxListenerConnections`), `max.connections.per.ip`,
+//! `max.connections.per.ip.overrides`, `connections.max.idle.ms`, and the checks
+//! `KafkaConfig.validateValues` makes across them.
+
+use std::collections::BTreeMap;
 
 use super::error::{invalid, ConfigError};
+use kraftwerk_log::java_properties::JavaProperties;
+
 use super::keys;
+use super::tls::listener_prefix;
 use super::values::Values;
 
 /// The connection settings of a controller listener.
@@ -17,6 +24,9 @@ pub struct ConnectionSettings {
     pub max_connections_per_ip_overrides: Vec<(String, i32)>,
     /// `connections.max.idle.ms` (ms, default 600000; negative: never).
     pub connections_max_idle_ms: i64,
+    /// `listener.name.<l>.max.connections` (≥ 0) of each controller listener that sets it,
+    /// by listener name: a cap on that listener on top of `max.connections`.
+    pub listener_max_connections: BTreeMap<String, i32>,
 }
 
 /// `host:count,...` as Kafka's `CoreUtils.parseCsvMap` reads it (split at the last `:`, so IPv6
@@ -45,8 +55,40 @@ pub(crate) fn parse_per_ip_overrides(text: &str) -> Result<Vec<(String, i32)>, S
         .collect()
 }
 
-/// Reads the connection keys and checks them together.
-pub(crate) fn connection_settings(values: &Values) -> Result<ConnectionSettings, ConfigError> {
+/// `listener.name.<l>.max.connections` of each of `listener_names` that sets it, an INT ≥ 0
+/// like `max.connections` itself.
+fn listener_max_connections(
+    props: &JavaProperties,
+    listener_names: &[String],
+) -> Result<BTreeMap<String, i32>, ConfigError> {
+    let mut caps = BTreeMap::new();
+    for name in listener_names {
+        let key = format!("{}{}", listener_prefix(name), keys::MAX_CONNECTIONS);
+        let Some(text) = props.get(&key).map(str::trim) else {
+            continue;
+        };
+        match text.parse::<i32>() {
+            Ok(n) if n >= 0 => {
+                caps.insert(name.clone(), n);
+            }
+            _ => {
+                return Err(ConfigError::Inconsistent(format!(
+                    "Invalid value `{text}` for configuration `{key}`: must be an INT of at \
+                     least 0"
+                )))
+            }
+        }
+    }
+    Ok(caps)
+}
+
+/// Reads the connection keys (the per-listener caps of `listener_names`) and checks them
+/// together.
+pub(crate) fn connection_settings(
+    props: &JavaProperties,
+    values: &Values,
+    listener_names: &[String],
+) -> Result<ConnectionSettings, ConfigError> {
     let text = values
         .text(keys::MAX_CONNECTIONS_PER_IP_OVERRIDES)
         .unwrap_or("");
@@ -73,6 +115,7 @@ pub(crate) fn connection_settings(values: &Values) -> Result<ConnectionSettings,
         max_connections_per_ip: per_ip,
         max_connections_per_ip_overrides: overrides,
         connections_max_idle_ms: values.long(keys::CONNECTIONS_MAX_IDLE_MS),
+        listener_max_connections: listener_max_connections(props, listener_names)?,
     })
 }
 

@@ -273,7 +273,8 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
     define(MAX_CONNECTIONS, Int, Number(i32::MAX as i64),
         AtLeast(0), Used,
         "Most connections at once; also capped by the open-files limit, and the other voters \
-         get a few slots of their own on top. A connection over the cap is closed."),
+         get a few slots of their own on top. A connection over the cap is closed. \
+         listener.name.<l>.max.connections caps one controller listener within it."),
     define(MAX_CONNECTIONS_PER_IP, Int, Number(i32::MAX as i64),
         AtLeast(0), Used,
         "Most connections from one address; 0 only with overrides. Over it, closed."),

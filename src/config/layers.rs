@@ -44,6 +44,11 @@ impl NodeConfig {
                     port: e.port,
                     tls: self.listener_tls(&e.listener_name).cloned(),
                     sasl: self.listener_sasl(&e.listener_name).cloned(),
+                    max_connections: self
+                        .connections
+                        .listener_max_connections
+                        .get(&e.listener_name)
+                        .map(|n| *n as usize),
                 })
                 .collect(),
             max_frame_bytes: self.socket_request_max_bytes as usize,

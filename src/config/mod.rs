@@ -241,7 +241,8 @@ impl NodeConfig {
             None => None,
         };
         let (metadata_log_segment_bytes, metadata_log_segment_min_bytes) = segment_sizes(&values)?;
-        let connections = connections::connection_settings(&values)?;
+        let connections =
+            connections::connection_settings(props, &values, &controller_listener_names)?;
         let (ignored_keys, not_honoured_keys) = unused_keys(props, &listeners);
         let authorizer = authorizer(&values)?;
         let effective_values = effective_values(&values);

@@ -14,6 +14,7 @@ use super::quorum::parse_bootstrap_servers;
 use super::security_protocol::effective_protocol_map;
 use super::*;
 
+mod connection_keys;
 mod log_keys;
 
 pub(super) fn props(text: &str) -> JavaProperties {
@@ -144,6 +145,7 @@ fn defaults_are_kafkas() {
             max_connections_per_ip: i32::MAX,
             max_connections_per_ip_overrides: vec![],
             connections_max_idle_ms: 600_000,
+            listener_max_connections: Default::default(),
         }
     );
     assert_eq!(c.default_replication_factor, 1);
@@ -821,54 +823,6 @@ fn the_warnings_name_unknown_keys_one_by_one_and_pass_kafkas_broker_keys() {
             "accepting 2 configuration keys kraftwerk validates but does not act on (no effect): \
              initial.broker.registration.timeout.ms, offsets.topic.num.partitions",
         ]
-    );
-}
-
-/// `max.connections*` and `connections.max.idle.ms` as Kafka's `KafkaConfig` reads and checks
-/// them, and what reaches the listener.
-#[test]
-fn connection_keys() {
-    let c = parse(&format!(
-        "{MINIMAL}max.connections=100\nmax.connections.per.ip=0\n\
-         max.connections.per.ip.overrides=broker-1:10, 127.0.0.1:-1\nconnections.max.idle.ms=-1\n"
-    ))
-    .unwrap();
-    assert_eq!(
-        c.connections,
-        ConnectionSettings {
-            max_connections: 100,
-            max_connections_per_ip: 0,
-            max_connections_per_ip_overrides: vec![
-                ("broker-1".to_owned(), 10),
-                ("127.0.0.1".to_owned(), -1)
-            ],
-            connections_max_idle_ms: -1,
-        }
-    );
-    let limits = c.limit_settings();
-    assert_eq!(
-        (limits.max_connections, limits.max_connections_per_ip),
-        (100, 0)
-    );
-    assert_eq!(
-        limits.per_ip_overrides,
-        vec![("broker-1".to_owned(), 10), ("127.0.0.1".to_owned(), 0)]
-    );
-    let e = parse(&format!("{MINIMAL}max.connections.per.ip=0\n")).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides \
-         property is set."
-    );
-    let e = parse(&format!("{MINIMAL}max.connections.per.ip.overrides=host\n")).unwrap_err();
-    assert!(
-        matches!(&e, ConfigError::Invalid { key, .. } if *key == "max.connections.per.ip.overrides"),
-        "{e}"
-    );
-    let e = parse(&format!("{MINIMAL}max.connections=-1\n")).unwrap_err();
-    assert!(
-        matches!(&e, ConfigError::Invalid { key, .. } if *key == "max.connections"),
-        "{e}"
     );
 }
 

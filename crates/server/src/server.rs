@@ -86,6 +86,9 @@ pub struct ListenerSettings {
     /// `Some` when the listener's security protocol is SASL_PLAINTEXT or SASL_SSL: every
     /// connection authenticates (SaslHandshake, SaslAuthenticate) before its other requests.
     pub sasl: Option<ListenerSasl>,
+    /// `listener.name.<l>.max.connections`: this listener's own cap, on top of the node-wide
+    /// [`ServerConfig::limits`]; `None` when unset.
+    pub max_connections: Option<usize>,
 }
 
 /// The `ssl.*` settings of an SSL controller listener (`listener.name.<l>.` forms resolved).
@@ -252,6 +255,7 @@ impl Server {
                 listener_name: settings.name.clone(),
                 max_frame_bytes: config.max_frame_bytes,
                 limits: limits.clone(),
+                listener_max_connections: settings.max_connections,
                 connections_max_idle_ms: config.connections_max_idle_ms,
                 identity: Some(ServerIdentity {
                     cluster_id: config.raft.cluster_id.clone(),

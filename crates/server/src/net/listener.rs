@@ -132,6 +132,10 @@ pub struct ListenerConfig {
     /// Connection caps (`max.connections`, `max.connections.per.ip`, overrides, the peers'
     /// reserve); unbounded by default, as Kafka's.
     pub limits: ConnectionLimits,
+    /// `listener.name.<l>.max.connections`: a cap on this listener's connections on top of
+    /// the node-wide `max.connections` ([`ConnectionQuotas::for_listener`]); `None`: only
+    /// the node-wide caps.
+    pub listener_max_connections: Option<usize>,
     /// Close a connection with no complete request for this long (`connections.max.idle.ms`,
     /// default 600000).
     pub connections_max_idle_ms: u64,
@@ -151,6 +155,7 @@ impl Default for ListenerConfig {
             listener_name: "CONTROLLER".into(),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             limits: ConnectionLimits::default(),
+            listener_max_connections: None,
             connections_max_idle_ms: 600_000,
             identity: None,
             tls: None,
@@ -211,7 +216,7 @@ impl Listener {
     /// As [`Self::bind`], but counting connections in `quotas`, which other listeners may
     /// share: Kafka's `max.connections` and `max.connections.per.ip` are node-wide, one
     /// `ConnectionQuotas` for every listener. `config.limits` is not read; `quotas` carries
-    /// the limits.
+    /// the limits. `config.listener_max_connections` caps this listener on top of them.
     pub async fn bind_with_quotas(
         addr: SocketAddr,
         config: ListenerConfig,
@@ -226,6 +231,10 @@ impl Listener {
                 "the api table must list ApiVersions",
             ));
         }
+        let quotas = match config.listener_max_connections {
+            Some(max) => quotas.for_listener(&config.listener_name, max),
+            None => quotas,
+        };
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
         let (shutdown_tx, shutdown_rx) = watch::channel(None);

@@ -19,9 +19,14 @@
 //!   once with a log line. The address is all that is known at accept; on a host that runs
 //!   several controllers and clients (one loopback address for all) the reserve is open to
 //!   every local client.
+//! - `listener.name.<l>.max.connections` caps one listener on top of the node-wide count
+//!   (Kafka's `ConnectionQuotas.maxListenerConnections`); over it Kafka's acceptor waits, here
+//!   the connection is closed with a log line, as above. Connections in the peers' reserve are
+//!   not counted against it either, so a full client listener never shuts the quorum out.
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The listener's connection limits.
@@ -52,7 +57,7 @@ impl Default for ConnectionLimits {
 }
 
 /// Why a new connection was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
     /// The address already has its maximum (Kafka's `TooManyConnectionsException` message).
     #[error(
@@ -69,6 +74,27 @@ pub enum Refused {
         /// `max.connections`.
         max: usize,
     },
+    /// This listener's own cap is reached.
+    #[error(
+        "{max} connections open on listener {listener}, its maximum \
+         (listener.name.{lower}.max.connections)",
+        lower = listener.to_ascii_lowercase()
+    )]
+    Listener {
+        /// The listener's name, e.g. `CONTROLLER`.
+        listener: String,
+        /// `listener.name.<l>.max.connections`.
+        max: usize,
+    },
+}
+
+/// One listener's own cap and count (`listener.name.<l>.max.connections`); the count changes
+/// only under the node-wide counts' lock.
+#[derive(Debug)]
+struct ListenerCap {
+    name: String,
+    max: usize,
+    open: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +116,8 @@ struct Counts {
 pub struct ConnectionQuotas {
     limits: Arc<ConnectionLimits>,
     counts: Arc<Mutex<Counts>>,
+    /// `Some` for a listener with a cap of its own ([`ConnectionQuotas::for_listener`]).
+    listener: Option<Arc<ListenerCap>>,
 }
 
 /// One counted connection; dropping it gives the slot back.
@@ -98,6 +126,8 @@ pub struct ConnectionSlot {
     ip: IpAddr,
     reserved: bool,
     counts: Arc<Mutex<Counts>>,
+    /// The listener cap this slot counts against (never for a reserved slot).
+    listener: Option<Arc<ListenerCap>>,
 }
 
 impl ConnectionQuotas {
@@ -106,6 +136,22 @@ impl ConnectionQuotas {
         Self {
             limits: Arc::new(limits),
             counts: Arc::default(),
+            listener: None,
+        }
+    }
+
+    /// The same node-wide counts, with a cap of `max` connections for the listener `name`
+    /// (`listener.name.<name>.max.connections`) on top; every handle this returns counts its
+    /// own listener.
+    pub fn for_listener(&self, name: &str, max: usize) -> Self {
+        Self {
+            limits: self.limits.clone(),
+            counts: self.counts.clone(),
+            listener: Some(Arc::new(ListenerCap {
+                name: name.to_owned(),
+                max,
+                open: AtomicUsize::new(0),
+            })),
         }
     }
 
@@ -131,6 +177,19 @@ impl ConnectionQuotas {
         let is_peer = limits.peer_addresses.contains(&ip) || counts.learned_peers.contains(&ip);
         let reserve = limits.peer_reserve + counts.learned_reserve;
         let reserved = is_peer && counts.reserved < reserve;
+        let listener = if reserved {
+            None
+        } else {
+            self.listener.clone()
+        };
+        if let Some(cap) = &listener {
+            if cap.open.load(Ordering::Relaxed) >= cap.max {
+                return Err(Refused::Listener {
+                    listener: cap.name.clone(),
+                    max: cap.max,
+                });
+            }
+        }
         if reserved {
             counts.reserved += 1;
         } else if counts.shared < limits.max_connections {
@@ -141,10 +200,14 @@ impl ConnectionQuotas {
             });
         }
         *counts.per_ip.entry(ip).or_default() += 1;
+        if let Some(cap) = &listener {
+            cap.open.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(ConnectionSlot {
             ip,
             reserved,
             counts: self.counts.clone(),
+            listener,
         })
     }
 
@@ -175,6 +238,9 @@ impl Drop for ConnectionSlot {
             counts.reserved -= 1;
         } else {
             counts.shared -= 1;
+        }
+        if let Some(cap) = &self.listener {
+            cap.open.fetch_sub(1, Ordering::Relaxed);
         }
         if let Some(n) = counts.per_ip.get_mut(&self.ip) {
             *n -= 1;
@@ -233,6 +299,49 @@ mod tests {
         assert!(quotas.try_acquire(ip("10.0.0.1")).is_ok());
         // An IPv4-mapped IPv6 address is the same address.
         assert!(quotas.try_acquire(ip("::ffff:10.0.0.9")).is_err());
+    }
+
+    #[test]
+    fn a_listener_cap_counts_its_own_listener_within_the_node_wide_count() {
+        let node = ConnectionQuotas::new(ConnectionLimits {
+            max_connections: 3,
+            peer_addresses: [ip("10.0.0.2")].into(),
+            peer_reserve: 1,
+            ..ConnectionLimits::default()
+        });
+        let a = node.for_listener("CONTROLLER", 1);
+        let b = node.for_listener("SECOND", 5);
+        let on_a = a.try_acquire(ip("192.168.0.1")).unwrap();
+        assert_eq!(
+            a.try_acquire(ip("192.168.0.2")).unwrap_err(),
+            Refused::Listener {
+                listener: "CONTROLLER".into(),
+                max: 1
+            }
+        );
+        assert!(
+            a.try_acquire(ip("192.168.0.2"))
+                .unwrap_err()
+                .to_string()
+                .contains("listener.name.controller.max.connections"),
+            "the message names the key"
+        );
+        // A peer in its reserve is not counted against the listener's cap.
+        let peer = a.try_acquire(ip("10.0.0.2")).unwrap();
+        // The other listener has room of its own, up to the node-wide count.
+        let on_b: Vec<_> = (1..=2)
+            .map(|i| b.try_acquire(ip(&format!("192.168.1.{i}"))).unwrap())
+            .collect();
+        assert_eq!(
+            b.try_acquire(ip("192.168.1.3")).unwrap_err(),
+            Refused::Total { max: 3 },
+            "max.connections still counts every listener"
+        );
+        assert_eq!(node.open(), 4);
+        // A closed connection gives its listener slot back.
+        drop(on_a);
+        assert!(a.try_acquire(ip("192.168.0.2")).is_ok());
+        drop((peer, on_b));
     }
 
     #[test]

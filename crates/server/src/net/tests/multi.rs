@@ -118,3 +118,27 @@ async fn max_connections_counts_the_connections_of_every_listener() {
         listener.shutdown(Duration::from_secs(1)).await;
     }
 }
+
+#[tokio::test]
+async fn a_listener_cap_refuses_on_its_listener_only() {
+    init_logs();
+    let quotas = ConnectionQuotas::new(ConnectionLimits::default());
+    let capped = ListenerConfig {
+        listener_max_connections: Some(1),
+        ..named("CONTROLLER")
+    };
+    let (listeners, _) = start_several(vec![capped, named("CONTROLLER2")], quotas.clone()).await;
+    let (a, b) = (listeners[0].local_addr(), listeners[1].local_addr());
+    let mut first_on_a = RawClient::connect(a).await;
+    api_versions_answered(&mut first_on_a, 1).await;
+    // `listener.name.controller.max.connections=1`: a second client on A is closed ...
+    let mut second_on_a = RawClient::connect(a).await;
+    second_on_a.expect_closed().await;
+    // ... while B, with no cap of its own, still serves.
+    let mut on_b = RawClient::connect(b).await;
+    api_versions_answered(&mut on_b, 2).await;
+    assert_eq!(quotas.open(), 2);
+    for listener in listeners {
+        listener.shutdown(Duration::from_secs(1)).await;
+    }
+}
