@@ -3,14 +3,16 @@
 //! active controller and it is the Raft leader, every voter on the same epoch, the broker
 //! counts; then the active controller is SIGKILLed (the count moves to its successor and the
 //! epoch rises on every survivor) and a broker is SIGKILLed (the fenced broker count follows
-//! once its session expires).
+//! once its session expires). Before the failover, every selector of every query of the
+//! Grafana dashboard (`packaging/grafana/kraftwerk-controllers.json`) must match a sample of
+//! the controllers' scrapes and promtool must evaluate every query to data ([`check_dashboard`]).
 
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::e2e::single_broker_props;
-use super::snapshot::probes::{add_metrics_listeners, scrape};
+use super::snapshot::probes::{add_metrics_listeners, scrape, scrape_text};
 use crate::cluster::{props, Cluster, ClusterSpec, FIRST_BROKER_ID};
 use crate::env::{ControllerKind, Env};
 use crate::util;
@@ -94,6 +96,61 @@ fn wait_active(
     bail!("{what}: no single active controller in /metrics after {limit:?}; last scrape: {last:?}")
 }
 
+/// Every selector (metric name and label matchers) of every query of the Grafana dashboard
+/// matches at least one sample in the union of one scrape of each running controller, with
+/// the `instance` (host:port) and `job` labels a Prometheus scrape adds. Template variables
+/// (`$instance`) match anything. Then promtool (`promtool test rules`, Prometheus's PromQL
+/// engine) evaluates every query over those samples as constant series: each must return
+/// data (that shows the queries are well formed and select something, not that values are
+/// right; no Prometheus server scrapes anything). Retries for up to
+/// `limit` (a leader-only family appears a moment after an election); returns `(queries,
+/// selectors, samples)`.
+fn check_dashboard(
+    c: &mut Cluster,
+    endpoints: &[(i32, String)],
+    limit: Duration,
+) -> Result<(usize, usize, usize)> {
+    let queries = kraftwerk_dashboard::queries(kraftwerk_dashboard::DASHBOARD_JSON)?;
+    let selectors = queries.iter().map(|q| q.selectors.len()).sum();
+    let t0 = std::time::Instant::now();
+    loop {
+        let mut samples = Vec::new();
+        for (id, addr) in endpoints {
+            if !c.node(*id)?.is_running() {
+                continue;
+            }
+            let text = scrape_text(addr)?;
+            samples.extend(
+                kraftwerk_dashboard::samples::parse(&text)?
+                    .into_iter()
+                    .map(|s| {
+                        s.with_label("instance", addr)
+                            .with_label("job", "kraftwerk")
+                    }),
+            );
+        }
+        let unmatched: Vec<String> = kraftwerk_dashboard::unmatched(&queries, &samples)
+            .iter()
+            .map(|(q, s)| format!("{}: {s}", q.place))
+            .collect();
+        let problem = if unmatched.is_empty() {
+            // Then Prometheus's PromQL engine: every query returns data over these samples.
+            let promtool = kraftwerk_dashboard::promtool::locate();
+            match kraftwerk_dashboard::promtool::evaluate(&promtool, &queries, &samples) {
+                Ok(_) => return Ok((queries.len(), selectors, samples.len())),
+                Err(e @ kraftwerk_dashboard::promtool::PromtoolError::Missing(_)) => bail!(e),
+                Err(e) => e.to_string(),
+            }
+        } else {
+            format!("selectors without a sample: {unmatched:#?}")
+        };
+        if t0.elapsed() >= limit {
+            bail!("Grafana dashboard against the controllers' /metrics after {limit:?}: {problem}");
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// The scenario body.
 pub fn run(env: &Env) -> Result<()> {
     if env
@@ -141,6 +198,15 @@ pub fn run(env: &Env) -> Result<()> {
         "/metrics: controller {leader} active (ActiveControllerCount 1, the others 0), epoch \
          {epoch} on all {}, 2 active brokers, 0 fenced",
         s.len()
+    ));
+
+    let (queries, selectors, samples) =
+        check_dashboard(&mut c, &endpoints, Duration::from_secs(20))?;
+    env.step(&format!(
+        "Grafana dashboard: all {selectors} selectors of its {queries} queries match samples of \
+         the {} controllers' /metrics ({samples} samples), and promtool evaluates every query \
+         to data over them",
+        endpoints.len()
     ));
 
     env.step(&format!("SIGKILL the active controller {leader}"));

@@ -33,6 +33,11 @@ pub fn add_metrics_listeners(c: &Cluster) -> Result<Vec<(i32, String)>> {
 
 /// `GET /metrics` over plain HTTP/1.1: `metric name (with labels) → value`.
 pub fn scrape(addr: &str) -> Result<BTreeMap<String, f64>> {
+    Ok(parse_metrics(&scrape_text(addr)?))
+}
+
+/// `GET /metrics` over plain HTTP/1.1: the exposition text.
+pub fn scrape_text(addr: &str) -> Result<String> {
     let sa = addr
         .parse()
         .with_context(|| format!("bad address {addr}"))?;
@@ -51,7 +56,7 @@ pub fn scrape(addr: &str) -> Result<BTreeMap<String, f64>> {
     if !head.lines().next().unwrap_or("").contains(" 200") {
         bail!("HTTP answer: {}", util::one_line(head, 200));
     }
-    Ok(parse_metrics(body))
+    Ok(body.to_owned())
 }
 
 /// Prometheus text lines `name value` (comments skipped).
