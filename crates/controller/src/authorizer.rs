@@ -16,9 +16,9 @@
 //! 4. nothing applies: denied if the resource has any ACL at all, else the
 //!    `allow.everyone.if.no.acl.found` default (false: denied).
 //!
-//! Hosts are `*` or an exact address as Java prints it (`InetAddress.getHostAddress`). Kafka 4.4's
-//! CIDR host patterns (`10.0.0.0/8`) are not matched yet; such an ACL replayed from a Java
-//! controller fails closed: a CIDR DENY applies to every host, a CIDR ALLOW to none.
+//! Hosts are `*`, an exact address as Java prints it (`InetAddress.getHostAddress`), or (Kafka
+//! 4.4-IV1, KIP-1276) a CIDR block holding the client's address ([`cidr`]), as
+//! `StandardAuthorizerData.findResult` matches them.
 //!
 //! The ACLs are scanned linearly per action: controllers see few ACL-checked requests (admin
 //! and broker RPCs), and the image keeps ACLs by id, not by resource, as `AclsImage` does.
@@ -210,13 +210,10 @@ impl StandardAcl {
         }
     }
 
-    /// Whether the ACL applies to a client at `host` (see the module docs for CIDR patterns).
+    /// Whether the ACL applies to a client at `host`: `*`, the same address, or a CIDR block
+    /// that holds it.
     fn applies_to_host(&self, host: &str) -> bool {
-        if self.host == WILDCARD || self.host == host {
-            return true;
-        }
-        // A CIDR pattern (Kafka 4.4) is not evaluated yet: fail closed.
-        self.host.contains('/') && self.permission == AclPermissionType::Deny
+        self.host == WILDCARD || self.host == host || cidr::in_range(host, &self.host)
     }
 
     /// `StandardAuthorizerData.findResult`: Some(allowed?) if the ACL decides `operation` for
@@ -425,6 +422,8 @@ impl AclFilter {
             && (self.permission == AclPermissionType::Any || self.permission == acl.permission)
     }
 }
+
+pub mod cidr;
 
 #[cfg(test)]
 mod tests;

@@ -263,32 +263,29 @@ fn super_users_are_allowed_everything_even_against_a_deny() {
     );
 }
 
+/// KIP-1276: a CIDR host applies to every address of its block, for ALLOW and DENY alike.
 #[test]
-fn cidr_hosts_fail_closed() {
+fn cidr_hosts_match_their_block() {
     let image = image_with(&[
         acl(Topic, "t", Literal, "User:a", "10.0.0.0/8", Op::Read, Allow),
         acl(Topic, "u", Literal, "User:a", "*", Op::Read, Allow),
         acl(Topic, "u", Literal, "User:a", "10.0.0.0/8", Op::Read, Deny),
+        acl(Topic, "v", Literal, "User:a", "fd00::/8", Op::Read, Allow),
     ]);
     let cfg = AuthorizerConfig::default();
-    assert!(!allowed(
-        &cfg,
-        &image,
-        "a",
-        "10.1.2.3",
-        Op::Read,
-        Topic,
-        "t"
-    ));
-    assert!(!allowed(
-        &cfg,
-        &image,
-        "a",
-        "192.168.0.1",
-        Op::Read,
-        Topic,
-        "u"
-    ));
+    let read = |host: &str, topic: &str| allowed(&cfg, &image, "a", host, Op::Read, Topic, topic);
+    assert!(read("10.1.2.3", "t"), "inside the allowed block");
+    assert!(!read("192.168.0.1", "t"), "outside it");
+    assert!(
+        read("192.168.0.1", "u"),
+        "the deny block does not hold this client"
+    );
+    assert!(
+        !read("10.1.2.3", "u"),
+        "a DENY block holding the client wins over ALLOW *"
+    );
+    assert!(read("fd00:0:0:0:0:0:0:7", "v"));
+    assert!(!read("10.1.2.3", "v"), "an IPv6 block holds no IPv4 client");
 }
 
 #[test]

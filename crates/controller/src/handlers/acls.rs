@@ -27,9 +27,11 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_records::metadata::{ApiMessageAndVersion, RemoveAccessControlEntryRecord};
+use kraftwerk_records::metadata_version::MetadataVersion;
 use uuid::Uuid;
 
 use crate::api::ControllerApi;
+use crate::authorizer::cidr::Cidr;
 use crate::authorizer::{
     AclFilter, AclOperation, AclPermissionType, PatternType, ResourceType, StandardAcl,
     CLUSTER_NAME, WILDCARD,
@@ -66,7 +68,7 @@ fn requested_acl(creation: &AclCreation) -> StandardAcl {
 }
 
 /// `AclApis.handleCreateAcls`'s checks, then `AclControlManager.validateNewAcl`, in their order.
-fn validate_new_acl(acl: &StandardAcl) -> Result<(), ApiError> {
+fn validate_new_acl(acl: &StandardAcl, mv: MetadataVersion) -> Result<(), ApiError> {
     if acl.resource_type == ResourceType::Cluster && acl.resource_name != CLUSTER_NAME {
         return Err(invalid(format!(
             "The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
@@ -108,13 +110,24 @@ fn validate_new_acl(acl: &StandardAcl) -> Result<(), ApiError> {
     if acl.host.is_empty() {
         return Err(invalid("Host pattern cannot be null or empty"));
     }
+    // `AclControlManager.validateHostPattern`: CIDR blocks from 4.4-IV1 (KIP-1276), checked
+    // as `CidrUtils.validate` checks them.
     if acl.host != WILDCARD && acl.host.contains('/') {
-        // Kafka 4.4 takes CIDR patterns at a newer metadata.version; kraftwerk does not
-        // evaluate them yet, so it does not write them either.
-        return Err(ApiError::new(
-            ResponseError::UnsupportedVersion,
-            "CIDR-based ACL host patterns are not supported by this controller.",
-        ));
+        if !mv.is_cidr_acl_supported() {
+            return Err(ApiError::new(
+                ResponseError::UnsupportedVersion,
+                format!(
+                    "CIDR-based ACL host patterns require metadata version {} or higher.",
+                    MetadataVersion::V4_4_IV1
+                ),
+            ));
+        }
+        if let Err(reason) = Cidr::parse(&acl.host) {
+            return Err(invalid(format!(
+                "Invalid CIDR notation '{}': {reason}",
+                acl.host
+            )));
+        }
     }
     Ok(())
 }
@@ -138,7 +151,7 @@ pub fn create_acls(
     let mut results = Vec::with_capacity(request.creations.len());
     for creation in &request.creations {
         let acl = requested_acl(creation);
-        if let Err(error) = validate_new_acl(&acl) {
+        if let Err(error) = validate_new_acl(&acl, image.metadata_version()) {
             results.push(
                 AclCreationResult::default()
                     .with_error_code(error.code)

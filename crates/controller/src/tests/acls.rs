@@ -20,7 +20,11 @@ use crate::testing::{config, create_topics, registration, TestNode};
 const MV: MetadataVersion = MetadataVersion::V4_1_IV1;
 
 fn authz_config() -> crate::controller::ControllerConfig {
-    let mut config = config(MV);
+    authz_config_at(MV)
+}
+
+fn authz_config_at(mv: MetadataVersion) -> crate::controller::ControllerConfig {
+    let mut config = config(mv);
     config.authorizer = Some(AuthorizerConfig {
         super_users: AuthorizerConfig::parse_super_users("User:admin;User:CN=broker,OU=it")
             .unwrap(),
@@ -247,13 +251,50 @@ fn invalid_creations_get_acl_control_manager_messages() {
         assert_eq!(results, vec![(42, Some(message.to_string()))], "{acl:?}");
         assert_eq!(records, 0);
     }
-    // CIDR hosts are refused (not evaluated yet), not crashed on.
-    let (results, _) = create(
+    // Below 4.4-IV1 a CIDR host is UNSUPPORTED_VERSION, with Java's message.
+    let (results, records) = create(
         &mut node,
         "admin",
         &[(2, "t", 3, "User:a", "10.0.0.0/8", 7, 3)],
     );
-    assert_eq!(results[0].0, 35);
+    assert_eq!(
+        results,
+        vec![(
+            35,
+            Some("CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.".into())
+        )]
+    );
+    assert_eq!(records, 0);
+}
+
+/// KIP-1276: from 4.4-IV1 a CIDR host is written (and then matched by the authorizer); a
+/// malformed one is INVALID_REQUEST naming the pattern, as `CidrUtils.validate` refuses it.
+#[test]
+fn cidr_hosts_are_written_from_4_4_iv1() {
+    let mut node = TestNode::new(authz_config_at(MetadataVersion::V4_4_IV1));
+    node.become_leader();
+    let (results, records) = create(
+        &mut node,
+        "admin",
+        &[
+            (2, "t", 3, "User:a", "10.0.0.0/8", 7, 3),
+            (2, "t", 3, "User:a", "fd00::/8", 7, 3),
+        ],
+    );
+    assert_eq!(results, vec![ok(), ok()]);
+    assert_eq!(records, 2);
+    for bad in ["10.0.0.0/33", "10.0.0/8", "zz::/8"] {
+        let (results, records) = create(&mut node, "admin", &[(2, "t", 3, "User:a", bad, 7, 3)]);
+        assert_eq!(results[0].0, 42, "{bad}");
+        assert!(
+            results[0]
+                .1
+                .as_deref()
+                .is_some_and(|m| m.starts_with(&format!("Invalid CIDR notation '{bad}': "))),
+            "{results:?}"
+        );
+        assert_eq!(records, 0);
+    }
 }
 
 #[test]
