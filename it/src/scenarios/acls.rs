@@ -24,6 +24,7 @@ use crate::env::Env;
 use crate::kafka::args;
 use crate::procs::Captured;
 use crate::util;
+use kraftwerk_records::metadata_version::MetadataVersion;
 
 /// Kafka's KRaft authorizer class.
 const STANDARD_AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
@@ -195,9 +196,67 @@ pub fn run(env: &Env) -> Result<()> {
     wait_for_describe_quorum(env, &controllers, &alice, false)?;
     env.step("after kafka-acls --remove, alice is refused by the controllers again");
 
+    cidr_hosts(env, &controllers, &admin, &alice)?;
+
     c.check_alive()?;
     c.stop_all(Duration::from_secs(60), Duration::from_secs(30))?;
     println!("acls_scenario_ms={}", start.elapsed().as_millis());
+    Ok(())
+}
+
+/// KIP-1276, at metadata.version 4.4-IV1 and later: alice's ALTER on the cluster granted for
+/// a CIDR block holding her address (`--allow-host 127.0.0.0/8`) lets her describe the quorum;
+/// granted for a block that does not (`10.0.0.0/8`), it does not. Skipped below 4.4-IV1.
+fn cidr_hosts(env: &Env, controllers: &str, admin: &Path, alice: &Path) -> Result<()> {
+    let supported = MetadataVersion::from_version_string(&env.release_version, true)
+        .map(|mv| mv.is_cidr_acl_supported())
+        .unwrap_or(false);
+    let grant = |host: &'static str| {
+        vec![
+            "--allow-principal",
+            "User:alice",
+            "--allow-host",
+            host,
+            "--operation",
+            "Alter",
+            "--cluster",
+        ]
+    };
+    let with = |verb: &'static [&'static str], host: &'static str| {
+        let mut a: Vec<&str> = verb.to_vec();
+        a.extend(grant(host));
+        a
+    };
+    if !supported {
+        // (Refusal below 4.4-IV1 is a unit test: a Java controller of an older release would
+        // take the pattern as a literal host, so a mixed quorum could not check it here.)
+        env.step(&format!(
+            "CIDR host ACLs not checked: {} is below 4.4-IV1",
+            env.release_version
+        ));
+        return Ok(());
+    }
+    ok(
+        acls(env, controllers, admin, &with(&["--add"], "127.0.0.0/8"))?,
+        "admin's kafka-acls --add --allow-host 127.0.0.0/8 (alice)",
+    )?;
+    wait_for_describe_quorum(env, controllers, alice, true)?;
+    env.step("alice ALTER on the cluster from 127.0.0.0/8: her describe --status works");
+    ok(
+        acls(
+            env,
+            controllers,
+            admin,
+            &with(&["--remove", "--force"], "127.0.0.0/8"),
+        )?,
+        "admin's kafka-acls --remove --allow-host 127.0.0.0/8 (alice)",
+    )?;
+    ok(
+        acls(env, controllers, admin, &with(&["--add"], "10.0.0.0/8"))?,
+        "admin's kafka-acls --add --allow-host 10.0.0.0/8 (alice)",
+    )?;
+    wait_for_describe_quorum(env, controllers, alice, false)?;
+    env.step("alice ALTER from 10.0.0.0/8 only: refused from 127.0.0.1");
     Ok(())
 }
 
