@@ -16,12 +16,7 @@ use kraftwerk_dashboard::{
 
 /// A standby of the same quorum as [`common::leader_status`]: node 3, following leader 2.
 fn follower_exposition() -> String {
-    let mut status = common::leader_status();
-    status.role = kraftwerk_raft::RoleKind::Follower;
-    status.active = false;
-    status.leader.leader_id = Some(2);
-    status.voted_id = None;
-    status.replicas.clear();
+    let status = common::follower_status();
     kraftwerk_server::metrics::render(3, &status, Default::default(), common::NOW_MS)
         .expect("the exposition renders")
 }

@@ -110,12 +110,7 @@ fn values_follow_the_node_state() {
 
 #[test]
 fn a_follower_has_no_leader_only_metrics() {
-    let mut status = common::leader_status();
-    status.role = kraftwerk_raft::RoleKind::Follower;
-    status.active = false;
-    status.leader.leader_id = Some(2);
-    status.voted_id = None;
-    status.replicas.clear();
+    let status = common::follower_status();
     let text =
         kraftwerk_server::metrics::render(3, &status, Default::default(), common::NOW_MS).unwrap();
     has_line(

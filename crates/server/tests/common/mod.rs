@@ -9,6 +9,19 @@ use kraftwerk_server::metrics::{render, ChannelCounts};
 /// Wall-clock time of the scrape, ms.
 pub const NOW_MS: u64 = 1_800_000_100_000;
 
+/// A standby of the same quorum as [`leader_status`] (rendered as node 3): following leader 2,
+/// no vote, no replica states (those are the leader's).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn follower_status() -> NodeStatus {
+    let mut status = leader_status();
+    status.role = RoleKind::Follower;
+    status.active = false;
+    status.leader.leader_id = Some(2);
+    status.voted_id = None;
+    status.replicas.clear();
+    status
+}
+
 /// Node 1 leading epoch 7 with two fenced and one active broker, one observer fetching.
 pub fn leader_status() -> NodeStatus {
     let mut sensors = Sensors::default();
