@@ -23,8 +23,10 @@ pub enum FrameError {
         /// The size prefix as read.
         size: i32,
     },
-    /// The size prefix is larger than the configured maximum.
-    #[error("invalid frame size {size}: larger than {max_frame_bytes} (socket.request.max.bytes)")]
+    /// The size prefix is larger than the configured maximum (the caller names the key that
+    /// set it: `socket.request.max.bytes`, or `sasl.server.max.receive.size` before a SASL
+    /// client has authenticated).
+    #[error("invalid frame size {size}: larger than {max_frame_bytes}")]
     TooLarge {
         /// The size prefix as read.
         size: i32,

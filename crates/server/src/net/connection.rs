@@ -49,8 +49,9 @@ enum Close {
     Idle(u64),
     #[error("listener shutting down")]
     Shutdown,
-    #[error("{0}")]
-    Frame(FrameError),
+    /// A bad size prefix; the key is the one whose limit applied.
+    #[error("{0} ({1})")]
+    Frame(FrameError, &'static str),
     #[error(
         "peer closed the connection in the middle of a frame ({buffered_bytes} bytes buffered)"
     )]
@@ -180,6 +181,16 @@ pub(crate) async fn serve(
 }
 
 impl Connection {
+    /// The key whose limit the frame decoder enforces now (see
+    /// [`Authenticator::max_frame_key`]).
+    fn frame_limit_key(&self) -> &'static str {
+        self.authenticator
+            .as_ref()
+            .map_or(authenticator::SOCKET_REQUEST_MAX_BYTES, |a| {
+                a.max_frame_key(self.shared.config.max_frame_bytes)
+            })
+    }
+
     async fn run(&mut self, mut shutdown: ShutdownRx) -> Close {
         loop {
             let frame = tokio::select! {
@@ -215,7 +226,9 @@ impl Connection {
 
     async fn read_frame_unbounded(&mut self) -> Result<Bytes, Close> {
         loop {
-            if let Some(frame) = self.decoder.decode(&mut self.buf).map_err(Close::Frame)? {
+            let limit = self.frame_limit_key();
+            let decoded = self.decoder.decode(&mut self.buf);
+            if let Some(frame) = decoded.map_err(|e| Close::Frame(e, limit))? {
                 if self.buf.is_empty() && self.buf.capacity() > 4 * READ_CHUNK_BYTES {
                     // Do not keep a large request's buffer for the life of the connection.
                     self.buf = BytesMut::new();

@@ -166,6 +166,17 @@ impl Authenticator {
         }
     }
 
+    /// The key whose limit [`Self::max_frame_bytes`] returns now.
+    pub(super) fn max_frame_key(&self, authenticated_max: usize) -> &'static str {
+        match self.state {
+            State::Authenticated(_) => SOCKET_REQUEST_MAX_BYTES,
+            _ if self.sasl.settings.max_receive_size < authenticated_max => {
+                "sasl.server.max.receive.size"
+            }
+            _ => SOCKET_REQUEST_MAX_BYTES,
+        }
+    }
+
     /// True when the next frame is a raw SASL token, not a Kafka request.
     pub(super) fn expects_raw_token(&self) -> bool {
         matches!(self.state, State::Exchange { raw: true, .. })
@@ -483,6 +494,9 @@ impl Authenticator {
 /// user, the client's text of up to `kraftwerk_sasl::MAX_MESSAGE_SIZE` bytes: bounded like the
 /// mechanism name in [`Authenticator::choose`], so that one login cannot write 64 KiB of log.
 const MAX_LOGGED_ERROR_CHARS: usize = 256;
+
+/// The key of the frame limit once a client has authenticated (and of a listener without SASL).
+pub(super) const SOCKET_REQUEST_MAX_BYTES: &str = "socket.request.max.bytes";
 
 /// A failed SaslAuthenticate: Kafka's message to the client, the same in the log.
 fn failure(e: &AuthError, during: &str) -> Step {

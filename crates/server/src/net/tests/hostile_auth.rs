@@ -414,8 +414,11 @@ async fn bad_tls_closes_only_its_own_connection() {
             let mut tcp = TcpStream::connect(addr).await.unwrap();
             tcp.write_all(&hello).await.unwrap();
             closed_raw(&mut tcp).await;
-            logs.line(&["closing connection", "larger than 524288"])
-                .await;
+            logs.line(&[
+                "closing connection",
+                "larger than 524288 (sasl.server.max.receive.size)",
+            ])
+            .await;
             good.served(3).await;
             good.finish(&handler, "good").await;
             listener.shutdown(Duration::from_secs(1)).await;
@@ -689,8 +692,11 @@ async fn bad_sasl_closes_only_its_own_connection() {
         );
         w.send_bytes(&big[..64 * 1024]).await;
         w.expect_closed().await;
-        logs.line(&["closing connection", "larger than 524288"])
-            .await;
+        logs.line(&[
+            "closing connection",
+            "larger than 524288 (sasl.server.max.receive.size)",
+        ])
+        .await;
         good.served(2).await;
 
         // Mechanisms that are not enabled: UNSUPPORTED_SASL_MECHANISM with the enabled list.

@@ -256,6 +256,16 @@ fn frames_are_bounded_by_sasl_server_max_receive_size_until_authenticated() {
     let now = Instant::now();
     let mut auth = Authenticator::new(sasl(0));
     assert_eq!(auth.max_frame_bytes(100 << 20), 524_288);
+    // The close line names the key whose limit applied.
+    assert_eq!(
+        auth.max_frame_key(100 << 20),
+        "sasl.server.max.receive.size"
+    );
+    assert_eq!(
+        auth.max_frame_key(1024),
+        "socket.request.max.bytes",
+        "the smaller limit is the one in force"
+    );
     login(
         &mut auth,
         Mechanism::Plain,
@@ -265,6 +275,7 @@ fn frames_are_bounded_by_sasl_server_max_receive_size_until_authenticated() {
         now,
     );
     assert_eq!(auth.max_frame_bytes(100 << 20), 100 << 20);
+    assert_eq!(auth.max_frame_key(100 << 20), "socket.request.max.bytes");
 }
 
 #[test]
