@@ -78,7 +78,8 @@ pub fn delete_acls(request: &DeleteAclsRequest) -> DeleteAclsResponse {
 
 /// `ControllerApis.allowTokenRequests`: forwarded requests are allowed (brokers check the
 /// client's channel) unless the principal authenticated with a token; direct requests never
-/// are, since every kraftwerk listener is PLAINTEXT.
+/// are (Java refuses them on PLAINTEXT and anonymous SSL; kraftwerk on every listener, so
+/// tokens are created, renewed and expired only through brokers).
 pub fn allow_token_requests(_config: &ControllerConfig, ctx: &RequestContext) -> bool {
     token_requests_allowed(ctx)
 }
