@@ -17,6 +17,11 @@ use crate::util;
 /// `delegation.token.secret.key` of the controllers and the brokers.
 pub const TOKEN_SECRET: &str = "it-delegation-token-secret";
 
+/// `--describe` of admin's tokens. The owner must be named: without `--owner-principal` the
+/// 4.1.2 tool sends an empty owner list, which brokers answer with no token at all
+/// (`DescribeDelegationTokenRequest.ownersListEmpty`), whatever it prints ("for current user").
+const DESCRIBE: &[&str] = &["--describe", "--owner-principal", "User:admin"];
+
 /// How long a token may take to reach the brokers' token caches.
 const PROPAGATION: Duration = Duration::from_secs(20);
 
@@ -127,7 +132,7 @@ pub fn delegation_tokens(
     let deadline = Instant::now() + PROPAGATION;
     loop {
         let r = ok(
-            tokens_tool(env, internal, admin, &["--describe"])?,
+            tokens_tool(env, internal, admin, DESCRIBE)?,
             "kafka-delegation-tokens --describe",
         )?;
         if r.stdout.contains(&token_id) && r.stdout.contains("User:alice") {
@@ -207,7 +212,7 @@ pub fn delegation_tokens(
         std::thread::sleep(Duration::from_secs(1));
     }
     let r = ok(
-        tokens_tool(env, internal, admin, &["--describe"])?,
+        tokens_tool(env, internal, admin, DESCRIBE)?,
         "kafka-delegation-tokens --describe",
     )?;
     if r.stdout.contains(&token_id) {
