@@ -52,6 +52,10 @@ pub const TOOLS: &[(&str, &[&str])] = &[
     ("kafka-features", &["org.apache.kafka.tools.FeatureCommand"]),
     ("kafka-acls", &["org.apache.kafka.tools.AclCommand"]),
     (
+        "kafka-delegation-tokens",
+        &["org.apache.kafka.tools.DelegationTokenCommand"],
+    ),
+    (
         "kafka-reassign-partitions",
         &["org.apache.kafka.tools.reassign.ReassignPartitionsCommand"],
     ),

@@ -70,4 +70,5 @@ pub(crate) fn is_secret(key: &str) -> bool {
         || key.ends_with("ssl.truststore.certificates")
         || key.ends_with("sasl.jaas.config")
         || key.ends_with("delegation.token.secret.key")
+        || key.ends_with("delegation.token.master.key")
 }

@@ -5,6 +5,7 @@
 //! error messages all come from here (`Values::parse`, [`ConfigKey::parse`]). Defaults that a
 //! lower layer also needs are that layer's constants, so each number is written once.
 
+use kraftwerk_controller::controller::DelegationTokenSettings;
 use kraftwerk_controller::ControllerConfig;
 use kraftwerk_log::{
     DEFAULT_RETENTION_BYTES, DEFAULT_RETENTION_MS, DEFAULT_SEGMENT_BYTES,
@@ -123,6 +124,11 @@ pub(crate) const SUPER_USERS: &str = "super.users";
 pub(crate) const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
 pub(crate) const PRINCIPAL_BUILDER_CLASS: &str = "principal.builder.class";
 pub(crate) const DELEGATION_TOKEN_SECRET_KEY: &str = "delegation.token.secret.key";
+pub(crate) const DELEGATION_TOKEN_MASTER_KEY: &str = "delegation.token.master.key";
+pub(crate) const DELEGATION_TOKEN_MAX_LIFETIME_MS: &str = "delegation.token.max.lifetime.ms";
+pub(crate) const DELEGATION_TOKEN_EXPIRY_TIME_MS: &str = "delegation.token.expiry.time.ms";
+pub(crate) const DELEGATION_TOKEN_EXPIRY_CHECK_INTERVAL_MS: &str =
+    "delegation.token.expiry.check.interval.ms";
 pub(crate) const UNSTABLE_API_VERSIONS_ENABLE: &str = "unstable.api.versions.enable";
 
 /// `BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_BUILDER`'s class: the principals kraftwerk
@@ -471,11 +477,30 @@ pub static CONFIG_DEF: &[ConfigKey] = &[
         Syntax(default_principal_builder_only), Checked,
         "Kafka's DefaultKafkaPrincipalBuilder, which kraftwerk implements; another class is \
          refused, since the authorizer would see other principals than the operator's."),
+    // Delegation tokens (KIP-48, DelegationTokenManagerConfigs).
     define(DELEGATION_TOKEN_SECRET_KEY, Str, Null,
-        Syntax(refuse_delegation_tokens), Checked,
-        "Enables delegation tokens on a Java controller; kraftwerk does not issue tokens yet, \
-         so a node that sets it refuses to start (without it, token requests are answered \
-         DELEGATION_TOKEN_AUTH_DISABLED as by Java)."),
+        Any, Used,
+        "Secret (PASSWORD type, never logged) the HMACs of delegation tokens are keyed with; \
+         the same on every controller and broker. Unset or empty: delegation tokens are \
+         disabled (token requests answer DELEGATION_TOKEN_AUTH_DISABLED)."),
+    define(DELEGATION_TOKEN_MASTER_KEY, Str, Null,
+        Any, Used,
+        "Deprecated name of delegation.token.secret.key (Kafka 3.x), used only when that is \
+         not set."),
+    define(DELEGATION_TOKEN_MAX_LIFETIME_MS, Long,
+        Number(DelegationTokenSettings::DEFAULT_MAX_LIFETIME_MS),
+        AtLeast(1), Used,
+        "Milliseconds a delegation token lives at most, however often it is renewed (7 days)."),
+    define(DELEGATION_TOKEN_EXPIRY_TIME_MS, Long,
+        Number(DelegationTokenSettings::DEFAULT_EXPIRY_TIME_MS),
+        AtLeast(1), Used,
+        "Milliseconds a new or renewed delegation token is valid before it must be renewed \
+         (1 day)."),
+    define(DELEGATION_TOKEN_EXPIRY_CHECK_INTERVAL_MS, Long,
+        Number(DelegationTokenSettings::DEFAULT_EXPIRY_CHECK_INTERVAL_MS),
+        AtLeast(1), Used,
+        "Milliseconds between the active controller's removals of expired delegation tokens \
+         (1 hour)."),
     define(UNSTABLE_API_VERSIONS_ENABLE, Boolean, Bool(false),
         Syntax(stable_api_versions_only), Checked,
         "kraftwerk serves only the released versions of each API; true is refused."),
@@ -513,17 +538,6 @@ fn default_principal_builder_only(text: &str) -> Result<(), String> {
         "kraftwerk builds principals only as {DEFAULT_PRINCIPAL_BUILDER} does and cannot load \
          Java classes"
     ))
-}
-
-fn refuse_delegation_tokens(text: &str) -> Result<(), String> {
-    if text.trim().is_empty() {
-        return Ok(());
-    }
-    Err(
-        "kraftwerk does not implement delegation tokens: remove the key (brokers then answer \
-         token requests with DELEGATION_TOKEN_AUTH_DISABLED)"
-            .to_owned(),
-    )
 }
 
 fn stable_api_versions_only(text: &str) -> Result<(), String> {

@@ -220,6 +220,7 @@ impl NodeConfig {
         c.unclean_leader_election_interval_ms = self.unclean_leader_election_interval_ms as u64;
         c.remote_log_storage_system_enable = self.remote_log_storage_system_enable;
         c.authorizer = self.authorizer.clone();
+        c.delegation_tokens = self.delegation_tokens.clone();
         c
     }
 }

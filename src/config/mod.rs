@@ -162,6 +162,10 @@ pub struct NodeConfig {
     /// `authorizer.class.name` = StandardAuthorizer, with `super.users` and
     /// `allow.everyone.if.no.acl.found`; `None` when empty (no authorization).
     pub authorizer: Option<kraftwerk_controller::authorizer::AuthorizerConfig>,
+    /// `delegation.token.*` when `delegation.token.secret.key` (else the deprecated
+    /// `delegation.token.master.key`) is set and not empty (`KafkaConfig.tokenAuthEnabled`);
+    /// `None`: delegation tokens are disabled.
+    pub delegation_tokens: Option<kraftwerk_controller::controller::DelegationTokenSettings>,
     /// Every key of [`keys::CONFIG_DEF`] with its effective value (the file's, else the
     /// default, `null` for none), secrets `[hidden]`, sorted by key: what
     /// [`Self::values_block`] logs.
@@ -245,6 +249,7 @@ impl NodeConfig {
             connections::connection_settings(props, &values, &controller_listener_names)?;
         let (ignored_keys, not_honoured_keys) = unused_keys(props, &listeners);
         let authorizer = authorizer(&values)?;
+        let delegation_tokens = delegation_tokens(&values);
         let effective_values = effective_values(&values);
         let config = NodeConfig {
             node_id,
@@ -296,6 +301,7 @@ impl NodeConfig {
             controller_listener_sasl,
             raft_client_sasl,
             authorizer,
+            delegation_tokens,
             effective_values,
             ignored_keys,
             not_honoured_keys,
@@ -503,6 +509,27 @@ fn authorizer(
         super_users,
         allow_everyone_if_no_acl_found: values.boolean(keys::ALLOW_EVERYONE_IF_NO_ACL_FOUND),
     }))
+}
+
+/// The delegation-token settings (`KafkaConfig.delegationTokenSecretKey` and the three
+/// periods): the secret is `delegation.token.secret.key`, else Kafka 3.x's deprecated
+/// `delegation.token.master.key`; tokens are enabled when it is not empty.
+fn delegation_tokens(
+    values: &Values,
+) -> Option<kraftwerk_controller::controller::DelegationTokenSettings> {
+    let secret = values
+        .text(keys::DELEGATION_TOKEN_SECRET_KEY)
+        .or_else(|| values.text(keys::DELEGATION_TOKEN_MASTER_KEY))
+        .filter(|s| !s.is_empty())?;
+    Some(kraftwerk_controller::controller::DelegationTokenSettings {
+        secret_key: secret.to_owned(),
+        max_lifetime_ms: values.long(keys::DELEGATION_TOKEN_MAX_LIFETIME_MS),
+        expiry_time_ms: values.long(keys::DELEGATION_TOKEN_EXPIRY_TIME_MS),
+        expiry_check_interval_ms: u64::try_from(
+            values.long(keys::DELEGATION_TOKEN_EXPIRY_CHECK_INTERVAL_MS),
+        )
+        .unwrap_or(u64::MAX),
+    })
 }
 
 /// The keys of the file kraftwerk does not act on, each sorted: (unknown to the table and to

@@ -549,6 +549,10 @@ const SAMPLES: &[(&str, &str)] = &[
     ("config.providers", "file"),
     ("principal.builder.class", "com.example.PrincipalBuilder"),
     ("delegation.token.secret.key", "s3cr3t"),
+    ("delegation.token.master.key", "s3cr3t"),
+    ("delegation.token.max.lifetime.ms", "3600000"),
+    ("delegation.token.expiry.time.ms", "60000"),
+    ("delegation.token.expiry.check.interval.ms", "1000"),
     ("unstable.api.versions.enable", "true"),
     ("node.id", "2"),
     ("broker.id", "2"),
@@ -687,6 +691,10 @@ fn base_for(key: &str) -> String {
         }
         "super.users" | "allow.everyone.if.no.acl.found" => {
             format!("{TWO_LISTENERS}{STANDARD_AUTHORIZER}")
+        }
+        // The periods matter only with a secret.
+        k if k.starts_with("delegation.token.") && !k.ends_with(".key") => {
+            format!("{TWO_LISTENERS}delegation.token.secret.key=base-secret\n")
         }
         _ => TWO_LISTENERS.to_owned(),
     }
@@ -981,11 +989,82 @@ fn a_dynamic_controller_binds_0_0_0_0_and_advertises_its_advertised_listener() {
 
 #[test]
 fn a_refused_secret_is_not_echoed() {
-    let file = format!("{TWO_LISTENERS}delegation.token.secret.key=very-secret-token-key\n");
+    // A secret with an invalid value of another key in the file: the error names only that.
+    let file = format!(
+        "{TWO_LISTENERS}delegation.token.secret.key=very-secret-token-key\n\
+         delegation.token.master.key=other-secret-token-key\n\
+         delegation.token.expiry.time.ms=0\n"
+    );
     let err = parse(&file).unwrap_err().to_string();
-    assert!(err.contains("delegation.token.secret.key"), "{err}");
-    assert!(err.contains("[hidden]"), "{err}");
+    assert!(err.contains("delegation.token.expiry.time.ms"), "{err}");
+    assert!(err.contains("Value must be at least 1"), "{err}");
     assert!(!err.contains("very-secret-token-key"), "{err}");
+    let err = super::error::invalid("delegation.token.master.key", "other-secret-token-key", "x")
+        .to_string();
+    assert!(
+        err.contains("[hidden]") && !err.contains("other-secret"),
+        "{err}"
+    );
+}
+
+#[test]
+fn delegation_tokens_take_the_secret_then_the_deprecated_master_key() {
+    let settings = |extra: &str| {
+        parse(&format!("{TWO_LISTENERS}{extra}"))
+            .unwrap()
+            .delegation_tokens
+    };
+    assert_eq!(settings(""), None);
+    assert_eq!(settings("delegation.token.secret.key=\n"), None);
+    let both =
+        settings("delegation.token.secret.key=new-key\ndelegation.token.master.key=old-key\n")
+            .unwrap();
+    assert_eq!(both.secret_key, "new-key");
+    let old = settings("delegation.token.master.key=old-key\n").unwrap();
+    assert_eq!(old.secret_key, "old-key");
+    // Kafka's defaults: 7 days, 1 day, 1 hour.
+    assert_eq!(
+        (
+            old.max_lifetime_ms,
+            old.expiry_time_ms,
+            old.expiry_check_interval_ms
+        ),
+        (604_800_000, 86_400_000, 3_600_000)
+    );
+    let set = settings(
+        "delegation.token.secret.key=k\ndelegation.token.max.lifetime.ms=100\n\
+         delegation.token.expiry.time.ms=50\ndelegation.token.expiry.check.interval.ms=10\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            set.max_lifetime_ms,
+            set.expiry_time_ms,
+            set.expiry_check_interval_ms
+        ),
+        (100, 50, 10)
+    );
+    for key in [
+        "delegation.token.max.lifetime.ms",
+        "delegation.token.expiry.time.ms",
+        "delegation.token.expiry.check.interval.ms",
+    ] {
+        let err = parse(&format!("{TWO_LISTENERS}{key}=0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key) && err.contains("at least 1"), "{err}");
+    }
+    // The secret never shows in the values block.
+    let block = parse(&format!(
+        "{TWO_LISTENERS}delegation.token.secret.key=top-secret-key\n"
+    ))
+    .unwrap()
+    .values_block();
+    assert!(
+        block.contains("delegation.token.secret.key = [hidden]"),
+        "{block}"
+    );
+    assert!(!block.contains("top-secret-key"), "{block}");
 }
 
 #[test]

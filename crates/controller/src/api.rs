@@ -27,8 +27,8 @@ use kraftwerk_protocol::constants::{NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE};
 use crate::controller::{ControllerConfig, ControllerRng};
 use crate::handlers::disabled::QuorumRole;
 use crate::handlers::{
-    acls, admin, cluster, configs, describe_configs, disabled, partitions, producer_ids, quotas,
-    reassignment, scram, topics,
+    acls, admin, cluster, configs, delegation_tokens, describe_configs, disabled, partitions,
+    producer_ids, quotas, reassignment, scram, topics,
 };
 use crate::heartbeat::BrokerHeartbeatManager;
 use crate::image::MetadataImage;
@@ -287,15 +287,19 @@ controller_apis! {
     /// CreatePartitions (37).
     CreatePartitions(CreatePartitionsRequest => CreatePartitionsResponse) versions 0..=3,
         write |c, r| admin::create_partitions(c.image, c.rng, r);
-    /// CreateDelegationToken (38): no token secret.
+    /// CreateDelegationToken (38): a new token from the active controller; refused by any
+    /// controller when `ControllerApis.allowTokenRequests` refuses the request.
     CreateDelegationToken(CreateDelegationTokenRequest => CreateDelegationTokenResponse) versions 1..=3,
-        read_unless(disabled::allow_token_requests) |c, r| disabled::create_delegation_token(c.ctx, r);
-    /// RenewDelegationToken (39): no token secret.
+        write_if(disabled::allow_token_requests) |c, r| delegation_tokens::create_delegation_token(c, r),
+        otherwise disabled::create_delegation_token(c.ctx, r);
+    /// RenewDelegationToken (39): as CreateDelegationToken.
     RenewDelegationToken(RenewDelegationTokenRequest => RenewDelegationTokenResponse) versions 1..=2,
-        read_unless(disabled::allow_token_requests) |c, r| disabled::renew_delegation_token(c.ctx);
-    /// ExpireDelegationToken (40): no token secret.
+        write_if(disabled::allow_token_requests) |c, r| delegation_tokens::renew_delegation_token(c, r),
+        otherwise disabled::renew_delegation_token(c.ctx);
+    /// ExpireDelegationToken (40): as CreateDelegationToken.
     ExpireDelegationToken(ExpireDelegationTokenRequest => ExpireDelegationTokenResponse) versions 1..=2,
-        read_unless(disabled::allow_token_requests) |c, r| disabled::expire_delegation_token(c.ctx);
+        write_if(disabled::allow_token_requests) |c, r| delegation_tokens::expire_delegation_token(c, r),
+        otherwise disabled::expire_delegation_token(c.ctx);
     /// ElectLeaders (43).
     ElectLeaders(ElectLeadersRequest => ElectLeadersResponse) versions 0..=2,
         write |c, r| admin::elect_leaders(c.image, c.config, r);

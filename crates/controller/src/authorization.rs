@@ -157,8 +157,8 @@ pub fn client_host(ctx: &RequestContext) -> String {
 }
 
 /// The CLUSTER operation `ControllerApis` requires for a request authorized whole, or `None`
-/// when it is authorized per item (or not at all: the delegation token APIs, checked by the
-/// token manager kraftwerk runs without).
+/// when it is authorized per item (or not at all: the delegation token APIs, whose handlers
+/// check CREATE_TOKENS themselves, `handlers::delegation_tokens`).
 pub fn cluster_operation(request: &ControllerRequest) -> Option<AclOperation> {
     use AclOperation::*;
     use ControllerRequest as R;

@@ -46,6 +46,7 @@ use crate::authorization::{authorize_request, client_host, Authorized, Authz};
 use crate::authorizer::{AclOperation, AuthorizerConfig, ResourceType};
 use crate::error::{ApiError, ReplayError};
 use crate::handlers;
+pub use crate::handlers::delegation_tokens::DelegationTokenSettings;
 use crate::handlers::disabled::QuorumRole;
 use crate::handlers::leader_isr::LeaderIsrUpdater;
 use crate::heartbeat::BrokerHeartbeatManager;
@@ -109,6 +110,9 @@ pub struct ControllerConfig {
     /// `allow.everyone.if.no.acl.found`; `None` (no authorizer): nothing is authorized and the
     /// ACL APIs answer SECURITY_DISABLED.
     pub authorizer: Option<AuthorizerConfig>,
+    /// `delegation.token.*` when `delegation.token.secret.key` is set (KIP-48); `None`:
+    /// delegation tokens are disabled (token requests answer DELEGATION_TOKEN_AUTH_DISABLED).
+    pub delegation_tokens: Option<DelegationTokenSettings>,
 }
 
 impl ControllerConfig {
@@ -150,6 +154,7 @@ impl ControllerConfig {
             kraft_version: 0,
             remote_log_storage_system_enable: false,
             authorizer: None,
+            delegation_tokens: None,
         }
     }
 }
@@ -182,6 +187,8 @@ struct ActiveState {
     next_noop_ms: u64,
     next_rebalance_ms: u64,
     next_unclean_ms: u64,
+    /// When the expired delegation tokens are swept next (`sweepExpiredDelegationTokens`).
+    next_token_sweep_ms: u64,
     /// Offset up to which the node must have replayed what this controller returned; checked
     /// at the next `handle`/`poll` (the node must replay before asking again).
     expected_last_offset: i64,
@@ -383,6 +390,7 @@ impl Controller {
             next_rebalance_ms: now_ms
                 .saturating_add(self.config.leader_imbalance_check_interval_ms),
             next_unclean_ms: now_ms.saturating_add(self.config.unclean_leader_election_interval_ms),
+            next_token_sweep_ms: now_ms.saturating_add(self.token_sweep_interval_ms().unwrap_or(0)),
             expected_last_offset: self.committed.last_offset,
         });
     }
@@ -618,7 +626,8 @@ impl Controller {
 
     /// The next internal write, if one is due: an abort of an open transaction, the bootstrap
     /// records (first activation over an empty log), fencing of ONE broker whose session
-    /// expired, a NoOpRecord, preferred-leader elections, or unclean elections. `next_offset` is the offset the first record will get.
+    /// expired, a NoOpRecord, preferred-leader elections, unclean elections, or the removal of
+    /// expired delegation tokens (every `delegation.token.expiry.check.interval.ms`). `next_offset` is the offset the first record will get.
     pub fn poll(&mut self, now_ms: u64, next_offset: i64) -> Option<ControllerResult<()>> {
         self.active.as_ref()?;
         self.check_replayed();
@@ -708,7 +717,29 @@ impl Controller {
                 return Some(ControllerResult::of(records, ()));
             }
         }
+        if let Some(interval) = config
+            .delegation_tokens
+            .as_ref()
+            .map(|t| t.expiry_check_interval_ms)
+        {
+            if now_ms >= active.next_token_sweep_ms {
+                active.next_token_sweep_ms = now_ms.saturating_add(interval);
+                let records =
+                    handlers::delegation_tokens::sweep_expired_tokens(&image, config, now_ms);
+                if !records.is_empty() {
+                    return Some(ControllerResult::of(records, ()));
+                }
+            }
+        }
         None
+    }
+
+    /// `delegation.token.expiry.check.interval.ms` when delegation tokens are enabled.
+    fn token_sweep_interval_ms(&self) -> Option<u64> {
+        self.config
+            .delegation_tokens
+            .as_ref()
+            .map(|t| t.expiry_check_interval_ms)
     }
 
     /// `ActivationRecordsGenerator.recordsForEmptyLog` without transaction markers: the
@@ -735,7 +766,7 @@ impl Controller {
     }
 
     /// When `poll` next has something to do (a session expiry, a NoOp, a periodic election
-    /// check), if active.
+    /// check, a delegation-token sweep), if active.
     pub fn next_deadline_ms(&self) -> Option<u64> {
         let active = self.active.as_ref()?;
         [
@@ -745,6 +776,8 @@ impl Controller {
                 .auto_leader_rebalance_enable
                 .then_some(active.next_rebalance_ms),
             Some(active.next_unclean_ms),
+            self.token_sweep_interval_ms()
+                .map(|_| active.next_token_sweep_ms),
         ]
         .into_iter()
         .flatten()

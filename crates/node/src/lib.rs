@@ -43,4 +43,7 @@ pub use node::Node;
 pub use snapshot_codec::{decode_snapshot, encode_snapshot, SnapshotReadError};
 pub use snapshot_job::{SnapshotDone, SnapshotJob};
 pub use snapshots::SnapshotPolicy;
-pub use status::{BrokerMetrics, ImageCounts, NodeStats, NodeStatus, ReplicaLag, ScramCredentials};
+pub use status::{
+    BrokerMetrics, DelegationTokens, ImageCounts, NodeStats, NodeStatus, ReplicaLag,
+    ScramCredentials,
+};

@@ -5,7 +5,7 @@ use kraftwerk_controller::image::MetadataImage;
 use kraftwerk_raft::{
     LeaderAndEpoch, OffsetAndEpoch, QuorumStateStore, RaftMetrics, ReplicatedLog, RoleKind,
 };
-use kraftwerk_records::metadata::UserScramCredentialRecord;
+use kraftwerk_records::metadata::{DelegationTokenRecord, UserScramCredentialRecord};
 use kraftwerk_records::metadata_version::METADATA_VERSION_FEATURE_NAME;
 
 use crate::node::Node;
@@ -89,6 +89,20 @@ pub struct NodeStatus {
     /// The committed image's SCRAM credentials, for the SASL listeners (a persistent map:
     /// cloning it for every status costs one reference count).
     pub scram_credentials: ScramCredentials,
+    /// The committed image's delegation tokens, for the SASL listeners' `tokenauth=true`
+    /// logins (a persistent map, as [`Self::scram_credentials`]).
+    pub delegation_tokens: DelegationTokens,
+}
+
+/// Delegation tokens by token id, as DelegationTokenRecords (no HMACs: those need the secret).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DelegationTokens(pub imbl::OrdMap<String, DelegationTokenRecord>);
+
+impl DelegationTokens {
+    /// The token with id `token_id`.
+    pub fn get(&self, token_id: &str) -> Option<&DelegationTokenRecord> {
+        self.0.get(token_id)
+    }
 }
 
 /// SCRAM credentials by (user name, `ScramMechanism` type id), as UserScramCredentialRecords.
@@ -257,6 +271,7 @@ impl<L: ReplicatedLog, Q: QuorumStateStore> Node<L, Q> {
             elr_elections: self.tracking.elr_elections,
             sensors: self.tracking.sensors.clone(),
             scram_credentials: ScramCredentials(image.other.scram_credentials.clone()),
+            delegation_tokens: DelegationTokens(image.other.delegation_tokens.clone()),
         }
     }
 

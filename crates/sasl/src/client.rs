@@ -28,6 +28,9 @@ pub struct ClientExchange {
     username: String,
     password: String,
     nonce: String,
+    /// Send the `tokenauth=true` extension (a delegation token: username = token id,
+    /// password = base64 HMAC).
+    token_auth: bool,
     state: State,
 }
 
@@ -45,8 +48,17 @@ impl ClientExchange {
             username: username.to_owned(),
             password: password.to_owned(),
             nonce: nonce.to_owned(),
+            token_auth: false,
             state: State::Start,
         }
+    }
+
+    /// The same exchange authenticating with a delegation token (SCRAM's `tokenauth=true`
+    /// extension, as `ScramLoginModule` sends it with `tokenauth="true"`): `username` is the
+    /// token id, `password` the base64 HMAC.
+    pub fn with_token_auth(mut self) -> Self {
+        self.token_auth = true;
+        self
     }
 
     /// The first `auth_bytes`: PLAIN `NUL user NUL password`, SCRAM `n,,n=user,r=nonce`.
@@ -57,7 +69,16 @@ impl ClientExchange {
             };
             return format!("\0{}\0{}", self.username, self.password).into_bytes();
         }
-        let bare = format!("n={},r={}", sasl_name(&self.username), self.nonce);
+        let extensions = if self.token_auth {
+            ",tokenauth=true"
+        } else {
+            ""
+        };
+        let bare = format!(
+            "n={},r={}{extensions}",
+            sasl_name(&self.username),
+            self.nonce
+        );
         let message = format!("n,,{bare}").into_bytes();
         self.state = State::First {
             client_first_bare: bare,

@@ -53,12 +53,6 @@ pub enum AuthError {
         /// Which message or part of it.
         what: &'static str,
     },
-    /// SCRAM: `tokenauth=true` (delegation tokens, KIP-48) is not supported.
-    #[error("{mechanism}: delegation token authentication is not supported")]
-    TokenAuthNotSupported {
-        /// The exchange's mechanism.
-        mechanism: Mechanism,
-    },
     /// SCRAM: a credential (server) or server-first message (client) with iterations outside
     /// `MIN_ITERATIONS..=MAX_ITERATIONS`.
     #[error("{mechanism}: iterations {iterations} outside 4096..=16384")]
@@ -137,7 +131,6 @@ impl AuthError {
             | AuthError::InvalidCredentials { mechanism, .. }
             | AuthError::AuthorizationIdMismatch { mechanism }
             | AuthError::Malformed { mechanism, .. }
-            | AuthError::TokenAuthNotSupported { mechanism }
             | AuthError::Iterations { mechanism, .. }
             | AuthError::InvalidNonce { mechanism }
             | AuthError::ChannelBinding { mechanism }

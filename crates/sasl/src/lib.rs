@@ -11,6 +11,7 @@ mod mechanism;
 mod messages;
 mod scram;
 mod server;
+mod token;
 
 pub use client::ClientExchange;
 pub use error::AuthError;
@@ -20,6 +21,7 @@ pub use scram::{
     ScramCredential, MAX_ITERATIONS, MIN_ITERATIONS,
 };
 pub use server::{ServerExchange, ServerStep, MAX_MESSAGE_SIZE};
+pub use token::{token_credential, token_hmac, token_password, StoredToken};
 
 #[cfg(test)]
 mod tests {

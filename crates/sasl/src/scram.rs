@@ -36,6 +36,13 @@ impl std::fmt::Debug for ScramCredential {
 pub trait CredentialStore: Send + Sync {
     /// The credential of `user` for a SCRAM `mech`, if one is stored.
     fn scram(&self, user: &str, mech: Mechanism) -> Option<ScramCredential>;
+
+    /// The delegation token with id `token_id`, for a SCRAM client that sent `tokenauth=true`
+    /// (Kafka's `DelegationTokenCache`); `None` when unknown or when tokens are disabled.
+    fn token(&self, token_id: &str) -> Option<crate::StoredToken> {
+        let _ = token_id;
+        None
+    }
 }
 
 /// `HMAC(key, message)` with the mechanism's hash (SHA-256 for PLAIN, which has none).

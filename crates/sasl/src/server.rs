@@ -3,6 +3,7 @@
 
 use crate::messages::{encode, ClientFinal, ClientFirst};
 use crate::scram::{hash, hmac, CredentialStore, ScramCredential, MAX_ITERATIONS, MIN_ITERATIONS};
+use crate::token::token_credential;
 use crate::{AuthError, Mechanism};
 use rand::distributions::{Alphanumeric, DistString};
 use rand::RngCore;
@@ -21,16 +22,25 @@ pub enum ServerStep {
     Challenge(Vec<u8>),
     /// Authenticated as `authorization_id`; send `final_message` (empty for PLAIN).
     Done {
-        /// The authenticated user (the principal's name).
+        /// The authenticated user (the principal's name): the user name, or for a delegation
+        /// token the token owner's name.
         authorization_id: String,
         /// The last `auth_bytes` to send.
         final_message: Vec<u8>,
+        /// `Some(expiry, ms since the Unix epoch)` when the client authenticated with a
+        /// delegation token (`tokenauth=true`, KIP-48): its principal is token-authenticated
+        /// and its session ends at the token's expiry (`tokenExpiryTimestamp`).
+        token_expiry_ms: Option<i64>,
     },
 }
 
 /// SCRAM state between the first and final client messages.
 struct ScramFirst {
     user: String,
+    /// Who the client authenticates as: `user`, or a token's owner.
+    authorization_id: String,
+    /// The token's expiry when `tokenauth=true`.
+    token_expiry_ms: Option<i64>,
     credential: ScramCredential,
     /// The user is unknown: `credential` is made up and the proof must fail.
     unknown: bool,
@@ -185,6 +195,7 @@ impl ServerExchange {
         Ok(ServerStep::Done {
             authorization_id: user.to_owned(),
             final_message: Vec::new(),
+            token_expiry_ms: None,
         })
     }
 
@@ -198,27 +209,38 @@ impl ServerExchange {
         let text = std::str::from_utf8(message).map_err(|_| malformed("client first message"))?;
         let first = ClientFirst::parse(text).ok_or(malformed("client first message"))?;
         // Other extensions are ignored, as Kafka does (it logs them).
-        if first
+        let token_auth = first
             .extensions
             .iter()
-            .any(|(k, v)| *k == "tokenauth" && v.eq_ignore_ascii_case("true"))
-        {
-            return Err(AuthError::TokenAuthNotSupported { mechanism: mech });
-        }
-        let (credential, unknown) = match self.store.scram(&first.user, mech) {
-            Some(c) => (c, false),
-            // Kafka 4.0 fails here ("Invalid user credentials", the generic message to the
-            // client); going on with a made-up credential also hides that the user is unknown
-            // from timing and from the server-first message.
-            None => (
-                ScramCredential {
-                    salt: fake_salt(mech, &first.user),
-                    stored_key: Vec::new(),
-                    server_key: Vec::new(),
-                    iterations: MIN_ITERATIONS,
-                },
-                true,
-            ),
+            .any(|(k, v)| *k == "tokenauth" && v.eq_ignore_ascii_case("true"));
+        let made_up = || ScramCredential {
+            salt: fake_salt(mech, &first.user),
+            stored_key: Vec::new(),
+            server_key: Vec::new(),
+            iterations: MIN_ITERATIONS,
+        };
+        let (credential, unknown, authorization_id, token_expiry_ms) = if token_auth {
+            // `ScramServerCallbackHandler` with a `DelegationTokenCredentialCallback`: the user
+            // name is the token id, the password the base64 HMAC, the principal the owner.
+            // The salt is the one an unknown user would get, so that a token id's existence
+            // does not show in the server-first message.
+            match self.store.token(&first.user) {
+                Some(token) => (
+                    token_credential(mech, &token.hmac, fake_salt(mech, &first.user)),
+                    false,
+                    token.owner,
+                    Some(token.expiry_timestamp_ms),
+                ),
+                None => (made_up(), true, first.user.clone(), Some(0)),
+            }
+        } else {
+            match self.store.scram(&first.user, mech) {
+                Some(c) => (c, false, first.user.clone(), None),
+                // Kafka 4.0 fails here ("Invalid user credentials", the generic message to
+                // the client); going on with a made-up credential also hides that the user is
+                // unknown from timing and from the server-first message.
+                None => (made_up(), true, first.user.clone(), None),
+            }
         };
         if !first.authzid.is_empty() && first.authzid != first.user {
             return Err(AuthError::AuthorizationIdMismatch { mechanism: mech });
@@ -246,6 +268,8 @@ impl ServerExchange {
         let reply = server_first.clone().into_bytes();
         self.state = State::ScramFinal(Box::new(ScramFirst {
             user: first.user,
+            authorization_id,
+            token_expiry_ms,
             credential,
             unknown,
             gs2_header: first.gs2_header.to_owned(),
@@ -298,8 +322,9 @@ impl ServerExchange {
         let server_signature = hmac(mech, &first.credential.server_key, auth_message.as_bytes());
         self.state = State::Done;
         Ok(ServerStep::Done {
-            authorization_id: first.user,
+            authorization_id: first.authorization_id,
             final_message: format!("v={}", encode(&server_signature)).into_bytes(),
+            token_expiry_ms: first.token_expiry_ms,
         })
     }
 }

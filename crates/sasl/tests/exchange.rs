@@ -100,6 +100,7 @@ fn rfc7677_example_end_to_end() {
     let ServerStep::Done {
         authorization_id,
         final_message,
+        token_expiry_ms: None,
     } = server.step(&client_final).unwrap()
     else {
         panic!("not done")
@@ -128,6 +129,7 @@ fn scram_round_trip(
         ServerStep::Done {
             authorization_id,
             final_message,
+            token_expiry_ms: None,
         } => {
             assert_eq!(client.step(&final_message), Ok(None));
             Ok(authorization_id)
@@ -243,10 +245,8 @@ fn scram_first_checks() {
     // authzid equal to the user is fine; other extensions are ignored.
     assert!(first("n,a=user,n=user,r=abc").is_ok());
     assert!(first("n,,n=user,r=abc,foo=bar").is_ok());
-    assert!(matches!(
-        first("n,,n=user,r=abc,tokenauth=true"),
-        Err(AuthError::TokenAuthNotSupported { .. })
-    ));
+    // An unknown token goes on with a made-up credential, as an unknown user does.
+    assert!(first("n,,n=user,r=abc,tokenauth=true").is_ok());
     assert!(first("n,,n=user,r=abc,tokenauth=false").is_ok());
     for bad in [
         "y,,n=user,r=abc",
@@ -335,6 +335,7 @@ fn plain_exchanges() {
         Ok(ServerStep::Done {
             authorization_id,
             final_message,
+            token_expiry_ms: None,
         }) => {
             assert!(final_message.is_empty());
             Ok(authorization_id)
@@ -433,4 +434,103 @@ proptest! {
         let _ = c.step(&first);
         let _ = c.step(&second);
     }
+}
+
+/// A store with one delegation token ("tok1", owned by alice, expiring at 5,000) and one user
+/// "tok1" with a password, to show the two are looked up apart.
+struct TokenStore;
+
+const TOKEN_SECRET: &str = "token-secret";
+
+impl CredentialStore for TokenStore {
+    fn scram(&self, user: &str, mech: Mechanism) -> Option<ScramCredential> {
+        (user == "tok1").then(|| credential_from_password(mech, "user-pw", b"salt".to_vec(), 4096))
+    }
+
+    fn token(&self, token_id: &str) -> Option<StoredToken> {
+        (token_id == "tok1").then(|| StoredToken {
+            hmac: token_hmac(TOKEN_SECRET, token_id),
+            owner: "alice".to_owned(),
+            expiry_timestamp_ms: 5_000,
+        })
+    }
+}
+
+fn token_round_trip(
+    mech: Mechanism,
+    token_id: &str,
+    password: &str,
+    token_auth: bool,
+) -> Result<(String, Option<i64>), AuthError> {
+    let mut server = ServerExchange::new(mech, Arc::new(BTreeMap::new()), Arc::new(TokenStore));
+    let mut client = ClientExchange::new(mech, token_id, password);
+    if token_auth {
+        client = client.with_token_auth();
+    }
+    let first = client.first_message();
+    assert_eq!(s(&first).ends_with(",tokenauth=true"), token_auth);
+    let server_first = challenge(server.step(&first));
+    let client_final = client.step(&server_first)?.unwrap();
+    match server.step(&client_final)? {
+        ServerStep::Done {
+            authorization_id,
+            final_message,
+            token_expiry_ms,
+        } => {
+            assert_eq!(client.step(&final_message), Ok(None));
+            Ok((authorization_id, token_expiry_ms))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn delegation_tokens_authenticate_as_their_owner() {
+    let hmac_b64 = token_password(&token_hmac(TOKEN_SECRET, "tok1"));
+    for mech in [Mechanism::ScramSha256, Mechanism::ScramSha512] {
+        // Token id + base64 HMAC with tokenauth=true: the owner, token-authenticated.
+        assert_eq!(
+            token_round_trip(mech, "tok1", &hmac_b64, true),
+            Ok(("alice".to_owned(), Some(5_000)))
+        );
+        // Without the extension the same name is a user, checked against its own password.
+        assert_eq!(
+            token_round_trip(mech, "tok1", "user-pw", false),
+            Ok(("tok1".to_owned(), None))
+        );
+        assert!(token_round_trip(mech, "tok1", &hmac_b64, false).is_err());
+        // The user's password is no token password, an unknown token id fails the same way,
+        // and an HMAC made with another secret is refused.
+        for (id, pw) in [
+            ("tok1", "user-pw".to_owned()),
+            ("tok2", token_password(&token_hmac(TOKEN_SECRET, "tok2"))),
+            ("tok1", token_password(&token_hmac("other-secret", "tok1"))),
+        ] {
+            assert!(
+                matches!(
+                    token_round_trip(mech, id, &pw, true),
+                    Err(AuthError::InvalidCredentials { .. })
+                ),
+                "{id} {pw}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unknown_token_gets_the_same_salt_as_a_known_one_would() {
+    let salt_of = |id: &str| {
+        let mut server = ServerExchange::new(
+            Mechanism::ScramSha512,
+            Arc::new(BTreeMap::new()),
+            Arc::new(TokenStore),
+        );
+        let mut client = ClientExchange::new(Mechanism::ScramSha512, id, "x").with_token_auth();
+        let first = challenge(server.step(&client.first_message()));
+        let text = s(&first).to_owned();
+        text.split(',').nth(1).unwrap().to_owned()
+    };
+    assert_eq!(salt_of("tok1"), salt_of("tok1"));
+    assert_eq!(salt_of("tok2"), salt_of("tok2"));
+    assert!(salt_of("tok1").starts_with("s="));
 }

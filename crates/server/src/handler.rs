@@ -106,7 +106,10 @@ impl RequestHandler for NodeRequestHandler {
                     // connection's (User:ANONYMOUS on PLAINTEXT, the mapped certificate
                     // subject on SSL).
                     let principal = ctx.forwarded.as_ref().map_or_else(
-                        || connection_principal(&ctx.principal),
+                        || Principal {
+                            token_authenticated: ctx.token_authenticated,
+                            ..connection_principal(&ctx.principal)
+                        },
                         |f| Principal {
                             principal_type: f.principal.principal_type.clone(),
                             name: f.principal.name.clone(),

@@ -271,7 +271,14 @@ impl Server {
         let node = open_node(&config, clock)?;
         let (status_tx, status_rx) = watch::channel(node.status());
         let credentials: Arc<dyn kraftwerk_sasl::CredentialStore> =
-            Arc::new(ImageCredentials::new(status_rx.clone()));
+            Arc::new(ImageCredentials::new(
+                status_rx.clone(),
+                config
+                    .controller
+                    .delegation_tokens
+                    .as_ref()
+                    .map(|t| t.secret_key.clone()),
+            ));
         for ((_, listener_config), settings) in to_bind.iter_mut().zip(&config.listeners) {
             listener_config.sasl = settings
                 .sasl

@@ -29,6 +29,7 @@ pub mod sasl_probe;
 pub mod secure;
 pub mod snapshot;
 pub mod tls;
+pub mod tokens;
 pub mod tools;
 pub mod upgrade;
 

@@ -25,7 +25,7 @@
 //! credential from admin's `kafka-configs` through a broker and then authenticates (and is
 //! refused CLUSTER_AUTHORIZATION, not being a super user); SIGKILL of the active controller: a
 //! new leader, both brokers follow it, a topic through them, the killed controller restarts and
-//! catches up. `secure` runs with `IT_CONTROLLERS`; `secure-mixed` runs the same once per mix of
+//! catches up. Delegation tokens: [`super::tokens`]. `secure` runs with `IT_CONTROLLERS`; `secure-mixed` runs the same once per mix of
 //! `IT_SECURE_MIXES` (default: 1 Java + 2 kraftwerk, then 2 Java + 1 kraftwerk).
 
 use anyhow::{bail, Result};
@@ -102,6 +102,7 @@ fn secure_props(dir: &Path) -> (Props, Props) {
         // Sessions of a few seconds: over the scenario the broker re-authenticates on its
         // connections (KIP-368) and the controllers' Raft clients renew theirs many times.
         ("connections.max.reauth.ms", REAUTH_MS),
+        ("delegation.token.secret.key", super::tokens::TOKEN_SECRET),
     ]);
     controller.extend(keystore_props(dir, "listener.name.controller."));
     controller.extend(truststore_props(dir, "listener.name.controller."));
@@ -132,6 +133,7 @@ fn secure_props(dir: &Path) -> (Props, Props) {
         ("super.users", SUPER_USERS),
         ("allow.everyone.if.no.acl.found", "false"),
         ("connections.max.reauth.ms", REAUTH_MS),
+        ("delegation.token.secret.key", super::tokens::TOKEN_SECRET),
     ]));
     broker.extend(keystore_props(dir, "listener.name.controller."));
     broker.extend(truststore_props(dir, "listener.name.controller."));
@@ -275,6 +277,7 @@ fn run_one(env: &Env, kinds: &[ControllerKind], dir: &Path) -> Result<()> {
     ));
 
     acls_through_broker(env, &c, &internal, &admin, &controller_conf)?;
+    super::tokens::delegation_tokens(env, &internal, &admin, dir, "secure-topic")?;
     wrong_passwords(env, &c, dir)?;
     unauthenticated_clients(env, &c, dir)?;
     alice(env, &c.controller_bootstrap(), &internal, &admin, dir)?;

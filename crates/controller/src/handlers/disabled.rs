@@ -3,11 +3,11 @@
 //!
 //! * ACLs (DescribeAcls, CreateAcls, DeleteAcls): no `authorizer.class.name`, so
 //!   SECURITY_DISABLED (`AclApis` with no authorizer).
-//! * Delegation tokens (Create/Renew/ExpireDelegationToken): no `delegation.token.secret.key`,
-//!   so DELEGATION_TOKEN_AUTH_DISABLED from the active controller
-//!   (`DelegationTokenControlManager`), after `ControllerApis.allowTokenRequests` refused
-//!   direct PLAINTEXT requests and token-authenticated principals with
-//!   DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.
+//! * Delegation tokens (Create/Renew/ExpireDelegationToken): the answers of
+//!   `ControllerApis.allowTokenRequests` (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED for direct
+//!   requests and token-authenticated principals, from any controller) and, without
+//!   `delegation.token.secret.key`, DELEGATION_TOKEN_AUTH_DISABLED from the active controller
+//!   (`DelegationTokenControlManager`); with a secret, `handlers::delegation_tokens` serves them.
 //! * Quorum reconfiguration (AddRaftVoter, RemoveRaftVoter, KIP-853): a static quorum
 //!   (`kraft.version` 0) answers UNSUPPORTED_VERSION from the Raft leader
 //!   (`KafkaRaftClient.handleAdd/RemoveVoterRequest`, `AddVoterHandler`, `RemoveVoterHandler`).
@@ -78,7 +78,8 @@ pub fn delete_acls(request: &DeleteAclsRequest) -> DeleteAclsResponse {
 
 /// `ControllerApis.allowTokenRequests`: forwarded requests are allowed (brokers check the
 /// client's channel) unless the principal authenticated with a token; direct requests never
-/// are, since every kraftwerk listener is PLAINTEXT.
+/// are (Java refuses them on PLAINTEXT and anonymous SSL; kraftwerk on every listener, so
+/// tokens are created, renewed and expired only through brokers).
 pub fn allow_token_requests(_config: &ControllerConfig, ctx: &RequestContext) -> bool {
     token_requests_allowed(ctx)
 }

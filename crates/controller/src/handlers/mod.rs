@@ -6,6 +6,7 @@ pub mod acls;
 pub mod admin;
 pub mod cluster;
 pub mod configs;
+pub mod delegation_tokens;
 pub mod describe_configs;
 pub mod disabled;
 pub mod elections;

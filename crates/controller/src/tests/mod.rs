@@ -5,6 +5,7 @@ mod admin;
 mod bootstrap;
 mod cluster;
 mod contained;
+mod delegation_tokens;
 mod levels;
 mod log_config;
 mod misc;

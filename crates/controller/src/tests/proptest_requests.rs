@@ -668,7 +668,10 @@ fn request(epochs: Vec<i64>, ids: Vec<Uuid>) -> BoxedStrategy<(Req, u8)> {
 /// The world every case starts from: brokers 1-3 registered and unfenced, topics t0 (3
 /// partitions × 2) and t1 (1 × 3). Deterministic, so its epochs and ids are known up front.
 fn world() -> (TestNode, Vec<i64>, Vec<Uuid>) {
-    let mut node = TestNode::new(config(MetadataVersion::V4_1_IV1));
+    let mut config = config(MetadataVersion::V4_1_IV1);
+    config.delegation_tokens =
+        Some(crate::handlers::delegation_tokens::DelegationTokenSettings::new("proptest-secret"));
+    let mut node = TestNode::new(config);
     node.become_leader();
     let epochs = node.add_brokers(&[1, 2, 3]);
     let ids = vec![node.create_topic("t0", 3, 2), node.create_topic("t1", 1, 3)];
@@ -717,7 +720,12 @@ proptest! {
                 .copied()
                 .expect("a controller API");
             let version = min + (i16::from(*version) % (max - min + 1));
-            let ctx = node.ctx(version);
+            let mut ctx = node.ctx(version);
+            // Token requests count only from a broker (forwarded); half of them come so.
+            ctx.forwarded = matches!(
+                request,
+                Req::CreateDelegationToken(_) | Req::RenewDelegationToken(_) | Req::ExpireDelegationToken(_)
+            ) && i % 2 == 0;
             let result = node.controller.handle(&ctx, request);
             prop_assert_eq!(node.controller.handler_panics(), 0, "{} panicked", request.name());
             check_result(&result);

@@ -100,6 +100,8 @@ struct Connection {
     /// `User:ANONYMOUS`, the mapped subject of the client's certificate, or (SASL) the
     /// authenticated user.
     principal: Arc<str>,
+    /// The SASL client authenticated with a delegation token.
+    token_authenticated: bool,
     /// `Some` on a SASL listener.
     authenticator: Option<Authenticator>,
     peer_addr: SocketAddr,
@@ -155,6 +157,7 @@ pub(crate) async fn serve(
     let mut conn = Connection {
         stream,
         principal,
+        token_authenticated: false,
         authenticator,
         peer_addr,
         shared,
@@ -315,7 +318,10 @@ impl Connection {
             let step = authenticator.on_request(api_key, version, &request.body, received_at);
             let max_frame = authenticator.max_frame_bytes(self.shared.config.max_frame_bytes);
             match step {
-                Step::Serve(principal) => self.principal = principal,
+                Step::Serve(principal) => {
+                    self.principal = principal;
+                    self.token_authenticated = authenticator.token_authenticated();
+                }
                 Step::Answer(response) => {
                     self.decoder = FrameDecoder::new(max_frame);
                     return self
@@ -375,6 +381,7 @@ impl Connection {
             RawStep::Send(token) => {
                 if let Some(principal) = authenticator.principal() {
                     self.principal = principal;
+                    self.token_authenticated = authenticator.token_authenticated();
                 }
                 self.decoder = FrameDecoder::new(
                     authenticator.max_frame_bytes(self.shared.config.max_frame_bytes),
@@ -416,6 +423,7 @@ impl Connection {
             forwarded,
             received_at,
             principal: self.principal.clone(),
+            token_authenticated: self.token_authenticated,
         }
     }
 

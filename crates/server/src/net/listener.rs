@@ -59,6 +59,9 @@ pub struct RequestContext {
     /// mapped subject of the client's certificate, else `User:ANONYMOUS`. Kept for the
     /// authorizer; nothing is authorized on it yet.
     pub principal: Arc<str>,
+    /// The connection's SASL client authenticated with a delegation token (KIP-48): its
+    /// principal may not create, renew or expire tokens.
+    pub token_authenticated: bool,
 }
 
 /// Where a forwarded request came from (KIP-590 Envelope).

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use kraftwerk_sasl::{CredentialStore, Mechanism, ScramCredential};
+use kraftwerk_records::metadata::DelegationTokenRecord;
+use kraftwerk_sasl::{CredentialStore, Mechanism, ScramCredential, StoredToken};
 use tokio::sync::watch;
 
 use kraftwerk_node::NodeStatus;
@@ -77,14 +78,21 @@ impl fmt::Debug for ClientSasl {
 
 /// SCRAM credentials from the node's committed image, read on every SCRAM exchange: a
 /// credential added with `kafka-configs --alter --add-config SCRAM-SHA-512=[...]` (or
-/// `kraftwerk format --add-scram`) works as soon as this node replayed it.
+/// `kraftwerk format --add-scram`) works as soon as this node replayed it. So do delegation
+/// tokens (KIP-48), when `delegation.token.secret.key` is set: their HMACs are recomputed with
+/// it (Kafka's `DelegationTokenPublisher` fills the `DelegationTokenCache` the same way).
 pub(crate) struct ImageCredentials {
     status: watch::Receiver<NodeStatus>,
+    /// `delegation.token.secret.key`; `None`: no token authenticates.
+    token_secret: Option<String>,
 }
 
 impl ImageCredentials {
-    pub(crate) fn new(status: watch::Receiver<NodeStatus>) -> Self {
-        Self { status }
+    pub(crate) fn new(status: watch::Receiver<NodeStatus>, token_secret: Option<String>) -> Self {
+        Self {
+            status,
+            token_secret,
+        }
     }
 }
 
@@ -99,6 +107,49 @@ impl CredentialStore for ImageCredentials {
             server_key: record.server_key.to_vec(),
             iterations: record.iterations,
         })
+    }
+
+    fn token(&self, token_id: &str) -> Option<StoredToken> {
+        let secret = self.token_secret.as_deref()?;
+        let status = self.status.borrow();
+        status
+            .delegation_tokens
+            .get(token_id)
+            .map(|record| stored_token(secret, record))
+    }
+}
+
+/// What a SCRAM login with token `record` is checked against: its HMAC under `secret`, the
+/// owner's name (`DelegationTokenCache.owner`: `User:alice` → `alice`) and its expiry.
+fn stored_token(secret: &str, record: &DelegationTokenRecord) -> StoredToken {
+    let owner = record
+        .owner
+        .split_once(':')
+        .map_or(record.owner.as_str(), |(_, name)| name);
+    StoredToken {
+        hmac: kraftwerk_sasl::token_hmac(secret, &record.token_id),
+        owner: owner.to_owned(),
+        expiry_timestamp_ms: record.expiration_timestamp,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_logs_in_as_its_owners_name_with_the_hmac_of_its_id() {
+        let record = DelegationTokenRecord {
+            owner: "User:alice".into(),
+            token_id: "tok-1".into(),
+            expiration_timestamp: 42,
+            ..Default::default()
+        };
+        let token = stored_token("secret", &record);
+        assert_eq!(token.owner, "alice");
+        assert_eq!(token.hmac, kraftwerk_sasl::token_hmac("secret", "tok-1"));
+        assert_ne!(token.hmac, kraftwerk_sasl::token_hmac("other", "tok-1"));
+        assert_eq!(token.expiry_timestamp_ms, 42);
     }
 }
 

@@ -136,6 +136,7 @@ pub fn leader_status() -> NodeStatus {
         elr_elections: 0,
         sensors,
         scram_credentials: Default::default(),
+        delegation_tokens: Default::default(),
     }
 }
 

@@ -60,6 +60,10 @@ pub(super) enum RawStep {
 #[derive(Debug, Clone)]
 struct Session {
     principal: Arc<str>,
+    /// The client authenticated with a delegation token (SCRAM `tokenauth=true`).
+    token_authenticated: bool,
+    /// What SaslAuthenticate reports as `session_lifetime_ms` (0: no limit).
+    lifetime_ms: i64,
     mechanism: Mechanism,
     /// `None`: the session never expires (`connections.max.reauth.ms` = 0).
     expires_at: Option<Instant>,
@@ -263,14 +267,16 @@ impl Authenticator {
                     Ok(ServerStep::Done {
                         authorization_id,
                         final_message,
+                        token_expiry_ms,
                     }) => {
                         let session = self.session(
                             &authorization_id,
+                            token_expiry_ms,
                             exchange.mechanism(),
                             supports_reauth,
                             now,
                         );
-                        let lifetime = self.lifetime_ms();
+                        let lifetime = session.lifetime_ms;
                         (
                             State::Authenticated(session),
                             Step::Answer(authenticate_response(final_message, lifetime)),
@@ -348,8 +354,15 @@ impl Authenticator {
                 Ok(ServerStep::Done {
                     authorization_id,
                     final_message,
+                    token_expiry_ms,
                 }) => {
-                    let session = self.session(&authorization_id, previous.mechanism, true, now);
+                    let session = self.session(
+                        &authorization_id,
+                        token_expiry_ms,
+                        previous.mechanism,
+                        true,
+                        now,
+                    );
                     if session.principal != previous.principal {
                         let message = format!(
                             "Cannot change principals during re-authentication from {}: {}",
@@ -364,7 +377,7 @@ impl Authenticator {
                             },
                         );
                     }
-                    let lifetime = self.lifetime_ms();
+                    let lifetime = session.lifetime_ms;
                     (
                         State::Authenticated(session),
                         Step::Answer(authenticate_response(final_message, lifetime)),
@@ -418,9 +431,11 @@ impl Authenticator {
             Ok(ServerStep::Done {
                 authorization_id,
                 final_message,
+                token_expiry_ms,
             }) => {
                 self.state = State::Authenticated(self.session(
                     &authorization_id,
+                    token_expiry_ms,
                     exchange.mechanism(),
                     false,
                     now,
@@ -467,27 +482,59 @@ impl Authenticator {
         )
     }
 
-    fn lifetime_ms(&self) -> i64 {
-        i64::try_from(self.sasl.settings.reauth_ms).unwrap_or(i64::MAX)
+    /// Whether the authenticated principal logged in with a delegation token (false before
+    /// authentication).
+    pub(super) fn token_authenticated(&self) -> bool {
+        match &self.state {
+            State::Authenticated(s) => s.token_authenticated,
+            State::Reauth { previous, .. } => previous.token_authenticated,
+            _ => false,
+        }
     }
 
+    /// A new session at `now`. Its lifetime is `connections.max.reauth.ms`, or for a
+    /// delegation token at most the time left until the token's expiry
+    /// (`SaslServerAuthenticator` with the credential lifetime `ScramSaslServer` negotiates),
+    /// 0 for a token already expired.
     fn session(
         &self,
         authorization_id: &str,
+        token_expiry_ms: Option<i64>,
         mechanism: Mechanism,
         supports_reauth: bool,
         now: Instant,
     ) -> Session {
-        let reauth_ms = self.sasl.settings.reauth_ms;
+        let reauth_ms = i64::try_from(self.sasl.settings.reauth_ms).unwrap_or(i64::MAX);
+        let lifetime_ms = match token_expiry_ms {
+            None => reauth_ms,
+            Some(expiry) => {
+                let left = expiry.saturating_sub(wall_clock_ms()).max(0);
+                if reauth_ms > 0 {
+                    left.min(reauth_ms)
+                } else {
+                    left
+                }
+            }
+        };
+        let limited = reauth_ms > 0 || token_expiry_ms.is_some();
         Session {
             principal: Arc::from(format!("User:{authorization_id}")),
+            token_authenticated: token_expiry_ms.is_some(),
+            lifetime_ms,
             mechanism,
-            expires_at: (reauth_ms > 0)
-                .then(|| now.checked_add(Duration::from_millis(reauth_ms)))
+            expires_at: limited
+                .then(|| now.checked_add(Duration::from_millis(lifetime_ms as u64)))
                 .flatten(),
             supports_reauth,
         }
     }
+}
+
+/// Milliseconds since the Unix epoch (token expiry timestamps are on this clock).
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// How much of an error's own text goes into the log line, in characters. It may name the

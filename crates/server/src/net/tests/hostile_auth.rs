@@ -720,14 +720,14 @@ async fn bad_sasl_closes_only_its_own_connection() {
             ("SCRAM-SHA-512", junk(300, 8)),
             ("SCRAM-SHA-512", b"n,,n=al\xffice,r=abc".to_vec()),
             ("SCRAM-SHA-512", b"n,,n=alice".to_vec()),
-            ("SCRAM-SHA-512", b"n,,n=alice,r=abc,tokenauth=true".to_vec()),
+            // (`tokenauth=true` with an unknown token id goes on with a made-up credential, as
+            // an unknown user does, and fails at the client's proof.)
         ] {
             let mut w = Wire::open(security, addr).await;
             assert_eq!(w.handshake(mechanism).await.error_code, 0);
             w.authentication_fails(&auth_bytes).await;
         }
-        logs.line(&[failed, "delegation token authentication is not supported"])
-            .await;
+        logs.line(&[failed, "invalid client first message"]).await;
 
         // A good SCRAM first message, then a bad final one: random, a nonce that is not the
         // server's, no proof, a proof of the wrong length, not UTF-8.

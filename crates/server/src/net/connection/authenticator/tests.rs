@@ -11,7 +11,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use kraftwerk_sasl::{
-    credential_from_password, ClientExchange, CredentialStore, Mechanism, ScramCredential,
+    credential_from_password, token_hmac, token_password, ClientExchange, CredentialStore,
+    Mechanism, ScramCredential, StoredToken,
 };
 
 use super::{Authenticator, RawStep, Step};
@@ -22,6 +23,24 @@ struct Store(BTreeMap<(String, Mechanism), ScramCredential>);
 impl CredentialStore for Store {
     fn scram(&self, user: &str, mech: Mechanism) -> Option<ScramCredential> {
         self.0.get(&(user.to_owned(), mech)).cloned()
+    }
+
+    /// One delegation token, "tok1" owned by alice, expiring in an hour; "old" expired.
+    fn token(&self, token_id: &str) -> Option<StoredToken> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let expiry_timestamp_ms = match token_id {
+            "tok1" => now + 3_600_000,
+            "old" => now - 1,
+            _ => return None,
+        };
+        Some(StoredToken {
+            hmac: token_hmac("secret", token_id),
+            owner: "alice".to_owned(),
+            expiry_timestamp_ms,
+        })
     }
 }
 
@@ -95,9 +114,24 @@ fn login(
     version: i16,
     now: Instant,
 ) -> Step {
+    login_with(
+        auth,
+        mech,
+        ClientExchange::new(mech, user, password),
+        version,
+        now,
+    )
+}
+
+fn login_with(
+    auth: &mut Authenticator,
+    mech: Mechanism,
+    mut client: ClientExchange,
+    version: i16,
+    now: Instant,
+) -> Step {
     let (error, _) = handshake_answer(step(auth, 1, handshake(mech.name()), now));
     assert_eq!(error, 0);
-    let mut client = ClientExchange::new(mech, user, password);
     let mut message = client.first_message();
     loop {
         match step(auth, version, authenticate(message), now) {
@@ -413,4 +447,61 @@ fn raw_tokens_after_a_v0_handshake() {
         auth.on_raw_token(b"\0controller\0nope", now),
         RawStep::Fail(_)
     ));
+}
+
+#[test]
+fn a_delegation_token_logs_in_as_its_owner_until_it_expires() {
+    let now = Instant::now();
+    let hmac = token_password(&token_hmac("secret", "tok1"));
+    let token_client =
+        || ClientExchange::new(Mechanism::ScramSha512, "tok1", &hmac).with_token_auth();
+    let mut auth = Authenticator::new(sasl(0));
+    let done = login_with(&mut auth, Mechanism::ScramSha512, token_client(), 2, now);
+    let Step::Answer(ResponseKind::SaslAuthenticate(r)) = done else {
+        panic!("{done:?}")
+    };
+    // The session lasts until the token expires (about an hour), even without
+    // connections.max.reauth.ms.
+    assert!(
+        (3_590_000..=3_600_000).contains(&r.session_lifetime_ms),
+        "{}",
+        r.session_lifetime_ms
+    );
+    assert!(auth.token_authenticated());
+    assert_eq!(principal_of(&mut auth, now), "User:alice");
+    let later = now + Duration::from_millis(3_600_001);
+    assert!(matches!(
+        step(&mut auth, 12, metadata(), later),
+        Step::Close(_)
+    ));
+
+    // connections.max.reauth.ms shorter than the token: that.
+    let mut auth = Authenticator::new(sasl(60_000));
+    let Step::Answer(ResponseKind::SaslAuthenticate(r)) =
+        login_with(&mut auth, Mechanism::ScramSha512, token_client(), 2, now)
+    else {
+        panic!()
+    };
+    assert_eq!(r.session_lifetime_ms, 60_000);
+
+    // A password login is not token-authenticated; the HMAC is no password for a user.
+    let mut auth = Authenticator::new(sasl(0));
+    login(
+        &mut auth,
+        Mechanism::ScramSha512,
+        "alice",
+        "alice-secret",
+        2,
+        now,
+    );
+    assert!(!auth.token_authenticated());
+    let mut auth = Authenticator::new(sasl(0));
+    let step = login_with(
+        &mut auth,
+        Mechanism::ScramSha512,
+        ClientExchange::new(Mechanism::ScramSha512, "tok1", "alice-secret").with_token_auth(),
+        2,
+        now,
+    );
+    assert!(matches!(step, Step::Fail { .. }), "{step:?}");
 }
