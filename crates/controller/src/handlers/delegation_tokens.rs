@@ -164,17 +164,7 @@ pub fn create_delegation_token(
     request: &CreateDelegationTokenRequest,
 ) -> ControllerResult<CreateDelegationTokenResponse> {
     let requester = &c.ctx.principal;
-    let (owner_type, owner_name) = match &request.owner_principal_name {
-        Some(name) if !name.is_empty() => (
-            request
-                .owner_principal_type
-                .as_ref()
-                .map(|t| t.to_string())
-                .unwrap_or_default(),
-            name.to_string(),
-        ),
-        _ => (requester.principal_type.clone(), requester.name.clone()),
-    };
+    let (owner_type, owner_name) = disabled::token_owner(request, requester);
     let response = CreateDelegationTokenResponse::default()
         .with_principal_type(text(&owner_type))
         .with_principal_name(text(&owner_name))

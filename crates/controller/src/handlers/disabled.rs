@@ -28,6 +28,7 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use crate::controller::{ControllerConfig, RequestContext};
+use crate::request::Principal;
 
 const SECURITY_DISABLED: i16 = ResponseError::SecurityDisabled.code();
 const NO_AUTHORIZER: &str = "No Authorizer is configured.";
@@ -88,16 +89,13 @@ fn token_requests_allowed(ctx: &RequestContext) -> bool {
     ctx.forwarded && !ctx.principal.token_authenticated
 }
 
-/// CreateDelegationToken (api 38, v1-3) without delegation tokens: the owner (the request's
-/// owner, else the requester) and requester principals, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
-/// (timestamps -1) when [`allow_token_requests`] refuses, else DELEGATION_TOKEN_AUTH_DISABLED
-/// (timestamps 0). No token id, no HMAC.
-pub fn create_delegation_token(
-    ctx: &RequestContext,
+/// The owner a CreateDelegationToken request names (type and name), else the requester
+/// (`ControllerApis.handleCreateDelegationTokenRequest`).
+pub(crate) fn token_owner(
     request: &CreateDelegationTokenRequest,
-) -> CreateDelegationTokenResponse {
-    let requester = &ctx.principal;
-    let (owner_type, owner_name) = match &request.owner_principal_name {
+    requester: &Principal,
+) -> (String, String) {
+    match &request.owner_principal_name {
         Some(name) if !name.is_empty() => (
             request
                 .owner_principal_type
@@ -107,7 +105,19 @@ pub fn create_delegation_token(
             name.to_string(),
         ),
         _ => (requester.principal_type.clone(), requester.name.clone()),
-    };
+    }
+}
+
+/// CreateDelegationToken (api 38, v1-3) without delegation tokens: the owner (the request's
+/// owner, else the requester) and requester principals, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+/// (timestamps -1) when [`allow_token_requests`] refuses, else DELEGATION_TOKEN_AUTH_DISABLED
+/// (timestamps 0). No token id, no HMAC.
+pub fn create_delegation_token(
+    ctx: &RequestContext,
+    request: &CreateDelegationTokenRequest,
+) -> CreateDelegationTokenResponse {
+    let requester = &ctx.principal;
+    let (owner_type, owner_name) = token_owner(request, requester);
     let (code, timestamp) = if token_requests_allowed(ctx) {
         (ResponseError::DelegationTokenAuthDisabled.code(), 0)
     } else {
