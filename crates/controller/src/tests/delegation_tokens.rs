@@ -583,6 +583,56 @@ fn the_active_controller_sweeps_expired_tokens_every_check_interval() {
     assert!(node.latest().other.delegation_tokens.is_empty());
 }
 
+/// More expired tokens than one batch holds: the sweep is not atomic (as Java's
+/// `sweepExpiredDelegationTokens` result is not), so it is appended in batches of at most
+/// `MAX_RECORDS_PER_BATCH` and every token goes in one sweep.
+#[test]
+fn a_sweep_of_more_tokens_than_a_batch_holds_is_split_into_batches() {
+    use crate::controller::MAX_RECORDS_PER_BATCH;
+    use crate::request::ControllerResult;
+    use kraftwerk_records::metadata::ApiMessageAndVersion;
+
+    let mut config = token_config(MV);
+    config.noop_interval_ms = 0;
+    config.auto_leader_rebalance_enable = false;
+    config.unclean_leader_election_interval_ms = 10 * DAY as u64;
+    let mut node = node_with(config);
+    let start = node.now_ms;
+    let count = MAX_RECORDS_PER_BATCH + 7;
+    let tokens: Vec<ApiMessageAndVersion> = (0..count)
+        .map(|i| {
+            ApiMessageAndVersion::new(
+                DelegationTokenRecord {
+                    owner: "User:alice".to_owned(),
+                    requester: "User:alice".to_owned(),
+                    issue_timestamp: start as i64,
+                    max_timestamp: start as i64 + HOUR / 2,
+                    expiration_timestamp: start as i64 + HOUR / 2,
+                    token_id: format!("token-{i}"),
+                    ..Default::default()
+                },
+                0,
+            )
+        })
+        .collect();
+    node.append(&ControllerResult::of(tokens, ()));
+    node.commit();
+    assert_eq!(node.latest().other.delegation_tokens.len(), count);
+    node.now_ms = start + HOUR as u64;
+    let sweep = node
+        .controller
+        .poll(node.now_ms, node.next_offset())
+        .expect("the check interval has passed");
+    assert!(!sweep.atomic, "a sweep must be splittable into batches");
+    assert_eq!(sweep.records.len(), count);
+    // TestNode::append writes a non-atomic result in batches of at most MAX_RECORDS_PER_BATCH.
+    let appended = node.append(&sweep);
+    assert_eq!(appended.len(), count);
+    node.commit();
+    assert!(node.latest().other.delegation_tokens.is_empty());
+    assert!(node.poll_until_idle().is_empty());
+}
+
 #[test]
 fn without_a_secret_there_is_no_sweep() {
     let mut config = config(MV);
