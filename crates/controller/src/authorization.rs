@@ -40,8 +40,12 @@ use crate::handlers::default_message;
 use crate::ids::ZERO_UUID;
 use crate::image::configs::resource_type as config_type;
 use crate::image::MetadataImage;
+use crate::log_limit::SharedLogLimiter;
 use crate::request::{Principal, RequestContext};
 use crate::topic_name::CLUSTER_METADATA_TOPIC_NAME;
+
+/// Denial lines written, by (principal, host, operation, resource).
+static DENIAL_LOG: SharedLogLimiter = SharedLogLimiter::new();
 
 /// Asks the authorizer about one principal and client address.
 #[derive(Clone, Copy)]
@@ -93,13 +97,20 @@ impl<'a> Authz<'a> {
     pub fn allows(&self, operation: AclOperation, resource_type: ResourceType, name: &str) -> bool {
         let allowed = self.permits(operation, resource_type, name);
         if !allowed {
-            tracing::info!(
-                principal = %format_args!("{}:{}", self.principal.principal_type, self.principal.name),
-                host = self.host,
-                %operation,
-                resource = %format_args!("{resource_type}:LITERAL:{name}"),
-                "authorization denied"
-            );
+            let principal = format!("{}:{}", self.principal.principal_type, self.principal.name);
+            let resource = format!("{resource_type}:LITERAL:{name}");
+            let key = format!("{principal} {} {operation} {resource}", self.host);
+            // At most one line per (principal, host, operation, resource) per LOG_PERIOD.
+            if let Some(suppressed) = DENIAL_LOG.admit(&key) {
+                tracing::info!(
+                    %principal,
+                    host = self.host,
+                    %operation,
+                    %resource,
+                    suppressed,
+                    "authorization denied"
+                );
+            }
         }
         allowed
     }

@@ -54,6 +54,7 @@ pub mod ids;
 pub mod image;
 pub mod java_order;
 pub mod java_random;
+pub mod log_limit;
 pub mod partition_change;
 pub mod placement;
 pub mod replay;
