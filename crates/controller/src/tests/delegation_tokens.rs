@@ -36,6 +36,15 @@ fn node_with(config: ControllerConfig) -> TestNode {
     node
 }
 
+/// `config` with no periodic work other than the token sweep (no NoOpRecords, no leader
+/// rebalance, unclean elections only every 10 days), so a poll shows the sweep alone.
+fn quiet(mut config: ControllerConfig) -> ControllerConfig {
+    config.noop_interval_ms = 0;
+    config.auto_leader_rebalance_enable = false;
+    config.unclean_leader_election_interval_ms = 10 * DAY as u64;
+    config
+}
+
 fn node() -> TestNode {
     node_with(token_config(MV))
 }
@@ -535,11 +544,7 @@ fn expire_with_a_period_moves_the_expiry() {
 
 #[test]
 fn the_active_controller_sweeps_expired_tokens_every_check_interval() {
-    let mut config = token_config(MV);
-    config.noop_interval_ms = 0;
-    config.auto_leader_rebalance_enable = false;
-    config.unclean_leader_election_interval_ms = 10 * DAY as u64;
-    let mut node = node_with(config);
+    let mut node = node_with(quiet(token_config(MV)));
     let start = node.now_ms;
     assert_eq!(
         node.controller.next_deadline_ms(),
@@ -592,11 +597,7 @@ fn a_sweep_of_more_tokens_than_a_batch_holds_is_split_into_batches() {
     use crate::request::ControllerResult;
     use kraftwerk_records::metadata::ApiMessageAndVersion;
 
-    let mut config = token_config(MV);
-    config.noop_interval_ms = 0;
-    config.auto_leader_rebalance_enable = false;
-    config.unclean_leader_election_interval_ms = 10 * DAY as u64;
-    let mut node = node_with(config);
+    let mut node = node_with(quiet(token_config(MV)));
     let start = node.now_ms;
     let count = MAX_RECORDS_PER_BATCH + 7;
     let tokens: Vec<ApiMessageAndVersion> = (0..count)
@@ -635,11 +636,7 @@ fn a_sweep_of_more_tokens_than_a_batch_holds_is_split_into_batches() {
 
 #[test]
 fn without_a_secret_there_is_no_sweep() {
-    let mut config = config(MV);
-    config.noop_interval_ms = 0;
-    config.auto_leader_rebalance_enable = false;
-    config.unclean_leader_election_interval_ms = 10 * DAY as u64;
-    let node = node_with(config);
+    let node = node_with(quiet(config(MV)));
     assert_eq!(
         node.controller.next_deadline_ms(),
         Some(node.now_ms + 10 * DAY as u64)
